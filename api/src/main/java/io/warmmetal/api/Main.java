@@ -1,0 +1,72 @@
+package io.warmmetal.api;
+
+import io.vertx.core.Vertx;
+import io.warmmetal.api.config.ApiConfig;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code java -jar warmmetal-api.jar}: flags override the {@code WARMMETAL_*} environment variables. */
+@Command(name = "warmmetal-api", mixinStandardHelpOptions = true, version = "WarmMetal API 0.1.0",
+    description = "Serves the WarmMetal instances API. With no database URL it runs an embedded PostgreSQL.")
+public final class Main implements Callable<Integer> {
+  @Option(names = "--port", description = "HTTP port (WARMMETAL_HTTP_PORT, default 8080)")
+  Integer port;
+
+  @Option(names = "--host", description = "listen address (WARMMETAL_HTTP_HOST, default 0.0.0.0)")
+  String host;
+
+  @Option(names = "--database-url", description = "postgresql://user:password@host:port/db (WARMMETAL_DATABASE_URL)")
+  String databaseUrl;
+
+  @Option(names = "--data-dir", description = "state directory (WARMMETAL_DATA_DIR, default ./warmmetal-data)")
+  String dataDir;
+
+  @Option(names = "--log-format", description = "text or json (WARMMETAL_LOG_FORMAT, default text)")
+  String logFormat;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    Map<String, String> env = new HashMap<>(System.getenv());
+    put(env, "WARMMETAL_HTTP_PORT", port == null ? null : port.toString());
+    put(env, "WARMMETAL_HTTP_HOST", host);
+    put(env, "WARMMETAL_DATABASE_URL", databaseUrl);
+    put(env, "WARMMETAL_DATA_DIR", dataDir);
+    put(env, "WARMMETAL_LOG_FORMAT", logFormat);
+    if ("json".equalsIgnoreCase(env.get("WARMMETAL_LOG_FORMAT"))) {
+      System.setProperty("logback.configurationFile", "logback-json.xml"); // before the first logger exists
+    }
+    ApiConfig config = ApiConfig.fromEnv(env);
+    Vertx vertx = Vertx.vertx();
+    WarmMetalApi api;
+    try {
+      api = WarmMetalApi.start(vertx, config).await();
+    } catch (Exception e) {
+      org.slf4j.LoggerFactory.getLogger(Main.class).error("WarmMetal API failed to start: {}", e.getMessage(), e);
+      vertx.close();
+      return 1;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      // Stop serving and stop the embedded database; Vert.x's own close need not be awaited (its completion is
+      // dispatched to event loops that are closing, so waiting on it could hang the exit).
+      api.stop().await();
+      vertx.close();
+    }, "warmmetal-shutdown"));
+    new CountDownLatch(1).await(); // serve until the JVM is asked to stop
+    return 0;
+  }
+
+  private static void put(Map<String, String> env, String key, String value) {
+    if (value != null) {
+      env.put(key, value);
+    }
+  }
+}

@@ -1,0 +1,143 @@
+package io.warmmetal.api;
+
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.auth.AuthHandler;
+import io.warmmetal.api.auth.TokenRoutes;
+import io.warmmetal.api.auth.TokenStore;
+import io.warmmetal.api.commands.CommandRoutes;
+import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.db.Database;
+import io.warmmetal.api.db.EmbeddedPostgres;
+import io.warmmetal.api.events.EventRoutes;
+import io.warmmetal.api.http.ApiVerticle;
+import io.warmmetal.api.http.Operations;
+import io.warmmetal.api.instances.InstanceRoutes;
+import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.machines.MachineRoutes;
+import io.warmmetal.api.metrics.FleetMetrics;
+import io.warmmetal.api.pools.PoolManager;
+import io.warmmetal.api.pools.PoolRoutes;
+import io.warmmetal.api.shapes.ShapeRoutes;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The API server, assembled: database (embedded unless a URL is given), migrations, the admin token, the lifecycle,
+ * the pool manager and one HTTP verticle per core. {@link #start} and {@link #stop} are all a caller needs.
+ */
+public final class WarmMetalApi {
+  private static final Logger LOG = LoggerFactory.getLogger(WarmMetalApi.class);
+  public static final String CONTRACT = "openapi.yaml";
+
+  private final Vertx vertx;
+  private final ApiConfig config;
+  private EmbeddedPostgres embedded;
+  private Pool db;
+  private PoolManager poolManager;
+  private String deploymentId;
+  private int port;
+  private Lifecycle lifecycle;
+
+  private WarmMetalApi(Vertx vertx, ApiConfig config) {
+    this.vertx = vertx;
+    this.config = config;
+  }
+
+  public static Future<WarmMetalApi> start(Vertx vertx, ApiConfig config) {
+    WarmMetalApi api = new WarmMetalApi(vertx, config);
+    return api.startAll().map(api).recover(err -> api.stop().transform(x -> Future.failedFuture(err)));
+  }
+
+  private Future<Void> startAll() {
+    FleetMetrics metrics = new FleetMetrics();
+    return vertx.executeBlocking(this::connectOptions, false)
+        .compose(options -> Database.migrate(vertx, options).map(options))
+        .compose(options -> {
+          db = Database.pool(vertx, options, config.dbPoolSize());
+          return vertx.executeBlocking(() -> DataDir.secretBox(config), false);
+        })
+        .compose(secrets -> {
+          lifecycle = Lifecycle.create(vertx, db, secrets, metrics);
+          poolManager = new PoolManager(vertx, lifecycle, config.poolInterval());
+          TokenStore tokens = new TokenStore(vertx, db);
+          return AdminToken.install(vertx, config, tokens)
+              .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
+              .compose(contract -> deploy(contract, tokens, metrics));
+        })
+        .onSuccess(x -> {
+          poolManager.start();
+          LOG.info("WarmMetal API listening on {}:{}", config.httpHost(), port);
+        });
+  }
+
+  private PgConnectOptions connectOptions() throws Exception {
+    DataDir.create(config.dataDir());
+    if (config.databaseUrl().isPresent()) {
+      return Database.connectOptions(config.databaseUrl().get());
+    }
+    embedded = EmbeddedPostgres.start(config.dataDir());
+    embedded.ensureDatabase("warmmetal");
+    return Database.connectOptions(embedded.url("warmmetal"));
+  }
+
+  private Future<Void> deploy(OpenAPIContract contract, TokenStore tokens, FleetMetrics metrics) {
+    AuthHandler auth = new AuthHandler(contract, tokens);
+    AtomicReference<ApiVerticle> first = new AtomicReference<>();
+    return vertx.deployVerticle(() -> {
+          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth,
+              ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics));
+          first.compareAndSet(null, v);
+          return v;
+        }, new DeploymentOptions().setInstances(config.verticles()))
+        .onSuccess(id -> {
+          deploymentId = id;
+          port = first.get().actualPort();
+        })
+        .mapEmpty();
+  }
+
+  private void mountOperations(Operations ops, TokenStore tokens) {
+    InstanceRoutes.mount(ops, db, lifecycle, poolManager);
+    MachineRoutes.mount(ops, db, lifecycle);
+    CommandRoutes.mount(ops, db, lifecycle);
+    ShapeRoutes.mount(ops, db);
+    PoolRoutes.mount(ops, db, poolManager);
+    EventRoutes.mount(ops, db);
+    TokenRoutes.mount(ops, tokens);
+  }
+
+  /** The port the API listens on (the configured one, or the one picked for port 0). */
+  public int port() {
+    return port;
+  }
+
+  /** The lifecycle service, for components in the same process (the agent channel reports results through it). */
+  public Lifecycle lifecycle() {
+    return lifecycle;
+  }
+
+  public Pool database() {
+    return db;
+  }
+
+  public Future<Void> stop() {
+    if (poolManager != null) {
+      poolManager.stop();
+    }
+    Future<Void> undeployed = deploymentId == null ? Future.succeededFuture() : vertx.undeploy(deploymentId);
+    return undeployed
+        .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())
+        .eventually(() -> embedded == null ? Future.succeededFuture()
+            : vertx.executeBlocking(() -> {
+              embedded.close();
+              return null;
+            }, false));
+  }
+}

@@ -1,0 +1,21 @@
+package io.warmmetal.api.auth;
+
+/** What an operation needs; declared per operation in openapi.yaml as {@code x-warmmetal-permission}. */
+public enum Permission {
+  READ("read"), LAUNCH("launch"), TERMINATE("terminate"), ADMIN("admin");
+
+  private final String wireName;
+
+  Permission(String wireName) {
+    this.wireName = wireName;
+  }
+
+  public static Permission fromWire(String name) {
+    for (Permission p : values()) {
+      if (p.wireName.equals(name)) {
+        return p;
+      }
+    }
+    throw new IllegalArgumentException("unknown permission '" + name + "'");
+  }
+}

@@ -1,0 +1,36 @@
+package io.warmmetal.api.auth;
+
+import java.util.EnumSet;
+import java.util.Set;
+
+/** A token's role and the permissions it grants. */
+public enum Role {
+  ADMIN("admin", EnumSet.allOf(Permission.class)),
+  CLIENT("client", EnumSet.of(Permission.LAUNCH, Permission.TERMINATE, Permission.READ)),
+  READ_ONLY("read-only", EnumSet.of(Permission.READ));
+
+  private final String wireName;
+  private final Set<Permission> grants;
+
+  Role(String wireName, Set<Permission> grants) {
+    this.wireName = wireName;
+    this.grants = grants;
+  }
+
+  public String wireName() {
+    return wireName;
+  }
+
+  public boolean grants(Permission p) {
+    return grants.contains(p);
+  }
+
+  public static Role fromWire(String name) {
+    for (Role r : values()) {
+      if (r.wireName.equals(name)) {
+        return r;
+      }
+    }
+    throw new IllegalArgumentException("unknown role '" + name + "'");
+  }
+}

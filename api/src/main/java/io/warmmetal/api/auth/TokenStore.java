@@ -1,0 +1,128 @@
+package io.warmmetal.api.auth;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.http.ApiError;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * API bearer tokens, stored as SHA-256 digests (the secrets are 256 random bits, so a fast digest is enough).
+ * Lookups are cached briefly per replica; a revocation is immediate here and reaches other replicas within
+ * {@link #CACHE_MILLIS}.
+ */
+public final class TokenStore {
+  static final long CACHE_MILLIS = 5_000;
+  private static final int CACHE_LIMIT = 10_000;
+
+  private final Vertx vertx;
+  private final Pool db;
+  private final Map<String, Cached> cache = new ConcurrentHashMap<>();
+
+  private record Cached(Principal principal, long expiresAt) {}
+
+  public TokenStore(Vertx vertx, Pool db) {
+    this.vertx = vertx;
+    this.db = db;
+  }
+
+  /** The principal behind a bearer secret, or empty if it is unknown or revoked. */
+  public Future<Optional<Principal>> authenticate(String secret) {
+    Cached hit = cache.get(secret);
+    long now = System.currentTimeMillis();
+    if (hit != null && hit.expiresAt > now) {
+      return Future.succeededFuture(Optional.of(hit.principal));
+    }
+    return vertx.executeBlocking(() -> Ids.sha256(secret), false)
+        .compose(hash -> db.preparedQuery(
+                "SELECT id, name, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+            .execute(Tuple.of(Buffer.buffer(hash))))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            return Optional.<Principal>empty();
+          }
+          Row r = rows.iterator().next();
+          Principal p = new Principal(r.getString("id"), r.getString("name"), Role.fromWire(r.getString("role")));
+          if (cache.size() >= CACHE_LIMIT) {
+            cache.clear();
+          }
+          cache.put(secret, new Cached(p, now + CACHE_MILLIS));
+          return Optional.of(p);
+        });
+  }
+
+  /** Mints a token; the returned JSON holds the secret, which is never stored or shown again. */
+  public Future<JsonObject> create(String name, Role role) {
+    String id = Ids.tokenId();
+    String secret = Ids.tokenSecret();
+    return vertx.executeBlocking(() -> Ids.sha256(secret), false)
+        .compose(hash -> db.preparedQuery(
+                "INSERT INTO api_tokens (id, name, role, token_hash) VALUES ($1, $2, $3, $4) RETURNING *")
+            .execute(Tuple.of(id, name, role.wireName(), Buffer.buffer(hash))))
+        .map(rows -> toJson(rows.iterator().next()).put("token", secret));
+  }
+
+  public Future<java.util.List<JsonObject>> list() {
+    return db.query("SELECT * FROM api_tokens ORDER BY created_at, id").execute()
+        .map(rows -> {
+          java.util.List<JsonObject> out = new java.util.ArrayList<>();
+          rows.forEach(r -> out.add(toJson(r)));
+          return out;
+        });
+  }
+
+  public Future<Void> revoke(String id) {
+    return db.preparedQuery(
+            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id")
+        .execute(Tuple.of(id))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("token", id);
+          }
+          cache.clear();
+          return null;
+        });
+  }
+
+  /**
+   * Makes {@code secret} the bootstrap admin token (replacing an earlier bootstrap token), unless it already is.
+   */
+  public Future<Void> installBootstrapAdmin(String secret) {
+    return vertx.executeBlocking(() -> Ids.sha256(secret), false)
+        .compose(hash -> db.withTransaction(tx -> tx.preparedQuery(
+                "SELECT token_hash FROM api_tokens WHERE bootstrap FOR UPDATE").execute()
+            .compose(rows -> {
+              if (rows.size() > 0 && java.util.Arrays.equals(
+                  rows.iterator().next().getBuffer(0).getBytes(), hash)) {
+                return Future.succeededFuture();
+              }
+              return tx.query("DELETE FROM api_tokens WHERE bootstrap").execute()
+                  .compose(x -> tx.preparedQuery("INSERT INTO api_tokens (id, name, role, token_hash, bootstrap)"
+                          + " VALUES ($1, 'bootstrap-admin', 'admin', $2, true)")
+                      .execute(Tuple.of(Ids.tokenId(), Buffer.buffer(hash))))
+                  .mapEmpty();
+            })));
+  }
+
+  public Future<Boolean> hasBootstrapAdmin() {
+    return db.query("SELECT 1 FROM api_tokens WHERE bootstrap AND revoked_at IS NULL").execute()
+        .map(rows -> rows.size() > 0);
+  }
+
+  private static JsonObject toJson(Row r) {
+    return new JsonObject()
+        .put("id", r.getString("id"))
+        .put("name", r.getString("name"))
+        .put("role", r.getString("role"))
+        .put("createdAt", io.warmmetal.api.http.Json.time(r.getOffsetDateTime("created_at")))
+        .put("revokedAt", r.getOffsetDateTime("revoked_at") == null ? null
+            : io.warmmetal.api.http.Json.time(r.getOffsetDateTime("revoked_at")));
+  }
+}

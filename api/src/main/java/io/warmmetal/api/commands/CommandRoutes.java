@@ -1,0 +1,30 @@
+package io.warmmetal.api.commands;
+
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.db.Filter;
+import io.warmmetal.api.db.Paging;
+import io.warmmetal.api.http.Operations;
+import io.warmmetal.api.http.Params;
+import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.machines.MachineQueries;
+
+/** A machine's command queue, and results reported for machines without an agent. */
+public final class CommandRoutes {
+  private CommandRoutes() {}
+
+  public static void mount(Operations ops, Pool db, Lifecycle lifecycle) {
+    ops.json("listMachineCommands", 200, ctx -> {
+      Params p = Params.of(ctx);
+      String machineId = p.path("machineId");
+      return MachineQueries.get(db, machineId).compose(m -> Paging.page(db, "SELECT * FROM commands", "seq",
+          new Filter().where("machine_id = ?", machineId), p.query("cursor"), p.limit(), CommandJson::from));
+    });
+    ops.json("reportCommandResult", 200, ctx -> {
+      Params p = Params.of(ctx);
+      JsonObject body = p.body();
+      return lifecycle.reportCommandResult(p.path("commandId"), "succeeded".equals(body.getString("status")),
+          body.getString("message"));
+    });
+  }
+}

@@ -1,0 +1,60 @@
+package io.warmmetal.api.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Typed server configuration. Every setting has a {@code WARMMETAL_*} environment variable and a sane default;
+ * {@link io.warmmetal.api.Main} lets command-line flags override them.
+ *
+ * @param httpHost           interface to listen on ({@code WARMMETAL_HTTP_HOST}, default 0.0.0.0)
+ * @param httpPort           API port ({@code WARMMETAL_HTTP_PORT}, default 8080; 0 picks a free port)
+ * @param databaseUrl        PostgreSQL URL ({@code WARMMETAL_DATABASE_URL}); empty starts an embedded server
+ * @param dataDir            state directory: embedded database, generated admin token and secret key
+ *                           ({@code WARMMETAL_DATA_DIR}, default ./warmmetal-data)
+ * @param adminToken         bootstrap admin token ({@code WARMMETAL_ADMIN_TOKEN}); generated when empty
+ * @param secretKey          base64 AES-256 key sealing launch secrets ({@code WARMMETAL_SECRET_KEY}); generated in
+ *                           the data directory when empty
+ * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32)
+ * @param poolInterval       how often the pool manager reconciles ({@code WARMMETAL_POOL_INTERVAL_MS}, default 1000)
+ * @param verticles          HTTP event-loop verticles ({@code WARMMETAL_HTTP_VERTICLES}, default: cores)
+ */
+public record ApiConfig(
+    String httpHost,
+    int httpPort,
+    Optional<String> databaseUrl,
+    Path dataDir,
+    Optional<Secret> adminToken,
+    Optional<Secret> secretKey,
+    int dbPoolSize,
+    Duration poolInterval,
+    int verticles) {
+
+  public static ApiConfig fromEnv() {
+    return fromEnv(System.getenv());
+  }
+
+  public static ApiConfig fromEnv(Map<String, String> env) {
+    EnvReader r = new EnvReader(env);
+    return new ApiConfig(
+        r.string("WARMMETAL_HTTP_HOST", "0.0.0.0"),
+        r.integer("WARMMETAL_HTTP_PORT", 8080, 0, 65535),
+        r.optional("WARMMETAL_DATABASE_URL"),
+        Path.of(r.string("WARMMETAL_DATA_DIR", "warmmetal-data")).toAbsolutePath().normalize(),
+        r.optional("WARMMETAL_ADMIN_TOKEN").map(Secret::new),
+        r.optional("WARMMETAL_SECRET_KEY").map(Secret::new),
+        r.integer("WARMMETAL_DB_POOL_SIZE", 32, 1, 1000),
+        Duration.ofMillis(r.integer("WARMMETAL_POOL_INTERVAL_MS", 1000, 10, 3_600_000)),
+        r.integer("WARMMETAL_HTTP_VERTICLES", Runtime.getRuntime().availableProcessors(), 1, 256));
+  }
+
+  /** A secret setting: its value never appears in {@code toString}, so configs can be logged. */
+  public record Secret(String value) {
+    @Override
+    public String toString() {
+      return "<redacted>";
+    }
+  }
+}

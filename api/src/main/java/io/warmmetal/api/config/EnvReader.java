@@ -1,0 +1,50 @@
+package io.warmmetal.api.config;
+
+import java.util.Map;
+import java.util.Optional;
+
+/** Reads typed settings from environment variables, failing with the variable's name on a bad value. */
+final class EnvReader {
+  private final Map<String, String> env;
+
+  EnvReader(Map<String, String> env) {
+    this.env = env;
+  }
+
+  Optional<String> optional(String name) {
+    String v = env.get(name);
+    return v == null || v.isBlank() ? Optional.empty() : Optional.of(v.trim());
+  }
+
+  String string(String name, String fallback) {
+    return optional(name).orElse(fallback);
+  }
+
+  int integer(String name, int fallback, int min, int max) {
+    Optional<String> v = optional(name);
+    if (v.isEmpty()) {
+      return fallback;
+    }
+    try {
+      int n = Integer.parseInt(v.get());
+      if (n < min || n > max) {
+        throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + n);
+      }
+      return n;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " must be an integer, got '" + v.get() + "'");
+    }
+  }
+
+  boolean bool(String name, boolean fallback) {
+    Optional<String> v = optional(name);
+    if (v.isEmpty()) {
+      return fallback;
+    }
+    return switch (v.get().toLowerCase()) {
+      case "true", "1", "yes", "on" -> true;
+      case "false", "0", "no", "off" -> false;
+      default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v.get() + "'");
+    };
+  }
+}

@@ -1,0 +1,62 @@
+package io.warmmetal.api.crypto;
+
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.util.Base64;
+import java.util.HexFormat;
+
+/** Random identifiers and token secrets, and the SHA-256 digests tokens are stored as. */
+public final class Ids {
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final HexFormat HEX = HexFormat.of();
+
+  private Ids() {}
+
+  /** {@code prefix} followed by {@code hexDigits} random lowercase hex digits, e.g. {@code m-3f2a…}. */
+  public static String random(String prefix, int hexDigits) {
+    byte[] b = new byte[(hexDigits + 1) / 2];
+    RANDOM.nextBytes(b);
+    return prefix + HEX.formatHex(b).substring(0, hexDigits);
+  }
+
+  public static String machineId() {
+    return random("m-", 16);
+  }
+
+  /** EC2-style: {@code i-} and 17 hex digits. */
+  public static String instanceId() {
+    return random("i-", 17);
+  }
+
+  public static String commandId() {
+    return random("cmd-", 16);
+  }
+
+  public static String launchId() {
+    return random("r-", 17);
+  }
+
+  public static String tokenId() {
+    return random("tok-", 16);
+  }
+
+  /** A bearer secret: {@code wm_} and 256 random bits, base64url. */
+  public static String tokenSecret() {
+    byte[] b = new byte[32];
+    RANDOM.nextBytes(b);
+    return "wm_" + Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  public static byte[] sha256(byte[] data) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(data);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public static byte[] sha256(String s) {
+    return sha256(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+}

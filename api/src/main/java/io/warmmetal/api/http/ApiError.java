@@ -1,0 +1,58 @@
+package io.warmmetal.api.http;
+
+import io.vertx.core.json.JsonObject;
+
+/**
+ * A failure the client should see: a stable {@link ErrorCode}, a message naming the problem, optionally the offending
+ * field and details. Thrown or failed into a future by any handler; {@link ErrorResponses} renders it.
+ */
+public final class ApiError extends RuntimeException {
+  private final ErrorCode code;
+  private final String field;
+  private final JsonObject details;
+
+  public ApiError(ErrorCode code, String message, String field, JsonObject details) {
+    super(message, null, false, false);
+    this.code = code;
+    this.field = field;
+    this.details = details;
+  }
+
+  public static ApiError of(ErrorCode code, String message) {
+    return new ApiError(code, message, null, null);
+  }
+
+  public static ApiError invalid(String field, String message) {
+    return new ApiError(ErrorCode.ValidationError, message, field, null);
+  }
+
+  public static ApiError notFound(String what, String id) {
+    return new ApiError(ErrorCode.NotFound, what + " " + id + " does not exist", null, null);
+  }
+
+  public ErrorCode code() {
+    return code;
+  }
+
+  public String field() {
+    return field;
+  }
+
+  public JsonObject details() {
+    return details;
+  }
+
+  public JsonObject toJson(String requestId) {
+    JsonObject json = new JsonObject().put("code", code.name()).put("message", getMessage());
+    if (field != null) {
+      json.put("field", field);
+    }
+    if (details != null) {
+      json.put("details", details);
+    }
+    if (requestId != null) {
+      json.put("requestId", requestId);
+    }
+    return json;
+  }
+}

@@ -1,0 +1,82 @@
+package io.warmmetal.api.http;
+
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.openapi.router.RequestExtractor;
+import io.vertx.ext.web.openapi.router.RouterBuilder;
+import io.vertx.openapi.contract.OpenAPIContract;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One HTTP event loop serving the API: routes built from the contract (every request validated before a handler
+ * sees it), authentication ahead of validation, and operational endpoints beside them. Deployed once per core;
+ * all instances share one port.
+ */
+public final class ApiVerticle extends VerticleBase {
+  private static final Logger ACCESS = LoggerFactory.getLogger("io.warmmetal.api.access");
+  static final int BODY_LIMIT = 256 * 1024;
+
+  private final OpenAPIContract contract;
+  private final String host;
+  private final int port;
+  private final Consumer<Operations> mountOperations;
+  private final Consumer<Router> mountOperational;
+  private final Handler<RoutingContext> auth;
+  private HttpServer server;
+
+  public ApiVerticle(OpenAPIContract contract, String host, int port,
+      Handler<RoutingContext> auth, Consumer<Operations> mountOperations,
+      Consumer<Router> mountOperational) {
+    this.contract = contract;
+    this.host = host;
+    this.port = port;
+    this.auth = auth;
+    this.mountOperations = mountOperations;
+    this.mountOperational = mountOperational;
+  }
+
+  @Override
+  public Future<?> start() {
+    RouterBuilder builder = RouterBuilder.create(vertx, contract, RequestExtractor.withBodyHandler())
+        .rootHandler(BodyHandler.create().setBodyLimit(BODY_LIMIT)) // Vert.x wants body handling first
+        .rootHandler(RequestIds::assign)
+        .rootHandler(ApiVerticle::accessLog)
+        .rootHandler(auth);
+    mountOperations.accept(new Operations(builder));
+    // The auth root handler enforces bearer tokens and roles before validation; the builder's own security
+    // handlers would only repeat it, after validation.
+    builder.getRoutes().forEach(r -> r.setDoSecurity(false).addFailureHandler(ErrorResponses::handle));
+    Router router = builder.createRouter();
+    mountOperational.accept(router);
+    for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
+      router.errorHandler(status, ErrorResponses::handle);
+    }
+    return vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setCompressionSupported(true))
+        .requestHandler(router)
+        .listen()
+        .onSuccess(s -> server = s);
+  }
+
+  public int actualPort() {
+    return server.actualPort();
+  }
+
+  private static void accessLog(RoutingContext ctx) {
+    long started = System.nanoTime();
+    ctx.addEndHandler(x -> {
+      if (ACCESS.isDebugEnabled()) {
+        ACCESS.debug("{} {} {} {}us requestId={}", ctx.request().method(), ctx.request().path(),
+            ctx.response().getStatusCode(), (System.nanoTime() - started) / 1000, RequestIds.get(ctx));
+      }
+    });
+    ctx.next();
+  }
+}

@@ -1,0 +1,163 @@
+package io.warmmetal.api.http;
+
+import io.vertx.core.json.DecodeException;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
+import io.vertx.json.schema.OutputUnit;
+import io.vertx.openapi.validation.SchemaValidationException;
+import io.vertx.openapi.validation.ValidatorErrorType;
+import io.vertx.openapi.validation.ValidatorException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Renders every failure in the one error shape: {@code {"code","message","field"?,"details"?,"requestId"}}.
+ * Validation failures name the offending field; anything unexpected is a 500 whose details stay in the log.
+ */
+public final class ErrorResponses {
+  private static final Logger LOG = LoggerFactory.getLogger(ErrorResponses.class);
+  private static final Pattern REQUIRED = Pattern.compile("required property \"([^\"]+)\"");
+  private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
+
+  private ErrorResponses() {}
+
+  /** The failure handler of every route. */
+  public static void handle(RoutingContext ctx) {
+    if (ctx.response().headWritten()) {
+      ctx.response().reset();
+      return;
+    }
+    ApiError error = toApiError(ctx);
+    if (error.code() == ErrorCode.InternalError) {
+      LOG.error("Request {} {} failed [requestId={}]", ctx.request().method(), ctx.request().path(),
+          RequestIds.get(ctx), ctx.failure());
+    }
+    send(ctx, error);
+  }
+
+  public static void send(RoutingContext ctx, ApiError error) {
+    ctx.response()
+        .setStatusCode(error.code().status())
+        .putHeader("Content-Type", "application/json")
+        .end(error.toJson(RequestIds.get(ctx)).toBuffer());
+  }
+
+  static ApiError toApiError(RoutingContext ctx) {
+    Throwable failure = ctx.failure();
+    int status = ctx.statusCode();
+    if (failure instanceof HttpException http) {
+      // Vert.x Web wraps validation failures (and body-limit refusals) with their status.
+      status = http.getStatusCode();
+      failure = http.getCause();
+    }
+    if (failure instanceof ApiError e) {
+      return e;
+    }
+    if (failure instanceof SchemaValidationException e) {
+      return fromSchemaFailure(e);
+    }
+    if (failure instanceof ValidatorException e) {
+      return fromValidatorFailure(e);
+    }
+    if (failure instanceof DecodeException) {
+      return ApiError.invalid("body", "the request body is not valid JSON");
+    }
+    if (failure == null) {
+      return switch (status) {
+        case 404 -> ApiError.of(ErrorCode.NotFound, "no such resource: " + ctx.request().path());
+        case 405 -> ApiError.of(ErrorCode.MethodNotAllowed,
+            ctx.request().method() + " is not allowed on " + ctx.request().path());
+        case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
+        case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
+        case 400 -> ApiError.of(ErrorCode.ValidationError, "bad request");
+        default -> ApiError.of(ErrorCode.InternalError, "internal error");
+      };
+    }
+    return ApiError.of(ErrorCode.InternalError, "internal error");
+  }
+
+  private static ApiError fromSchemaFailure(SchemaValidationException e) {
+    Matcher param = PARAMETER.matcher(e.getMessage() + " ");
+    boolean isParameter = param.find();
+    OutputUnit cause = mostSpecific(e.getOutputUnit());
+    String reason = cause != null && cause.getError() != null ? cause.getError() : e.getMessage();
+    String field = isParameter ? param.group(1) : bodyField(cause == null ? null : cause.getInstanceLocation());
+    Matcher required = REQUIRED.matcher(reason);
+    if (!isParameter && required.find()) {
+      field = field == null || field.isEmpty() ? required.group(1) : field + "." + required.group(1);
+      reason = "required";
+    }
+    if (field == null || field.isEmpty()) {
+      field = "body";
+    }
+    if (!isParameter && reason.contains("additional properties")) {
+      reason = "unknown property (the contract does not define it)";
+    }
+    return ApiError.invalid(field, (isParameter ? "parameter " : "") + field + ": " + reason);
+  }
+
+  private static ApiError fromValidatorFailure(ValidatorException e) {
+    if (e.type() == ValidatorErrorType.MISSING_OPERATION) {
+      return ApiError.of(ErrorCode.NotFound, e.getMessage());
+    }
+    Matcher param = PARAMETER.matcher(e.getMessage() + " ");
+    String field = param.find() ? param.group(1) : "body";
+    if ("body".equals(field) && e.type() == ValidatorErrorType.UNSUPPORTED_VALUE_FORMAT) {
+      return ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
+    }
+    String message = e.getMessage();
+    if ("body".equals(field) && message.toLowerCase().contains("decode")) {
+      message = "the request body is not valid JSON";
+    }
+    return ApiError.invalid(field, message);
+  }
+
+  /**
+   * The most telling failure: the deepest instance location, and there the deepest keyword (a failed
+   * {@code type} or {@code required} rather than the generic "does not match schema" wrappers around it).
+   */
+  private static OutputUnit mostSpecific(OutputUnit root) {
+    List<OutputUnit> leaves = new ArrayList<>();
+    collect(root, leaves);
+    OutputUnit best = null;
+    for (OutputUnit u : leaves) {
+      if (best == null || depth(u.getInstanceLocation()) > depth(best.getInstanceLocation())
+          || (depth(u.getInstanceLocation()) == depth(best.getInstanceLocation())
+              && depth(u.getKeywordLocation()) > depth(best.getKeywordLocation()))) {
+        best = u;
+      }
+    }
+    return best;
+  }
+
+  private static void collect(OutputUnit unit, List<OutputUnit> out) {
+    if (unit == null) {
+      return;
+    }
+    if (unit.getError() != null) {
+      out.add(unit);
+    }
+    if (unit.getErrors() != null) {
+      unit.getErrors().forEach(child -> collect(child, out));
+    }
+  }
+
+  private static int depth(String pointer) {
+    return pointer == null ? 0 : pointer.split("/", -1).length;
+  }
+
+  private static String bodyField(String instanceLocation) {
+    if (instanceLocation == null) {
+      return null;
+    }
+    String loc = instanceLocation.startsWith("#") ? instanceLocation.substring(1) : instanceLocation;
+    loc = URLDecoder.decode(loc, StandardCharsets.UTF_8);
+    return loc.startsWith("/") ? loc.substring(1).replace('/', '.') : loc;
+  }
+}

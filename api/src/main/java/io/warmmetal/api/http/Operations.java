@@ -1,0 +1,41 @@
+package io.warmmetal.api.http;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.openapi.router.RouterBuilder;
+import java.util.function.Function;
+
+/** Binds contract operations to handlers that answer with a future of JSON. */
+public final class Operations {
+  private final RouterBuilder builder;
+
+  public Operations(RouterBuilder builder) {
+    this.builder = builder;
+  }
+
+  /** A handler answering {@code status} with the JSON its future yields; any failure goes to the error handler. */
+  public Operations json(String operationId, int status, Function<RoutingContext, Future<JsonObject>> handler) {
+    return handle(operationId, ctx -> handler.apply(ctx).onSuccess(body -> Json.reply(ctx, status, body)));
+  }
+
+  /** A handler answering 204 once its future completes. */
+  public Operations noContent(String operationId, Function<RoutingContext, Future<?>> handler) {
+    return handle(operationId, ctx -> handler.apply(ctx).onSuccess(x -> ctx.response().setStatusCode(204).end()));
+  }
+
+  /** A handler that writes its own response. */
+  public Operations handle(String operationId, Function<RoutingContext, Future<?>> handler) {
+    builder.getRoute(operationId).addHandler(ctx -> {
+      Future<?> result;
+      try {
+        result = handler.apply(ctx);
+      } catch (RuntimeException e) {
+        ctx.fail(e);
+        return;
+      }
+      result.onFailure(ctx::fail);
+    });
+    return this;
+  }
+}

@@ -1,0 +1,58 @@
+package io.warmmetal.api.instances;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.lifecycle.LaunchSpec;
+import java.util.Base64;
+import java.util.List;
+
+/** Turns a contract-valid launch body into a {@link LaunchSpec}, checking what a schema cannot say. */
+final class LaunchRequests {
+  static final int MAX_USER_DATA_BYTES = 64 * 1024;
+
+  private LaunchRequests() {}
+
+  static LaunchSpec parse(JsonObject body, Principal caller) {
+    List<String> shapes = shapes(body);
+    int minCount = body.getInteger("minCount", 1);
+    int maxCount = body.getInteger("maxCount", minCount);
+    if (maxCount < minCount) {
+      throw ApiError.invalid("maxCount", "maxCount (" + maxCount + ") must not be below minCount (" + minCount + ")");
+    }
+    return new LaunchSpec(caller, shapes, minCount, maxCount, body.getString("clientToken"),
+        body.getJsonObject("labels", new JsonObject()), body.getJsonObject("kubernetes"), userData(body),
+        body.getBoolean("allowPreparing", false));
+  }
+
+  private static List<String> shapes(JsonObject body) {
+    boolean one = body.containsKey("shape");
+    JsonArray many = body.getJsonArray("shapes");
+    if (one && many != null) {
+      throw ApiError.invalid("shapes", "give either shape or shapes, not both");
+    }
+    if (!one && many == null) {
+      throw ApiError.invalid("shape", "shape (or shapes, in order of preference) is required");
+    }
+    return one ? List.of(body.getString("shape")) : many.stream().map(String::valueOf).toList();
+  }
+
+  private static byte[] userData(JsonObject body) {
+    String encoded = body.getString("userData");
+    if (encoded == null) {
+      return null;
+    }
+    byte[] decoded;
+    try {
+      decoded = Base64.getDecoder().decode(encoded);
+    } catch (IllegalArgumentException e) {
+      throw ApiError.invalid("userData", "userData is not valid base64");
+    }
+    if (decoded.length > MAX_USER_DATA_BYTES) {
+      throw ApiError.invalid("userData", "userData is " + decoded.length + " bytes decoded; the limit is "
+          + MAX_USER_DATA_BYTES);
+    }
+    return decoded;
+  }
+}

@@ -1,0 +1,48 @@
+package io.warmmetal.api.lifecycle;
+
+import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.auth.Principal;
+import java.util.List;
+
+/**
+ * A validated launch request.
+ *
+ * @param shapes         acceptable shape names or aliases, most preferred first
+ * @param kubernetes     join parameters including the bootstrap token, or null
+ * @param userData       decoded user data, or null
+ * @param allowPreparing also claim machines still being prepared
+ */
+public record LaunchSpec(
+    Principal caller,
+    List<String> shapes,
+    int minCount,
+    int maxCount,
+    String clientToken,
+    JsonObject labels,
+    JsonObject kubernetes,
+    byte[] userData,
+    boolean allowPreparing) {
+
+  /** The parameters that make two launches "the same" for idempotency: everything but the client token. */
+  public JsonObject idempotencyView() {
+    return new JsonObject()
+        .put("shapes", shapes)
+        .put("minCount", minCount)
+        .put("maxCount", maxCount)
+        .put("labels", labels)
+        .put("kubernetes", kubernetes)
+        .put("userData", userData)
+        .put("allowPreparing", allowPreparing);
+  }
+
+  public boolean hasSecrets() {
+    return userData != null || (kubernetes != null && kubernetes.containsKey("bootstrapToken"));
+  }
+
+  @Override
+  public String toString() {
+    // Never print secrets: records print every component by default.
+    return "LaunchSpec[caller=" + caller.name() + ", shapes=" + shapes + ", minCount=" + minCount + ", maxCount="
+        + maxCount + ", clientToken=" + clientToken + "]";
+  }
+}

@@ -1,0 +1,51 @@
+package io.warmmetal.api.lifecycle;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.lifecycle.impl.LifecycleImpl;
+import io.warmmetal.api.metrics.FleetMetrics;
+
+/**
+ * The one owner of every machine and instance state transition. Each method is one PostgreSQL transaction that
+ * changes state, queues the commands the change implies and records an event for every change, so a crash at any
+ * point leaves either all of it or none of it. Nothing else writes {@code machines.state} or {@code instances.state}.
+ *
+ * <p>Commands are queued in the durable {@code commands} table; their results, reported by an agent (or an operator
+ * for a machine without one), come back through {@link #reportCommandResult} and drive the next transition.
+ */
+public interface Lifecycle {
+
+  static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics) {
+    return new LifecycleImpl(vertx, db, secrets, metrics);
+  }
+
+  /** Registers a machine by hand: straight to {@code warm} if prepared, else {@code standby}. */
+  Future<JsonObject> register(JsonObject registration);
+
+  Future<JsonObject> cordon(String machineId, boolean cordoned);
+
+  /** Takes an idle machine out of the fleet for good; refused while it carries an instance. */
+  Future<JsonObject> retire(String machineId);
+
+  /**
+   * Claims machines for a launch in one transaction ({@code SELECT … FOR UPDATE SKIP LOCKED}); fails with
+   * InsufficientCapacity when fewer than {@code minCount} can be had, claiming none.
+   */
+  Future<LaunchResult> launch(LaunchSpec spec);
+
+  /** Terminates an instance: cancels its open commands and resets its machine. Idempotent. */
+  Future<JsonObject> terminate(String instanceId, Principal caller);
+
+  /** Records a command's outcome and applies the transition it implies. Reporting the same outcome again is a no-op. */
+  Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message);
+
+  /**
+   * Brings every pool towards its target: prepares standby machines while warm + preparing is below
+   * {@code minWarm}, moves warm machines above {@code maxWarm} to standby, and records deficits.
+   */
+  Future<Void> reconcilePools();
+}

@@ -1,0 +1,39 @@
+package io.warmmetal.api.lifecycle;
+
+/**
+ * Where a machine is in its life. The happy path is
+ * {@code enrolling → preparing → warm → joining → in-use → resetting → preparing → warm}; {@code standby} holds
+ * machines the pool does not keep prepared (powered off where power control exists), {@code offline} marks lost
+ * heartbeats, {@code failed} quarantines a machine for an operator, {@code retired} is final.
+ */
+public enum MachineState {
+  ENROLLING("enrolling"),
+  PREPARING("preparing"),
+  WARM("warm"),
+  JOINING("joining"),
+  IN_USE("in-use"),
+  RESETTING("resetting"),
+  STANDBY("standby"),
+  OFFLINE("offline"),
+  FAILED("failed"),
+  RETIRED("retired");
+
+  private final String wire;
+
+  MachineState(String wire) {
+    this.wire = wire;
+  }
+
+  public String wire() {
+    return wire;
+  }
+
+  public static MachineState fromWire(String s) {
+    for (MachineState m : values()) {
+      if (m.wire.equals(s)) {
+        return m;
+      }
+    }
+    throw new IllegalArgumentException("unknown machine state " + s);
+  }
+}

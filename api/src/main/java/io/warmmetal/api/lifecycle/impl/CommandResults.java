@@ -1,0 +1,139 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.commands.CommandJson;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.InstanceState;
+import io.warmmetal.api.lifecycle.MachineState;
+
+/**
+ * A command's outcome drives the next transition:
+ * <ul>
+ *   <li>prepare: {@code preparing → warm} (or {@code → joining} if a launch already claimed the machine);
+ *       failed: the machine is quarantined and a claiming instance fails</li>
+ *   <li>join: {@code joining → in-use}, instance {@code pending → running}; failed: both fail</li>
+ *   <li>reset: {@code resetting → preparing} with a new prepare queued, instance {@code → terminated};
+ *       failed: the machine is quarantined, the instance still terminates</li>
+ * </ul>
+ * A result that arrives when the machine has moved on (say, a prepare finishing after a termination) is recorded
+ * and changes nothing.
+ */
+final class CommandResults {
+  private final Pool db;
+
+  CommandResults(Pool db) {
+    this.db = db;
+  }
+
+  Future<JsonObject> report(String commandId, boolean succeeded, String message) {
+    String status = succeeded ? "succeeded" : "failed";
+    return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM commands WHERE id = $1")
+        .execute(Tuple.of(commandId))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("command", commandId);
+          }
+          String machineId = rows.iterator().next().getString("machine_id");
+          return Registrar.lock(tx, machineId).compose(machine -> lockCommand(tx, commandId)
+              .compose(command -> record(tx, command, status, message)
+                  .compose(changed -> changed
+                      ? transition(tx, command, machine, succeeded, message) : Future.succeededFuture())));
+        })
+        .compose(x -> tx.preparedQuery("SELECT * FROM commands WHERE id = $1").execute(Tuple.of(commandId)))
+        .map(rows -> CommandJson.from(rows.iterator().next())));
+  }
+
+  private static Future<Row> lockCommand(SqlConnection tx, String commandId) {
+    return tx.preparedQuery("SELECT * FROM commands WHERE id = $1 FOR UPDATE").execute(Tuple.of(commandId))
+        .map(rows -> rows.iterator().next());
+  }
+
+  /** Stores the outcome; false if this very outcome was already stored (a repeated report). */
+  private static Future<Boolean> record(SqlConnection tx, Row command, String status, String message) {
+    String current = command.getString("status");
+    String id = command.getString("id");
+    if (current.equals(status)) {
+      return Future.succeededFuture(false);
+    }
+    if (current.equals("succeeded") || current.equals("failed")) {
+      throw ApiError.of(ErrorCode.Conflict, "command " + id + " already " + current);
+    }
+    if (current.equals("cancelled")) {
+      throw ApiError.of(ErrorCode.InvalidState, "command " + id + " was cancelled");
+    }
+    return tx.preparedQuery("""
+            WITH c AS (
+              UPDATE commands SET status = $2, message = $3, finished_at = now() WHERE id = $1
+              RETURNING id, machine_id, instance_id, type)
+            INSERT INTO events (type, subject, machine_id, instance_id, to_state, reason)
+            SELECT 'CommandResult', id, machine_id, instance_id, $2, type || coalesce(': ' || $3, '') FROM c""")
+        .execute(Tuple.of(id, status, message))
+        .map(true);
+  }
+
+  private static Future<Void> transition(SqlConnection tx, Row command, Row machine, boolean ok, String message) {
+    Outcome o = new Outcome(tx, command.getString("machine_id"), command.getString("instance_id"),
+        machine.getString("instance_id"), MachineState.fromWire(machine.getString("state")), ok,
+        message == null ? "" : ": " + message);
+    return switch (command.getString("type")) {
+      case "prepare" -> o.state == MachineState.PREPARING ? prepared(o) : done();
+      case "join" -> o.state == MachineState.JOINING && o.instanceId.equals(o.claimedBy) ? joined(o) : done();
+      case "reset" -> o.state == MachineState.RESETTING ? reset(o) : done();
+      default -> done();
+    };
+  }
+
+  /** What a result is about: the command's machine and instance, and the machine as locked. */
+  private record Outcome(SqlConnection tx, String machineId, String instanceId, String claimedBy,
+      MachineState state, boolean ok, String why) {}
+
+  private static Future<Void> prepared(Outcome o) {
+    if (o.ok) {
+      return Transitions.machine(o.tx, o.machineId, o.state,
+          o.claimedBy == null ? MachineState.WARM : MachineState.JOINING, "prepared").mapEmpty();
+    }
+    return Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "prepare failed" + o.why)
+        .compose(x -> o.claimedBy == null ? done() : failInstance(o.tx, o.claimedBy, "prepare failed" + o.why));
+  }
+
+  private static Future<Void> joined(Outcome o) {
+    if (o.ok) {
+      return Transitions.machine(o.tx, o.machineId, o.state, MachineState.IN_USE, "joined")
+          .compose(x -> Transitions.instance(o.tx, o.instanceId, InstanceState.PENDING, InstanceState.RUNNING,
+              "joined"))
+          .mapEmpty();
+    }
+    return Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "join failed" + o.why)
+        .compose(x -> failInstance(o.tx, o.instanceId, "join failed" + o.why));
+  }
+
+  private static Future<Void> reset(Outcome o) {
+    Future<?> machine = o.ok
+        ? Transitions.machine(o.tx, o.machineId, o.state, MachineState.PREPARING, "reset")
+            .compose(x -> Transitions.enqueue(o.tx, o.machineId, null, "prepare"))
+        : Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "reset failed" + o.why);
+    if (o.instanceId == null) {
+      return machine.mapEmpty();
+    }
+    return machine
+        .compose(x -> Transitions.instance(o.tx, o.instanceId, InstanceState.SHUTTING_DOWN, InstanceState.TERMINATED,
+            o.ok ? "machine reset" : "machine reset failed and is quarantined"))
+        .compose(x -> Terminator.release(o.tx, o.machineId, o.instanceId));
+  }
+
+  private static Future<Void> failInstance(SqlConnection tx, String instanceId, String reason) {
+    return Transitions.cancelInstanceCommands(tx, instanceId, reason)
+        .compose(x -> Transitions.instance(tx, instanceId, InstanceState.PENDING, InstanceState.FAILED, reason))
+        .mapEmpty();
+  }
+
+  private static Future<Void> done() {
+    return Future.succeededFuture();
+  }
+}

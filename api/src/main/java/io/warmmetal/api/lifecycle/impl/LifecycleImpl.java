@@ -1,0 +1,64 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.lifecycle.LaunchResult;
+import io.warmmetal.api.lifecycle.LaunchSpec;
+import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.metrics.FleetMetrics;
+
+/** Routes each transition to the class that owns that part of the state machines. */
+public final class LifecycleImpl implements Lifecycle {
+  private final Registrar registrar;
+  private final Launcher launcher;
+  private final Terminator terminator;
+  private final CommandResults results;
+  private final PoolReconciler pools;
+
+  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics) {
+    this.registrar = new Registrar(db);
+    this.launcher = new Launcher(vertx, db, secrets, metrics);
+    this.terminator = new Terminator(db);
+    this.results = new CommandResults(db);
+    this.pools = new PoolReconciler(db, metrics);
+  }
+
+  @Override
+  public Future<JsonObject> register(JsonObject registration) {
+    return registrar.register(registration);
+  }
+
+  @Override
+  public Future<JsonObject> cordon(String machineId, boolean cordoned) {
+    return registrar.cordon(machineId, cordoned);
+  }
+
+  @Override
+  public Future<JsonObject> retire(String machineId) {
+    return registrar.retire(machineId);
+  }
+
+  @Override
+  public Future<LaunchResult> launch(LaunchSpec spec) {
+    return launcher.launch(spec);
+  }
+
+  @Override
+  public Future<JsonObject> terminate(String instanceId, Principal caller) {
+    return terminator.terminate(instanceId, caller);
+  }
+
+  @Override
+  public Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message) {
+    return results.report(commandId, succeeded, message);
+  }
+
+  @Override
+  public Future<Void> reconcilePools() {
+    return pools.reconcile();
+  }
+}

@@ -1,0 +1,112 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.machines.MachineQueries;
+import io.warmmetal.api.shapes.ShapeNamer;
+import java.util.Map;
+
+/** Machines entering and leaving the fleet, and cordons. */
+final class Registrar {
+  private final Pool db;
+
+  Registrar(Pool db) {
+    this.db = db;
+  }
+
+  Future<JsonObject> register(JsonObject reg) {
+    JsonObject facts = reg.getJsonObject("facts");
+    String shape = ShapeNamer.name(facts);
+    String id = Ids.machineId();
+    MachineState state = reg.getBoolean("prepared", false) ? MachineState.WARM : MachineState.STANDBY;
+    JsonObject identity = reg.getJsonObject("identity", new JsonObject());
+    return Tx.run(db, tx -> upsertShape(tx, shape, facts)
+            .compose(x -> tx.preparedQuery("""
+                    INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""")
+                .execute(Tuple.wrap(new Object[] {id, reg.getString("name"), state.wire(), shape,
+                    reg.getString("address"), facts, reg.getJsonObject("labels", new JsonObject()),
+                    identity.getString("systemUuid"), identity.getString("primaryMac")})))
+            .compose(x -> Transitions.machineCreated(tx, id, state,
+                state == MachineState.WARM ? "registered as prepared" : "registered"))
+            .compose(x -> MachineQueries.get(tx, id)))
+        .recover(err -> Future.failedFuture(duplicateIdentity(err)));
+  }
+
+  private static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
+    JsonArray gpus = new JsonArray();
+    for (Map.Entry<String, Integer> g : ShapeNamer.gpuCounts(facts).entrySet()) {
+      gpus.add(new JsonObject().put("model", g.getKey()).put("count", g.getValue()));
+    }
+    return tx.preparedQuery("""
+            INSERT INTO shapes (name, arch, cpus, memory_gib, gpus) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (name) DO NOTHING""")
+        .execute(Tuple.of(shape, ShapeNamer.arch(facts.getString("arch")), facts.getInteger("cpus"),
+            ShapeNamer.memoryGiB(facts), gpus))
+        .mapEmpty();
+  }
+
+  private static Throwable duplicateIdentity(Throwable err) {
+    if (err instanceof PgException pg && "23505".equals(pg.getSqlState())) {
+      String what = pg.getConstraint() != null && pg.getConstraint().contains("mac") ? "primaryMac" : "systemUuid";
+      return new ApiError(ErrorCode.Conflict, "a machine with this " + what + " is already registered",
+          "identity." + what, null);
+    }
+    return err;
+  }
+
+  Future<JsonObject> cordon(String machineId, boolean cordoned) {
+    return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
+      if (MachineState.RETIRED.wire().equals(m.getString("state"))) {
+        throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is retired");
+      }
+      if (m.getBoolean("cordoned") == cordoned) {
+        return MachineQueries.get(tx, machineId);
+      }
+      return tx.preparedQuery("UPDATE machines SET cordoned = $2 WHERE id = $1")
+          .execute(Tuple.of(machineId, cordoned))
+          .compose(x -> Transitions.note(tx, cordoned ? "MachineCordoned" : "MachineUncordoned", machineId,
+              machineId, null, null))
+          .compose(x -> MachineQueries.get(tx, machineId));
+    }));
+  }
+
+  Future<JsonObject> retire(String machineId) {
+    return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
+      MachineState state = MachineState.fromWire(m.getString("state"));
+      if (state == MachineState.RETIRED) {
+        return MachineQueries.get(tx, machineId);
+      }
+      if (m.getString("instance_id") != null || !Transitions.allowed(state, MachineState.RETIRED)) {
+        throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is " + state.wire()
+            + (m.getString("instance_id") != null ? " with instance " + m.getString("instance_id") : "")
+            + "; terminate its instance first");
+      }
+      return Transitions.cancelMachineCommands(tx, machineId, "machine retired")
+          .compose(x -> Transitions.machine(tx, machineId, state, MachineState.RETIRED, "retired by an operator"))
+          .compose(x -> MachineQueries.get(tx, machineId));
+    }));
+  }
+
+  /** Locks a machine row for the rest of the transaction; 404 if there is none. */
+  static Future<Row> lock(SqlConnection tx, String machineId) {
+    return tx.preparedQuery("SELECT state, cordoned, instance_id FROM machines WHERE id = $1 FOR UPDATE")
+        .execute(Tuple.of(machineId))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("machine", machineId);
+          }
+          return rows.iterator().next();
+        });
+  }
+}

@@ -1,0 +1,86 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.instances.InstanceQueries;
+import io.warmmetal.api.lifecycle.InstanceState;
+import io.warmmetal.api.lifecycle.MachineState;
+import java.util.EnumSet;
+
+/**
+ * Terminating an instance: its unfinished commands are cancelled, the instance goes {@code shutting-down} and its
+ * machine {@code resetting} with a {@code reset} command queued; the reset's result finishes both. Locks the machine
+ * before the instance, the order every transaction here takes, so terminations never deadlock with results.
+ */
+final class Terminator {
+  private static final EnumSet<MachineState> RESETTABLE =
+      EnumSet.of(MachineState.JOINING, MachineState.IN_USE, MachineState.PREPARING);
+
+  private final Pool db;
+
+  Terminator(Pool db) {
+    this.db = db;
+  }
+
+  Future<JsonObject> terminate(String instanceId, Principal caller) {
+    return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM instances WHERE id = $1")
+        .execute(Tuple.of(instanceId))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("instance", instanceId);
+          }
+          String machineId = rows.iterator().next().getString("machine_id");
+          return Registrar.lock(tx, machineId)
+              .compose(machine -> lockInstance(tx, instanceId)
+                  .compose(instance -> apply(tx, instanceId, machineId, machine, instance, caller)));
+        })
+        .compose(x -> InstanceQueries.get(tx, instanceId)));
+  }
+
+  private static Future<Row> lockInstance(SqlConnection tx, String instanceId) {
+    return tx.preparedQuery("SELECT state FROM instances WHERE id = $1 FOR UPDATE").execute(Tuple.of(instanceId))
+        .map(rows -> rows.iterator().next());
+  }
+
+  private static Future<?> apply(SqlConnection tx, String instanceId, String machineId, Row machine, Row instance,
+      Principal caller) {
+    InstanceState state = InstanceState.fromWire(instance.getString("state"));
+    MachineState machineState = MachineState.fromWire(machine.getString("state"));
+    String reason = "terminated by " + caller.name();
+    switch (state) {
+      case TERMINATED, SHUTTING_DOWN:
+        return Future.succeededFuture(); // already on its way: terminating is idempotent
+      case FAILED:
+        // The machine stays quarantined for an operator; it only lets go of the instance.
+        return Transitions.instance(tx, instanceId, state, InstanceState.TERMINATED, reason)
+            .compose(x -> release(tx, machineId, instanceId));
+      default:
+        boolean resettable = instanceId.equals(machine.getString("instance_id"))
+            && RESETTABLE.contains(machineState);
+        if (!resettable) {
+          return Transitions.cancelInstanceCommands(tx, instanceId, reason)
+              .compose(x -> Transitions.instance(tx, instanceId, state, InstanceState.SHUTTING_DOWN, reason))
+              .compose(x -> Transitions.instance(tx, instanceId, InstanceState.SHUTTING_DOWN,
+                  InstanceState.TERMINATED, reason + "; machine " + machineState.wire() + ", not reset"))
+              .compose(x -> release(tx, machineId, instanceId));
+        }
+        return Transitions.cancelInstanceCommands(tx, instanceId, reason)
+            .compose(x -> Transitions.instance(tx, instanceId, state, InstanceState.SHUTTING_DOWN, reason))
+            .compose(x -> Transitions.machine(tx, machineId, machineState, MachineState.RESETTING, reason))
+            .compose(x -> Transitions.enqueue(tx, machineId, instanceId, "reset"));
+    }
+  }
+
+  /** Detaches a finished instance from its machine. */
+  static Future<Void> release(SqlConnection tx, String machineId, String instanceId) {
+    return tx.preparedQuery("UPDATE machines SET instance_id = NULL WHERE id = $1 AND instance_id = $2")
+        .execute(Tuple.of(machineId, instanceId))
+        .mapEmpty();
+  }
+}

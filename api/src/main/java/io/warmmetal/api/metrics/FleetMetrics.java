@@ -1,0 +1,67 @@
+package io.warmmetal.api.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The API's Prometheus metrics: launch latency, claims, machines per shape and state, pool deficits. */
+public final class FleetMetrics {
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
+  private final Map<String, Counter> claims = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> deficits = new ConcurrentHashMap<>();
+  private final MultiGauge machines;
+
+  public FleetMetrics() {
+    machines = MultiGauge.builder("warmmetal.machines")
+        .description("Machines by shape and state")
+        .register(registry);
+  }
+
+  /** A launch request finished with {@code outcome} (launched, replayed, or an error code). */
+  public void launchFinished(long nanos, String outcome) {
+    launchTimers.computeIfAbsent(outcome, o -> Timer.builder("warmmetal.launch.duration")
+            .description("Time to answer POST /v1/instances")
+            .tag("outcome", o)
+            .publishPercentileHistogram()
+            .minimumExpectedValue(Duration.ofMillis(1))
+            .maximumExpectedValue(Duration.ofSeconds(10))
+            .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  public void claimed(String shape) {
+    claims.computeIfAbsent(shape, s -> Counter.builder("warmmetal.claims")
+            .description("Machines claimed by launches")
+            .tag("shape", s)
+            .register(registry))
+        .increment();
+  }
+
+  public void poolDeficit(String shape, int deficit) {
+    deficits.computeIfAbsent(shape, s -> registry.gauge("warmmetal.pool.deficit", Tags.of("shape", s),
+        new AtomicInteger())).set(deficit);
+  }
+
+  public void machineCounts(Map<String, Map<String, Long>> byShapeAndState) {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    byShapeAndState.forEach((shape, states) -> states.forEach((state, n) ->
+        rows.add(MultiGauge.Row.of(Tags.of("shape", shape, "state", state), n))));
+    machines.register(rows, true);
+  }
+
+  /** The Prometheus text exposition. */
+  public String scrape() {
+    return registry.scrape();
+  }
+}

@@ -1,0 +1,133 @@
+package io.warmmetal.api.testing;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.warmmetal.api.WarmMetalApi;
+import io.warmmetal.api.config.ApiConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real API server on a loopback port with its own fresh PostgreSQL database, a known admin token and a client that
+ * checks responses against the contract. The pool manager's timer is slow; tests call {@link #reconcilePools()}.
+ */
+public final class ApiFixture implements AutoCloseable {
+  public static final String ADMIN = "test-admin-token-0123456789abcdef";
+
+  public final Vertx vertx;
+  public final WarmMetalApi api;
+  public final ApiClient client;
+  public final Path dataDir;
+
+  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, Path dataDir) {
+    this.vertx = vertx;
+    this.api = api;
+    this.client = client;
+    this.dataDir = dataDir;
+  }
+
+  public static ApiFixture start(Vertx vertx) throws Exception {
+    return start(vertx, Map.of());
+  }
+
+  /** Starts a server; {@code overrides} are WARMMETAL_* settings on top of the test defaults. */
+  public static ApiFixture start(Vertx vertx, Map<String, String> overrides) throws Exception {
+    Path dataDir = Files.createTempDirectory("warmmetal-test-data");
+    Map<String, String> env = new HashMap<>();
+    env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
+    env.put("WARMMETAL_HTTP_PORT", "0");
+    env.put("WARMMETAL_DATA_DIR", dataDir.toString());
+    env.put("WARMMETAL_ADMIN_TOKEN", ADMIN);
+    env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
+    env.put("WARMMETAL_POOL_INTERVAL_MS", "3600000");
+    env.put("WARMMETAL_HTTP_VERTICLES", "2");
+    env.putAll(overrides);
+    env.values().removeIf(v -> v == null || v.isEmpty());
+    WarmMetalApi api = WarmMetalApi.start(vertx, ApiConfig.fromEnv(env)).await();
+    OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
+    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract), dataDir);
+  }
+
+  public Pool db() {
+    return api.database();
+  }
+
+  /** Registers {@code n} machines of the given facts; prepared ones go straight to warm. */
+  public List<String> registerMachines(int n, JsonObject facts, boolean prepared) {
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      var r = client.post("/v1/machines", ADMIN, new JsonObject()
+          .put("name", "node-" + java.util.UUID.randomUUID())
+          .put("address", "192.0.2." + (i % 250 + 1))
+          .put("facts", facts)
+          .put("prepared", prepared));
+      if (r.status() != 201) {
+        throw new AssertionError("registration failed: " + r.raw());
+      }
+      ids.add(r.body().getString("id"));
+    }
+    return ids;
+  }
+
+  public static JsonObject facts(int cpus, int memoryGiB) {
+    return new JsonObject().put("cpus", cpus).put("memoryMiB", memoryGiB * 1024).put("arch", "x86_64");
+  }
+
+  public static JsonObject gpuFacts(int cpus, int memoryGiB, int gpus, String model) {
+    JsonArray list = new JsonArray();
+    for (int i = 0; i < gpus; i++) {
+      list.add(new JsonObject().put("model", model));
+    }
+    return facts(cpus, memoryGiB).put("gpus", list);
+  }
+
+  public void reconcilePools() {
+    api.lifecycle().reconcilePools().await();
+  }
+
+  /** One SQL query's single numeric result, for checking what was (not) written. */
+  public long count(String sql, Object... args) {
+    Row row = db().preparedQuery(sql).execute(io.vertx.sqlclient.Tuple.wrap(args)).await().iterator().next();
+    return row.getLong(0);
+  }
+
+  /** The machine's open commands of a type, oldest first. */
+  public List<String> openCommands(String machineId, String type) {
+    List<String> ids = new ArrayList<>();
+    db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = $2 AND status = 'queued' "
+            + "ORDER BY seq").execute(io.vertx.sqlclient.Tuple.of(machineId, type)).await()
+        .forEach(r -> ids.add(r.getString("id")));
+    return ids;
+  }
+
+  /** Reports a command's result as an agent (or operator) would. */
+  public void report(String commandId, boolean ok) {
+    var r = client.post("/v1/commands/" + commandId + "/result", ADMIN,
+        new JsonObject().put("status", ok ? "succeeded" : "failed"));
+    if (r.status() != 200) {
+      throw new AssertionError("reporting " + commandId + " failed: " + r.raw());
+    }
+  }
+
+  /** Mints a token with a role and returns its secret. */
+  public String token(String role) {
+    var r = client.post("/v1/tokens", ADMIN, new JsonObject().put("name", role + "-token").put("role", role));
+    if (r.status() != 201) {
+      throw new AssertionError("token creation failed: " + r.raw());
+    }
+    return r.body().getString("token");
+  }
+
+  @Override
+  public void close() {
+    api.stop().await();
+  }
+}
