@@ -26,10 +26,10 @@ public final class LabelSelector {
         filter.where("jsonb_exists(" + column + ", ?)", term);
       } else if (term.matches(KEY + "\\s*!=\\s*" + VALUE)) {
         String[] kv = term.split("!=", 2);
-        filter.where("NOT " + column + " @> ?::jsonb", new JsonObject().put(kv[0].trim(), kv[1].trim()).encode());
+        filter.where("NOT " + column + " @> ?", new JsonObject().put(kv[0].trim(), kv[1].trim()));
       } else if (term.matches(KEY + "\\s*==?\\s*" + VALUE)) {
         String[] kv = term.split("==?", 2);
-        filter.where(column + " @> ?::jsonb", new JsonObject().put(kv[0].trim(), kv[1].trim()).encode());
+        filter.where(column + " @> ?", new JsonObject().put(kv[0].trim(), kv[1].trim()));
       } else {
         throw ApiError.invalid("labelSelector", "cannot parse label selector term '" + term
             + "' (use k=v, k!=v, k or !k, comma-separated)");

@@ -1,0 +1,140 @@
+package io.warmmetal.api.instances;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.testing.ApiClient.Response;
+import io.warmmetal.api.testing.ApiFixture;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** RunInstances semantics: min/max counts, shape preference, aliases, machines still preparing, cordons. */
+@ExtendWith(VertxExtension.class)
+class LaunchTest {
+  private ApiFixture fx;
+  private String client;
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    fx = ApiFixture.start(vertx);
+    client = fx.token("client");
+  }
+
+  @AfterEach
+  void stop() {
+    fx.close();
+  }
+
+  private Response launch(JsonObject body) {
+    return fx.client.post("/v1/instances", client, body);
+  }
+
+  @Test
+  void launchesBetweenMinAndMaxAndRefusesBelowMinWithoutClaiming() {
+    fx.registerMachines(5, ApiFixture.facts(8, 32), true);
+
+    Response partial = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 3).put("maxCount", 10));
+    assertThat(partial.status()).isEqualTo(201);
+    assertThat(partial.body().getJsonArray("instances")).hasSize(5);
+
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true);
+    Response refused = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 3));
+    assertThat(refused.status()).isEqualTo(503);
+    assertThat(refused.errorCode()).isEqualTo("InsufficientCapacity");
+    assertThat(refused.body().getJsonObject("details").getJsonObject("available")
+        .getJsonObject("x86-8c-32g").getInteger("warm")).isEqualTo(2);
+    // Nothing was claimed by the refused launch: both machines are still warm and unbound.
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL")).isEqualTo(2);
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(5);
+
+    Response exact = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 2));
+    assertThat(exact.status()).isEqualTo(201);
+    assertThat(exact.body().getJsonArray("instances")).hasSize(2); // maxCount defaults to minCount
+  }
+
+  @Test
+  void instancesArePendingOnJoiningMachinesWithAJoinQueued() {
+    List<String> machines = fx.registerMachines(1, ApiFixture.facts(8, 32), true);
+    Response r = launch(new JsonObject().put("shape", "x86-8c-32g").put("labels", new JsonObject().put("a", "b")));
+    JsonObject instance = r.body().getJsonArray("instances").getJsonObject(0);
+    assertThat(instance.getString("state")).isEqualTo("pending");
+    assertThat(instance.getString("machineId")).isEqualTo(machines.get(0));
+    assertThat(instance.getString("providerId")).isEqualTo("warmmetal://" + machines.get(0));
+    assertThat(instance.getJsonObject("labels").getString("a")).isEqualTo("b");
+
+    JsonObject machine = fx.client.get("/v1/machines/" + machines.get(0), client).body();
+    assertThat(machine.getString("state")).isEqualTo("joining");
+    assertThat(machine.getString("instanceId")).isEqualTo(instance.getString("id"));
+    assertThat(fx.openCommands(machines.get(0), "join")).hasSize(1);
+    // The same instance reads back identically.
+    assertThat(fx.client.get("/v1/instances/" + instance.getString("id"), client).body()).isEqualTo(instance);
+  }
+
+  @Test
+  void takesAcceptableShapesInOrderOfPreference() {
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true);
+    fx.registerMachines(3, ApiFixture.facts(16, 64), true);
+    Response r = launch(new JsonObject().put("shapes", new JsonArray().add("x86-8c-32g").add("x86-16c-64g"))
+        .put("minCount", 3));
+    assertThat(r.status()).isEqualTo(201);
+    assertThat(r.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("shape")))
+        .containsExactly("x86-8c-32g", "x86-16c-64g", "x86-16c-64g");
+  }
+
+  @Test
+  void launchesByAliasAndRefusesUnknownShapes() {
+    fx.registerMachines(1, ApiFixture.gpuFacts(64, 512, 4, "NVIDIA H100 80GB HBM3"), true);
+    Response alias = fx.client.call(io.vertx.core.http.HttpMethod.PATCH, "/v1/shapes/x86-64c-512g-4xh100",
+        ApiFixture.ADMIN, new JsonObject().put("alias", "gpu-large").put("pricePerHour", 12.5));
+    assertThat(alias.status()).isEqualTo(200);
+    assertThat(alias.body().getString("alias")).isEqualTo("gpu-large");
+
+    Response r = launch(new JsonObject().put("shape", "gpu-large"));
+    assertThat(r.status()).isEqualTo(201);
+    assertThat(r.body().getJsonArray("instances").getJsonObject(0).getString("shape"))
+        .isEqualTo("x86-64c-512g-4xh100");
+
+    Response unknown = launch(new JsonObject().put("shape", "arm-2c-4g"));
+    assertThat(unknown.status()).isEqualTo(400);
+    assertThat(unknown.body().getString("field")).isEqualTo("shape");
+  }
+
+  @Test
+  void takesPreparingMachinesOnlyWhenAskedAndJoinsThemOncePrepared() {
+    List<String> standby = fx.registerMachines(1, ApiFixture.facts(4, 16), false);
+    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    fx.reconcilePools();
+    assertThat(fx.client.get("/v1/machines/" + standby.get(0), client).body().getString("state"))
+        .isEqualTo("preparing");
+
+    assertThat(launch(new JsonObject().put("shape", "x86-4c-16g")).status()).isEqualTo(503);
+    Response r = launch(new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true));
+    assertThat(r.status()).isEqualTo(201);
+    String instanceId = r.body().getJsonArray("instances").getJsonObject(0).getString("id");
+
+    // Prepared: the machine goes on to join (not to warm), and the instance runs once joined.
+    fx.report(fx.openCommands(standby.get(0), "prepare").get(0), true);
+    assertThat(fx.client.get("/v1/machines/" + standby.get(0), client).body().getString("state"))
+        .isEqualTo("joining");
+    fx.report(fx.openCommands(standby.get(0), "join").get(0), true);
+    JsonObject running = fx.client.get("/v1/instances/" + instanceId, client).body();
+    assertThat(running.getString("state")).isEqualTo("running");
+    assertThat(running.getString("runningAt")).isNotNull();
+  }
+
+  @Test
+  void cordonedMachinesAreNotHandedOut() {
+    List<String> ids = fx.registerMachines(1, ApiFixture.facts(2, 8), true);
+    assertThat(fx.client.post("/v1/machines/" + ids.get(0) + "/cordon", ApiFixture.ADMIN, null).status())
+        .isEqualTo(200);
+    assertThat(launch(new JsonObject().put("shape", "x86-2c-8g")).status()).isEqualTo(503);
+    fx.client.post("/v1/machines/" + ids.get(0) + "/uncordon", ApiFixture.ADMIN, null);
+    assertThat(launch(new JsonObject().put("shape", "x86-2c-8g")).status()).isEqualTo(201);
+  }
+}
