@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One pass of the pool manager over every pool, in one transaction guarded by an advisory lock so that with many
- * API replicas one pass runs at a time:
+ * One pass of the pool manager over every pool, in one transaction holding an advisory lock, so that with many
+ * API replicas passes run one after another and each sees what the previous one did:
  * <ul>
  *   <li>warm + preparing below {@code minWarm}: standby machines get a {@code prepare} command;</li>
  *   <li>nothing left to prepare: the shortfall is the pool's deficit (an event when it changes, and a metric);</li>
@@ -35,18 +35,16 @@ final class PoolReconciler {
   }
 
   Future<Void> reconcile() {
-    return Tx.run(db, tx -> tx.preparedQuery("SELECT pg_try_advisory_xact_lock($1) AS mine")
-            .execute(Tuple.of(LOCK_KEY))
-            .compose(rows -> rows.iterator().next().getBoolean("mine")
-                ? tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape").execute()
-                    .compose(pools -> {
-                      Future<Void> chain = Future.succeededFuture();
-                      for (Row pool : pools) {
-                        chain = chain.compose(x -> reconcile(tx, pool));
-                      }
-                      return chain;
-                    })
-                : Future.<Void>succeededFuture()))
+    return Tx.run(db, tx -> tx.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
+            .compose(locked -> tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape")
+                .execute())
+            .compose(pools -> {
+              Future<Void> chain = Future.succeededFuture();
+              for (Row pool : pools) {
+                chain = chain.compose(x -> reconcile(tx, pool));
+              }
+              return chain;
+            }))
         .compose(x -> publishCounts());
   }
 

@@ -58,7 +58,7 @@ final class Registrar {
 
   private static Throwable duplicateIdentity(Throwable err) {
     if (err instanceof PgException pg && "23505".equals(pg.getSqlState())) {
-      String what = pg.getConstraint() != null && pg.getConstraint().contains("mac") ? "primaryMac" : "systemUuid";
+      String what = "machines_primary_mac_key".equals(pg.getConstraint()) ? "primaryMac" : "systemUuid";
       return new ApiError(ErrorCode.Conflict, "a machine with this " + what + " is already registered",
           "identity." + what, null);
     }

@@ -1,0 +1,71 @@
+package io.warmmetal.api.events;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.testing.ApiClient.Response;
+import io.warmmetal.api.testing.ApiFixture;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Every state change is an event; a since-cursor reads them in order, each once. */
+@ExtendWith(VertxExtension.class)
+class EventsTest {
+  private ApiFixture fx;
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    fx = ApiFixture.start(vertx);
+  }
+
+  @AfterEach
+  void stop() {
+    fx.close();
+  }
+
+  /** Reads from {@code since} until the log has nothing more (waiting out the settle delay). */
+  private List<JsonObject> readAll(String query) throws InterruptedException {
+    Thread.sleep(EventLog.SETTLE_MILLIS + 100);
+    List<JsonObject> out = new ArrayList<>();
+    String since = "0";
+    while (true) {
+      Response r = fx.client.get("/v1/events?limit=3&since=" + since + query, ApiFixture.ADMIN);
+      if (r.body().getJsonArray("items").isEmpty()) {
+        assertThat(r.body().getString("nextCursor")).isEqualTo(since); // an empty page keeps the cursor
+        return out;
+      }
+      r.body().getJsonArray("items").forEach(e -> out.add((JsonObject) e));
+      since = r.body().getString("nextCursor");
+    }
+  }
+
+  @Test
+  void aMachinesHistoryExplainsWhereItIs() throws Exception {
+    String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true);
+    String instance = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"))
+        .body().getJsonArray("instances").getJsonObject(0).getString("id");
+    fx.report(fx.openCommands(machine, "join").get(0), true);
+    fx.client.delete("/v1/instances/" + instance, ApiFixture.ADMIN);
+
+    List<String> transitions = readAll("&machineId=" + machine).stream()
+        .filter(e -> e.getString("type").equals("MachineState"))
+        .map(e -> e.getString("from") + "→" + e.getString("to")).toList();
+    assertThat(transitions).containsExactly("null→warm", "warm→joining", "joining→in-use", "in-use→resetting");
+
+    List<String> instanceStates = readAll("&instanceId=" + instance).stream()
+        .filter(e -> e.getString("type").equals("InstanceState")).map(e -> e.getString("to")).toList();
+    assertThat(instanceStates).containsExactly("pending", "running", "shutting-down");
+
+    List<JsonObject> all = readAll("");
+    List<Long> seqs = all.stream().map(e -> Long.parseLong(e.getString("seq"))).toList();
+    assertThat(seqs).isSorted().doesNotHaveDuplicates();
+    assertThat(all).hasSize((int) fx.count("SELECT count(*) FROM events"));
+  }
+}
