@@ -80,7 +80,7 @@ public final class WarmMetalApi {
   private PgConnectOptions connectOptions() throws Exception {
     DataDir.create(config.dataDir());
     if (config.databaseUrl().isPresent()) {
-      return Database.connectOptions(config.databaseUrl().get());
+      return Database.connectOptions(config.databaseUrl().get().value());
     }
     embedded = EmbeddedPostgres.start(config.dataDir());
     embedded.ensureDatabase("warmmetal");

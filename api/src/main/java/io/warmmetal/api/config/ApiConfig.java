@@ -24,7 +24,7 @@ import java.util.Optional;
 public record ApiConfig(
     String httpHost,
     int httpPort,
-    Optional<String> databaseUrl,
+    Optional<Secret> databaseUrl,
     Path dataDir,
     Optional<Secret> adminToken,
     Optional<Secret> secretKey,
@@ -41,7 +41,7 @@ public record ApiConfig(
     return new ApiConfig(
         r.string("WARMMETAL_HTTP_HOST", "0.0.0.0"),
         r.integer("WARMMETAL_HTTP_PORT", 8080, 0, 65535),
-        r.optional("WARMMETAL_DATABASE_URL"),
+        r.optional("WARMMETAL_DATABASE_URL").map(Secret::new),
         Path.of(r.string("WARMMETAL_DATA_DIR", "warmmetal-data")).toAbsolutePath().normalize(),
         r.optional("WARMMETAL_ADMIN_TOKEN").map(Secret::new),
         r.optional("WARMMETAL_SECRET_KEY").map(Secret::new),
@@ -50,7 +50,7 @@ public record ApiConfig(
         r.integer("WARMMETAL_HTTP_VERTICLES", Runtime.getRuntime().availableProcessors(), 1, 256));
   }
 
-  /** A secret setting: its value never appears in {@code toString}, so configs can be logged. */
+  /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */
   public record Secret(String value) {
     @Override
     public String toString() {

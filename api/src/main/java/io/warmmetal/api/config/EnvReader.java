@@ -35,16 +35,4 @@ final class EnvReader {
       throw new IllegalArgumentException(name + " must be an integer, got '" + v.get() + "'");
     }
   }
-
-  boolean bool(String name, boolean fallback) {
-    Optional<String> v = optional(name);
-    if (v.isEmpty()) {
-      return fallback;
-    }
-    return switch (v.get().toLowerCase()) {
-      case "true", "1", "yes", "on" -> true;
-      case "false", "0", "no", "off" -> false;
-      default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v.get() + "'");
-    };
-  }
 }

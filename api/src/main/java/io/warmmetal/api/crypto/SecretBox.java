@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Optional;
 import javax.crypto.Cipher;
+import javax.crypto.Mac;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 
@@ -24,12 +25,32 @@ public final class SecretBox {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final SecretKeySpec key;
+  private final SecretKeySpec macKey;
 
   private SecretBox(byte[] key) {
     if (key.length != 32) {
       throw new IllegalArgumentException("the secret key must be 32 bytes (base64 of 32 random bytes)");
     }
     this.key = new SecretKeySpec(key, "AES");
+    // A separate key for fingerprints, derived so that one setting serves both purposes.
+    byte[] derived = new byte[key.length + 1];
+    System.arraycopy(key, 0, derived, 0, key.length);
+    derived[key.length] = 'm';
+    this.macKey = new SecretKeySpec(Ids.sha256(derived), "HmacSHA256");
+  }
+
+  /**
+   * A keyed fingerprint (HMAC-SHA256) of data that may hold secrets: equal inputs give equal fingerprints, yet one
+   * stored in the database does not let anyone test guesses of the secrets without the key.
+   */
+  public byte[] fingerprint(byte[] data) {
+    try {
+      Mac mac = Mac.getInstance("HmacSHA256");
+      mac.init(macKey);
+      return mac.doFinal(data);
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("HMAC-SHA256 unavailable", e);
+    }
   }
 
   /**

@@ -33,20 +33,22 @@ import org.slf4j.LoggerFactory;
  * A PostgreSQL server run from the zonky binaries on the classpath, with its cluster in the data directory, so the
  * API starts with nothing installed but Java.
  *
- * <p>PostgreSQL refuses to run as root, so as root every PostgreSQL process runs as {@code nobody} through
- * {@code setpriv}. The cluster listens on 127.0.0.1 only and requires a generated password. All methods block:
- * call them from a worker thread.
+ * <p>PostgreSQL refuses to run as root, so as root every PostgreSQL process runs as a dedicated system user
+ * ({@value #SYSTEM_USER}, created if missing) through {@code setpriv}, and the cluster directory is that user's alone
+ * (0700). The cluster listens on 127.0.0.1 only and requires a generated password. All methods block: call them
+ * from a worker thread.
  */
 public final class EmbeddedPostgres implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgres.class);
   private static final String BUNDLE = "postgres-linux-x86_64.txz";
-  private static final String UNPRIVILEGED_USER = "nobody";
-  private static final String UNPRIVILEGED_GROUP = "nogroup";
+  /** The system user PostgreSQL runs as when the API runs as root; created on first use. */
+  static final String SYSTEM_USER = "warmmetal-pg";
   private static final String SUPERUSER = "postgres";
 
   private final Path home;
   private final Path passwordFile;
   private final boolean asRoot;
+  private String runAsGroup;
   private int port;
   private Path bin;
   private FileChannel lockChannel;
@@ -72,7 +74,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
       // root-owned system location keyed by the data directory instead.
       home = Path.of("/var/lib/warmmetal", "postgres-" + shortHash(dataDir.toString()));
       LOG.info("Data directory {} is not reachable by '{}'; keeping the embedded cluster in {}", dataDir,
-          UNPRIVILEGED_USER, home);
+          SYSTEM_USER, home);
     }
     EmbeddedPostgres pg = new EmbeddedPostgres(home, dataDir.resolve("postgres-password"), asRoot);
     try {
@@ -136,7 +138,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private void lockDataDir() throws IOException {
     lockChannel = FileChannel.open(passwordFile.resolveSibling(".embedded-postgres.lock"),
         StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-    lock = lockChannel.tryLock();
+    try {
+      lock = lockChannel.tryLock();
+    } catch (java.nio.channels.OverlappingFileLockException heldInThisProcess) {
+      lock = null;
+    }
     if (lock == null) {
       lockChannel.close();
       throw new IOException("another WarmMetal API is using the embedded database of "
@@ -228,11 +234,47 @@ public final class EmbeddedPostgres implements AutoCloseable {
     return url == null ? "missing" : Long.toString(url.openConnection().getContentLengthLong());
   }
 
-  /** As root, give the cluster's directory to the unprivileged user that runs PostgreSQL. */
+  /** The cluster's directory belongs to the user that runs PostgreSQL, and to nobody else. */
   private void handToPostgresUser(Path dir) throws IOException {
-    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
     if (asRoot) {
-      run(List.of("chown", "-R", UNPRIVILEGED_USER + ":" + UNPRIVILEGED_GROUP, dir.toString()), 60, false);
+      run(List.of("chown", "-R", SYSTEM_USER + ":" + systemGroup(), dir.toString()), 60, false);
+    }
+  }
+
+  /** Creates the system user on first use (as root) and returns its primary group. */
+  private String systemGroup() throws IOException {
+    if (runAsGroup == null) {
+      if (!succeeds(List.of("id", "-u", SYSTEM_USER))) {
+        LOG.info("Creating the system user '{}' to run the embedded PostgreSQL", SYSTEM_USER);
+        run(List.of("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell",
+            "/usr/sbin/nologin", "--user-group", SYSTEM_USER), 60, false);
+      }
+      runAsGroup = output(List.of("id", "-gn", SYSTEM_USER)).strip();
+    }
+    return runAsGroup;
+  }
+
+  private boolean succeeds(List<String> command) {
+    try {
+      run(command, 30, false);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static String output(List<String> command) throws IOException {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try {
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        throw new IOException(String.join(" ", command) + " failed: " + out.strip());
+      }
+      return out;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
     }
   }
 
@@ -243,7 +285,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private void run(List<String> command, int timeoutSeconds, boolean dropPrivileges) throws IOException {
     List<String> full = new ArrayList<>();
     if (dropPrivileges) {
-      full.addAll(List.of("setpriv", "--reuid=" + UNPRIVILEGED_USER, "--regid=" + UNPRIVILEGED_GROUP,
+      full.addAll(List.of("setpriv", "--reuid=" + SYSTEM_USER, "--regid=" + systemGroup(),
           "--clear-groups"));
     }
     full.addAll(command);

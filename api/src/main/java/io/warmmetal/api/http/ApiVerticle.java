@@ -46,7 +46,7 @@ public final class ApiVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     RouterBuilder builder = RouterBuilder.create(vertx, contract, RequestExtractor.withBodyHandler())
-        .rootHandler(BodyHandler.create().setBodyLimit(BODY_LIMIT)) // Vert.x wants body handling first
+        .rootHandler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT)) // first, as Vert.x wants; no file uploads
         .rootHandler(RequestIds::assign)
         .rootHandler(ApiVerticle::accessLog)
         .rootHandler(auth);

@@ -1,6 +1,8 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.json.DecodeException;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.json.schema.OutputUnit;
@@ -68,7 +70,16 @@ public final class ErrorResponses {
     if (failure instanceof DecodeException) {
       return ApiError.invalid("body", "the request body is not valid JSON");
     }
-    if (failure == null) {
+    if (failure instanceof PgException pg && pg.getSqlState() != null) {
+      ApiError mapped = fromDatabase(pg);
+      if (mapped != null) {
+        return mapped;
+      }
+    }
+    if (failure instanceof ClosedConnectionException || isPoolClosed(failure)) {
+      return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
+    }
+    if (failure == null || ctx.failure() instanceof HttpException) {
       return switch (status) {
         case 404 -> ApiError.of(ErrorCode.NotFound, "no such resource: " + ctx.request().path());
         case 405 -> ApiError.of(ErrorCode.MethodNotAllowed,
@@ -80,6 +91,25 @@ public final class ErrorResponses {
       };
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");
+  }
+
+  /**
+   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem; a database that
+   * is down or overloaded is a 503. Anything else stays an internal error.
+   */
+  private static ApiError fromDatabase(PgException pg) {
+    String state = pg.getSqlState();
+    if (state.startsWith("22")) {
+      return ApiError.invalid("body", "a value is not acceptable: " + pg.getErrorMessage());
+    }
+    if (state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")) {
+      return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
+    }
+    return null;
+  }
+
+  private static boolean isPoolClosed(Throwable t) {
+    return t instanceof IllegalStateException && t.getMessage() != null && t.getMessage().contains("closed");
   }
 
   private static ApiError fromSchemaFailure(SchemaValidationException e) {

@@ -49,13 +49,26 @@ public final class ShapeNamer {
     return counts;
   }
 
-  /** {@code "NVIDIA H100 80GB HBM3"} → {@code h100}; {@code "AMD Instinct MI300X"} → {@code mi300x}. */
+  /**
+   * The model's first word with a digit in it, which is what people call GPUs by: {@code "NVIDIA H100 80GB HBM3"} →
+   * {@code h100}, {@code "AMD Instinct MI300X"} → {@code mi300x}, {@code "Intel(R) Data Center GPU Max 1550"} →
+   * {@code 1550}; failing that, the first word that is not a vendor's.
+   */
   static String gpuModel(String model) {
-    for (String word : model.toLowerCase(Locale.ROOT).split("[^a-z0-9]+")) {
-      if (!word.isEmpty() && !VENDOR_WORDS.contains(word)) {
+    String[] words = model.toLowerCase(Locale.ROOT).split("[^a-z0-9]+");
+    for (String word : words) {
+      if (word.matches(".*[0-9].*") && !word.matches("[0-9]+gb")) {
+        return word;
+      }
+    }
+    for (String word : words) {
+      if (word.length() > 2 && !VENDOR_WORDS.contains(word)) {
         return word;
       }
     }
     return "gpu";
   }
+
+  /** Shape names are DNS-label-like and at most this long (they appear in paths and Kubernetes labels). */
+  public static final int MAX_LENGTH = 63;
 }

@@ -69,6 +69,22 @@ class BadInputTest {
   }
 
   @Test
+  void valuesTheDatabaseRefusesAre400AndCursorsBeyondRangeToo() {
+    long before = written();
+    Response nul = fx.client.post("/v1/machines", ApiFixture.ADMIN, new JsonObject().put("name", "bad\u0000name")
+        .put("facts", ApiFixture.facts(4, 16)));
+    assertThat(nul.status()).as(nul.raw()).isEqualTo(400);
+    assertThat(nul.errorCode()).isEqualTo("ValidationError");
+    Response nulLabel = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g")
+        .put("labels", new JsonObject().put("k", "v\u0000")));
+    assertThat(nulLabel.status()).as(nulLabel.raw()).isEqualTo(400);
+    assertThat(fx.client.get("/v1/instances?cursor=99999999999999999999", ApiFixture.ADMIN).status())
+        .isEqualTo(400);
+    assertThat(fx.client.get("/v1/events?since=99999999999999999999", ApiFixture.ADMIN).status()).isEqualTo(400);
+    assertThat(written()).isEqualTo(before);
+  }
+
+  @Test
   void oversizedUserDataIsRefused() {
     long before = written();
     String big = Base64.getEncoder().encodeToString(new byte[65 * 1024]);

@@ -120,6 +120,41 @@ class TerminateTest {
   }
 
   @Test
+  void aResultCannotOvertakeAnEarlierOpenCommand() {
+    // A launch that accepts preparing machines queues its join behind the machine's prepare.
+    String standby = fx.registerMachines(1, ApiFixture.facts(4, 16), false).get(0);
+    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    fx.reconcilePools();
+    fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true));
+    String join = fx.openCommands(standby, "join").get(0);
+    Response early = fx.client.post("/v1/commands/" + join + "/result", ApiFixture.ADMIN,
+        new JsonObject().put("status", "succeeded"));
+    assertThat(early.status()).isEqualTo(409);
+    assertThat(early.errorCode()).isEqualTo("InvalidState");
+    assertThat(fx.openCommands(standby, "join")).containsExactly(join);
+  }
+
+  @Test
+  void terminatingWhilePreparingCancelsThePrepareSoALateResultCannotMakeItWarm() {
+    String standby = fx.registerMachines(1, ApiFixture.facts(4, 16), false).get(0);
+    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    fx.reconcilePools();
+    String oldPrepare = fx.openCommands(standby, "prepare").get(0);
+    String id = fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-4c-16g")
+        .put("allowPreparing", true)).body().getJsonArray("instances").getJsonObject(0).getString("id");
+    fx.client.delete("/v1/instances/" + id, client);
+    fx.report(fx.openCommands(standby, "reset").get(0), true);
+    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("preparing");
+
+    Response late = fx.client.post("/v1/commands/" + oldPrepare + "/result", ApiFixture.ADMIN,
+        new JsonObject().put("status", "succeeded"));
+    assertThat(late.status()).isEqualTo(409);
+    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("preparing");
+    fx.report(fx.openCommands(standby, "prepare").get(0), true);
+    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("warm");
+  }
+
+  @Test
   void unknownInstancesAndCommandsAre404() {
     assertThat(fx.client.delete("/v1/instances/i-0123456789abcdef0", client).status()).isEqualTo(404);
     assertThat(fx.client.get("/v1/instances/i-0123456789abcdef0", client).errorCode()).isEqualTo("NotFound");

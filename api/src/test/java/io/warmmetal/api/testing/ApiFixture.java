@@ -27,11 +27,14 @@ public final class ApiFixture implements AutoCloseable {
   public final ApiClient client;
   public final Path dataDir;
 
-  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, Path dataDir) {
+  private final boolean ownDataDir;
+
+  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, Path dataDir, boolean ownDataDir) {
     this.vertx = vertx;
     this.api = api;
     this.client = client;
     this.dataDir = dataDir;
+    this.ownDataDir = ownDataDir;
   }
 
   public static ApiFixture start(Vertx vertx) throws Exception {
@@ -40,20 +43,33 @@ public final class ApiFixture implements AutoCloseable {
 
   /** Starts a server; {@code overrides} are WARMMETAL_* settings on top of the test defaults. */
   public static ApiFixture start(Vertx vertx, Map<String, String> overrides) throws Exception {
-    Path dataDir = Files.createTempDirectory("warmmetal-test-data");
     Map<String, String> env = new HashMap<>();
     env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
     env.put("WARMMETAL_HTTP_PORT", "0");
-    env.put("WARMMETAL_DATA_DIR", dataDir.toString());
+    boolean ownDataDir = !overrides.containsKey("WARMMETAL_DATA_DIR");
+    if (ownDataDir) {
+      env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-test-data").toString());
+    }
     env.put("WARMMETAL_ADMIN_TOKEN", ADMIN);
-    env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
+    if (!overrides.containsKey("WARMMETAL_DATABASE_URL")) {
+      env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
+    }
     env.put("WARMMETAL_POOL_INTERVAL_MS", "3600000");
     env.put("WARMMETAL_HTTP_VERTICLES", "2");
     env.putAll(overrides);
     env.values().removeIf(v -> v == null || v.isEmpty());
-    WarmMetalApi api = WarmMetalApi.start(vertx, ApiConfig.fromEnv(env)).await();
+    Path dataDir = Path.of(env.get("WARMMETAL_DATA_DIR"));
+    WarmMetalApi api;
+    try {
+      api = WarmMetalApi.start(vertx, ApiConfig.fromEnv(env)).await();
+    } catch (RuntimeException e) {
+      if (ownDataDir) {
+        deleteTree(dataDir);
+      }
+      throw e;
+    }
     OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
-    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract), dataDir);
+    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract), dataDir, ownDataDir);
   }
 
   public Pool db() {
@@ -129,5 +145,16 @@ public final class ApiFixture implements AutoCloseable {
   @Override
   public void close() {
     api.stop().await();
+    if (ownDataDir) {
+      deleteTree(dataDir);
+    }
+  }
+
+  static void deleteTree(Path dir) {
+    try (var walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (Exception ignored) {
+      // best effort: a temporary directory
+    }
   }
 }

@@ -59,16 +59,8 @@ public final class TestDatabase {
     EmbeddedPostgres pg = EmbeddedPostgres.start(dir);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       pg.close();
-      deleteTree(dir);
+      ApiFixture.deleteTree(dir);
     }));
     return pg.url("postgres");
-  }
-
-  private static void deleteTree(Path dir) {
-    try (var walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (Exception ignored) {
-      // best effort: a temp directory
-    }
   }
 }

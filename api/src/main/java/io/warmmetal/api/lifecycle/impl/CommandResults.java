@@ -21,8 +21,8 @@ import io.warmmetal.api.lifecycle.MachineState;
  *   <li>reset: {@code resetting → preparing} with a new prepare queued, instance {@code → terminated};
  *       failed: the machine is quarantined, the instance still terminates</li>
  * </ul>
- * A result that arrives when the machine has moved on (say, a prepare finishing after a termination) is recorded
- * and changes nothing.
+ * Results come in the order the machine runs its commands: a result that would overtake an earlier open command is
+ * refused. A result that arrives when the machine has moved on is recorded and changes nothing.
  */
 final class CommandResults {
   private final Pool db;
@@ -67,6 +67,21 @@ final class CommandResults {
     if (current.equals("cancelled")) {
       throw ApiError.of(ErrorCode.InvalidState, "command " + id + " was cancelled");
     }
+    // A machine runs its commands in order: a result cannot overtake an earlier command that is still open.
+    return tx.preparedQuery("""
+            SELECT id FROM commands WHERE machine_id = $1 AND seq < $2 AND status IN ('queued', 'delivered')
+            ORDER BY seq LIMIT 1""")
+        .execute(Tuple.of(command.getString("machine_id"), command.getLong("seq")))
+        .compose(earlier -> {
+          if (earlier.size() > 0) {
+            throw ApiError.of(ErrorCode.InvalidState, "command " + earlier.iterator().next().getString("id")
+                + ", queued before " + id + ", has not finished");
+          }
+          return store(tx, id, status, message);
+        });
+  }
+
+  private static Future<Boolean> store(SqlConnection tx, String id, String status, String message) {
     return tx.preparedQuery("""
             WITH c AS (
               UPDATE commands SET status = $2, message = $3, finished_at = now() WHERE id = $1

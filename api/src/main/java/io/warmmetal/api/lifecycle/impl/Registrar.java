@@ -27,6 +27,10 @@ final class Registrar {
   Future<JsonObject> register(JsonObject reg) {
     JsonObject facts = reg.getJsonObject("facts");
     String shape = ShapeNamer.name(facts);
+    if (shape.length() > ShapeNamer.MAX_LENGTH) {
+      return Future.failedFuture(ApiError.invalid("facts.gpus", "these facts make the shape name '" + shape
+          + "', longer than " + ShapeNamer.MAX_LENGTH + " characters; a machine mixes too many GPU models"));
+    }
     String id = Ids.machineId();
     MachineState state = reg.getBoolean("prepared", false) ? MachineState.WARM : MachineState.STANDBY;
     JsonObject identity = reg.getJsonObject("identity", new JsonObject());

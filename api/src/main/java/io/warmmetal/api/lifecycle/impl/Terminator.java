@@ -70,7 +70,8 @@ final class Terminator {
                   InstanceState.TERMINATED, reason + "; machine " + machineState.wire() + ", not reset"))
               .compose(x -> release(tx, machineId, instanceId));
         }
-        return Transitions.cancelInstanceCommands(tx, instanceId, reason)
+        // The reset supersedes whatever the machine had queued (its join, or a prepare still running).
+        return Transitions.cancelMachineCommands(tx, machineId, reason)
             .compose(x -> Transitions.instance(tx, instanceId, state, InstanceState.SHUTTING_DOWN, reason))
             .compose(x -> Transitions.machine(tx, machineId, machineState, MachineState.RESETTING, reason))
             .compose(x -> Transitions.enqueue(tx, machineId, instanceId, "reset"));

@@ -1,0 +1,138 @@
+package io.warmmetal.api.bench;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import io.warmmetal.api.WarmMetalApi;
+import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.testing.TestDatabase;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Launch throughput and latency: registers N warm machines, then fires launches from C concurrent clients (each
+ * sends its next launch when the last one answers) and prints launches/s and latency percentiles. The API runs in
+ * this JVM on a real PostgreSQL (the embedded one unless WARMMETAL_TEST_DATABASE_URL names another), over real
+ * HTTP on loopback. Not a test: it asserts nothing, it measures.
+ *
+ * <pre>mvn -B -q -pl api test-compile exec:java -Dexec.classpathScope=test \
+ *   -Dexec.mainClass=io.warmmetal.api.bench.LaunchBenchmark -Dexec.args="20000 200"</pre>
+ * Arguments: launches (default 20000), concurrency (default 200), warm-up launches (default 2000).
+ */
+public final class LaunchBenchmark {
+
+  public static void main(String[] args) throws Exception {
+    int launches = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
+    int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 200;
+    int warmup = args.length > 2 ? Integer.parseInt(args[2]) : 2_000;
+    String admin = "bench-admin-token-0123456789abcdef";
+
+    Vertx vertx = Vertx.vertx();
+    Map<String, String> env = new HashMap<>(System.getenv()); // WARMMETAL_* settings apply, e.g. the pool size
+    env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
+    env.put("WARMMETAL_HTTP_PORT", "0");
+    env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
+    env.put("WARMMETAL_ADMIN_TOKEN", admin);
+    env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
+    ApiConfig config = ApiConfig.fromEnv(env);
+    WarmMetalApi api = WarmMetalApi.start(vertx, config).await();
+    WebClient http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
+        new PoolOptions().setHttp1MaxSize(concurrency));
+    int port = api.port();
+
+    long t0 = System.nanoTime();
+    run(concurrency, warmup + launches, i -> http.post(port, "127.0.0.1", "/v1/machines")
+        .putHeader("Authorization", "Bearer " + admin)
+        .sendJsonObject(new JsonObject().put("name", "bench-" + i).put("prepared", true)
+            .put("facts", new JsonObject().put("cpus", 32).put("memoryMiB", 262144).put("arch", "x86_64")))
+        .map(r -> expect(r.statusCode(), 201, r.bodyAsString()))).await();
+    System.out.printf("registered %d warm machines in %.1f s%n", warmup + launches, (System.nanoTime() - t0) / 1e9);
+
+    LaunchRun warm = launch(http, port, admin, concurrency, warmup);
+    System.out.printf("warm-up: %d launches, %.0f launches/s%n", warmup, warm.perSecond());
+    LaunchRun measured = launch(http, port, admin, concurrency, launches);
+
+    System.out.println();
+    System.out.println("| launches | concurrency | launches/s | p50 ms | p90 ms | p99 ms | max ms |");
+    System.out.println("|---|---|---|---|---|---|---|");
+    System.out.printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |%n", launches, concurrency, measured.perSecond(),
+        measured.percentile(50), measured.percentile(90), measured.percentile(99), measured.percentile(100));
+    System.out.printf("(%d cores, %s %s)%n", Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.vm.name"), System.getProperty("java.version"));
+
+    api.stop().await();
+    vertx.close();
+    System.exit(0);
+  }
+
+  private static LaunchRun launch(WebClient http, int port, String token, int concurrency, int count) {
+    long[] latencies = new long[count];
+    long start = System.nanoTime();
+    run(concurrency, count, i -> {
+      long sent = System.nanoTime();
+      return http.post(port, "127.0.0.1", "/v1/instances").putHeader("Authorization", "Bearer " + token)
+          .sendJsonObject(new JsonObject().put("shape", "x86-32c-256g")
+              .put("clientToken", UUID.randomUUID().toString()))
+          .map(r -> {
+            latencies[i] = System.nanoTime() - sent;
+            return expect(r.statusCode(), 201, r.bodyAsString());
+          });
+    }).await();
+    return new LaunchRun(latencies, System.nanoTime() - start);
+  }
+
+  /** Runs {@code total} operations with {@code concurrency} in flight; fails on the first failure. */
+  private static Future<Void> run(int concurrency, int total, java.util.function.IntFunction<Future<?>> op) {
+    Promise<Void> done = Promise.promise();
+    AtomicInteger next = new AtomicInteger();
+    AtomicInteger finished = new AtomicInteger();
+    Runnable[] worker = new Runnable[1];
+    worker[0] = () -> {
+      int i = next.getAndIncrement();
+      if (i >= total) {
+        return;
+      }
+      op.apply(i).onComplete(ar -> {
+        if (ar.failed()) {
+          done.tryFail(ar.cause());
+        } else if (finished.incrementAndGet() == total) {
+          done.tryComplete();
+        } else {
+          worker[0].run();
+        }
+      });
+    };
+    for (int w = 0; w < Math.min(concurrency, total); w++) {
+      worker[0].run();
+    }
+    return done.future();
+  }
+
+  private static Object expect(int status, int wanted, String body) {
+    if (status != wanted) {
+      throw new IllegalStateException("expected " + wanted + " but got " + status + ": " + body);
+    }
+    return null;
+  }
+
+  private record LaunchRun(long[] latencies, long elapsedNanos) {
+    double perSecond() {
+      return latencies.length / (elapsedNanos / 1e9);
+    }
+
+    double percentile(double p) {
+      long[] sorted = latencies.clone();
+      Arrays.sort(sorted);
+      int idx = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+      return sorted[Math.max(0, Math.min(idx, sorted.length - 1))] / 1e6;
+    }
+  }
+}
