@@ -21,6 +21,10 @@ final class LaunchRequests {
     if (maxCount < minCount) {
       throw ApiError.invalid("maxCount", "maxCount (" + maxCount + ") must not be below minCount (" + minCount + ")");
     }
+    if (body.containsKey("userData") && body.containsKey("kubernetes")) {
+      // The agent either joins the cluster with the join block or runs the user data: say which.
+      throw ApiError.invalid("userData", "give userData or kubernetes, not both");
+    }
     return new LaunchSpec(caller, shapes, minCount, maxCount, body.getString("clientToken"),
         body.getJsonObject("labels", new JsonObject()), body.getJsonObject("kubernetes"), userData(body),
         body.getBoolean("allowPreparing", false));

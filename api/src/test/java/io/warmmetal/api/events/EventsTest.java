@@ -47,10 +47,11 @@ class EventsTest {
 
   @Test
   void aMachinesHistoryExplainsWhereItIs() throws Exception {
-    String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
-    fx.registerMachines(1, ApiFixture.facts(8, 32), true);
-    String instance = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"))
-        .body().getJsonArray("instances").getJsonObject(0).getString("id");
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true);
+    JsonObject launched = fx.client.post("/v1/instances", ApiFixture.ADMIN,
+        new JsonObject().put("shape", "x86-8c-32g")).body().getJsonArray("instances").getJsonObject(0);
+    String instance = launched.getString("id");
+    String machine = launched.getString("machineId");
     fx.report(fx.openCommands(machine, "join").get(0), true);
     fx.client.delete("/v1/instances/" + instance, ApiFixture.ADMIN);
 

@@ -54,6 +54,7 @@ class BadInputTest {
       "missing join field  | {\"shape\":\"x86-8c-32g\",\"kubernetes\":{\"apiServer\":\"a:6443\"}} | kubernetes.caCertHash",
       "bad taint effect    | {\"shape\":\"x86-8c-32g\",\"kubernetes\":{\"apiServer\":\"a\",\"caCertHash\":\"sha256:" + "0000000000000000000000000000000000000000000000000000000000000000" + "\",\"bootstrapToken\":\"abcdef.0123456789abcdef\",\"taints\":[{\"key\":\"k\",\"effect\":\"Sometimes\"}]}} | kubernetes.taints.0.effect",
       "userData not base64 | {\"shape\":\"x86-8c-32g\",\"userData\":\"%%%not base64%%%\"}       | userData",
+      "userData and join   | {\"shape\":\"x86-8c-32g\",\"userData\":\"aGk=\",\"kubernetes\":{\"apiServer\":\"a\",\"caCertHash\":\"sha256:0000000000000000000000000000000000000000000000000000000000000000\",\"bootstrapToken\":\"abcdef.0123456789abcdef\"}} | userData",
       "not an object       | [1,2,3]                                                          | body",
       "not JSON            | {\"shape\":                                                       | body",
   })

@@ -175,23 +175,32 @@ class TerminateTest {
   void secretsAreSealedAndNeverReturned() {
     String token = "abcdef.0123456789abcdef";
     String userData = java.util.Base64.getEncoder().encodeToString("#!/bin/sh\necho s3cr3t-user-data".getBytes());
-    Response r = fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-8c-32g")
-        .put("userData", userData)
+    String other = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
+    Response joining = fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-8c-32g")
         .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443")
             .put("caCertHash", "sha256:" + "ab".repeat(32)).put("bootstrapToken", token)));
-    String id = r.body().getJsonArray("instances").getJsonObject(0).getString("id");
-    assertThat(r.raw()).doesNotContain(token).doesNotContain("s3cr3t").doesNotContain(userData);
-    assertThat(fx.client.get("/v1/instances/" + id, client).raw()).doesNotContain(token).doesNotContain(userData);
-    assertThat(fx.client.get("/v1/instances", client).raw()).doesNotContain(token);
+    Response scripted = fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-8c-32g")
+        .put("userData", userData));
+    assertThat(scripted.body().getJsonArray("instances").getJsonObject(0).getBoolean("hasUserData")).isTrue();
+    assertThat(joining.body().getJsonArray("instances").getJsonObject(0).getJsonObject("kubernetes")
+        .getString("apiServer")).isEqualTo("10.0.0.1:6443");
+    for (Response r : java.util.List.of(joining, scripted)) {
+      String id = r.body().getJsonArray("instances").getJsonObject(0).getString("id");
+      assertThat(r.raw()).doesNotContain(token).doesNotContain("s3cr3t").doesNotContain(userData);
+      assertThat(fx.client.get("/v1/instances/" + id, client).raw()).doesNotContain(token).doesNotContain(userData);
+      // At rest: sealed bytes, not the plaintext.
+      var sealed = fx.db().preparedQuery("SELECT secrets FROM instances WHERE id = $1")
+          .execute(io.vertx.sqlclient.Tuple.of(id)).await().iterator().next().getBuffer(0);
+      assertThat(sealed).isNotNull();
+      assertThat(sealed.toString()).doesNotContain(token).doesNotContain("s3cr3t");
+    }
+    assertThat(fx.client.get("/v1/instances", client).raw()).doesNotContain(token).doesNotContain(userData);
     assertThat(fx.client.get("/v1/events", ApiFixture.ADMIN).raw()).doesNotContain(token);
-    assertThat(r.body().getJsonArray("instances").getJsonObject(0).getBoolean("hasUserData")).isTrue();
 
-    // At rest: sealed bytes, not the plaintext; and dropped once the instance leaves pending.
-    var sealed = fx.db().preparedQuery("SELECT secrets FROM instances WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(id)).await().iterator().next().getBuffer(0);
-    assertThat(sealed).isNotNull();
-    assertThat(sealed.toString()).doesNotContain(token).doesNotContain("s3cr3t");
+    // Dropped once the instances leave pending.
     fx.report(fx.openCommands(machine, "join").get(0), true);
+    fx.report(fx.openCommands(other, "join").get(0), true);
     assertThat(fx.count("SELECT count(*) FROM instances WHERE secrets IS NOT NULL")).isZero();
   }
+
 }
