@@ -13,7 +13,11 @@ import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
+import io.warmmetal.api.channel.AgentPortVerticle;
 import io.warmmetal.api.db.EmbeddedPostgres;
+import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.enrollment.EnrollmentRoutes;
+import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.events.EventRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.Operations;
@@ -24,6 +28,8 @@ import io.warmmetal.api.metrics.FleetMetrics;
 import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
 import io.warmmetal.api.shapes.ShapeRoutes;
+import io.warmmetal.protocol.CaPin;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +41,7 @@ import org.slf4j.LoggerFactory;
 public final class WarmMetalApi {
   private static final Logger LOG = LoggerFactory.getLogger(WarmMetalApi.class);
   public static final String CONTRACT = "openapi.yaml";
+  public static final String AGENT_CONTRACT = "agent-api.yaml";
 
   private final Vertx vertx;
   private final ApiConfig config;
@@ -43,6 +50,10 @@ public final class WarmMetalApi {
   private PoolManager poolManager;
   private String deploymentId;
   private int port;
+  private int agentPort;
+  private String agentDeploymentId;
+  private CertificateAuthority ca;
+  private EnrollmentTokens enrollmentTokens;
   private Lifecycle lifecycle;
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
@@ -61,19 +72,28 @@ public final class WarmMetalApi {
         .compose(options -> Database.migrate(vertx, options).map(options))
         .compose(options -> {
           db = Database.pool(vertx, options, config.dbPoolSize());
+          return vertx.executeBlocking(() -> CertificateAuthority.loadOrCreate(config.dataDir(), config.caCertFile(),
+              config.caKeyFile()), false);
+        })
+        .compose(authority -> {
+          ca = authority;
           return vertx.executeBlocking(() -> DataDir.secretBox(config), false);
         })
         .compose(secrets -> {
-          lifecycle = Lifecycle.create(vertx, db, secrets, metrics);
+          enrollmentTokens = new EnrollmentTokens(vertx, db);
+          lifecycle = Lifecycle.create(vertx, db, secrets, metrics, enrollmentTokens, ca,
+              config.agentCertValidity());
           poolManager = new PoolManager(vertx, lifecycle, config.poolInterval());
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
-              .compose(contract -> deploy(contract, tokens, metrics));
+              .compose(contract -> deploy(contract, tokens, metrics))
+              .compose(x -> deployAgentPort());
         })
         .onSuccess(x -> {
           poolManager.start();
-          LOG.info("WarmMetal API listening on {}:{}", config.httpHost(), port);
+          LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
+              config.agentHost(), agentPort, ca.pin());
         });
   }
 
@@ -103,6 +123,25 @@ public final class WarmMetalApi {
         .mapEmpty();
   }
 
+  /** The agents' TLS port, with a server certificate issued now by the CA for the configured names. */
+  private Future<Void> deployAgentPort() {
+    return vertx.executeBlocking(() -> {
+          CertificateAuthority.Issued server = ca.issueServer(config.agentNames(), Duration.ofDays(825));
+          String caPem = CertificateAuthority.pem(ca.certificate());
+          return new AgentPortVerticle.TlsMaterial(CertificateAuthority.pem(server.key()),
+              CertificateAuthority.pem(server.certificate()) + caPem, caPem);
+        }, false)
+        .compose(tls -> OpenAPIContract.from(vertx, AGENT_CONTRACT).compose(contract -> {
+          AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(), tls,
+              ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle));
+          return vertx.deployVerticle(verticle).onSuccess(id -> {
+            agentDeploymentId = id;
+            agentPort = verticle.actualPort();
+          });
+        }))
+        .mapEmpty();
+  }
+
   private void mountOperations(Operations ops, TokenStore tokens) {
     InstanceRoutes.mount(ops, db, lifecycle, poolManager);
     MachineRoutes.mount(ops, db, lifecycle);
@@ -111,6 +150,17 @@ public final class WarmMetalApi {
     PoolRoutes.mount(ops, db, poolManager);
     EventRoutes.mount(ops, db);
     TokenRoutes.mount(ops, tokens);
+    EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
+  }
+
+  /** The agents' TLS port (enrollment and the channel). */
+  public int agentPort() {
+    return agentPort;
+  }
+
+  /** The pin agents verify the API by. */
+  public CaPin caPin() {
+    return ca.pin();
   }
 
   /** The port the API listens on (the configured one, or the one picked for port 0). */
@@ -131,7 +181,9 @@ public final class WarmMetalApi {
     if (poolManager != null) {
       poolManager.stop();
     }
-    Future<Void> undeployed = deploymentId == null ? Future.succeededFuture() : vertx.undeploy(deploymentId);
+    Future<Void> undeployed = (agentDeploymentId == null ? Future.<Void>succeededFuture()
+        : vertx.undeploy(agentDeploymentId))
+        .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId));
     return undeployed
         .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())
         .eventually(() -> embedded == null ? Future.succeededFuture()

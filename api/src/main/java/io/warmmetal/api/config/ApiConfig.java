@@ -2,6 +2,7 @@ package io.warmmetal.api.config;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -20,6 +21,14 @@ import java.util.Optional;
  * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32)
  * @param poolInterval       how often the pool manager reconciles ({@code WARMMETAL_POOL_INTERVAL_MS}, default 1000)
  * @param verticles          HTTP event-loop verticles ({@code WARMMETAL_HTTP_VERTICLES}, default: cores)
+ * @param agentHost          interface of the agent port ({@code WARMMETAL_AGENT_HOST}, default 0.0.0.0)
+ * @param agentPort          the agents' TLS port: enrollment and the channel ({@code WARMMETAL_AGENT_PORT}, default
+ *                           8443; 0 picks a free port)
+ * @param agentNames         host names and IPs agents reach the API by, put in the agent port's certificate
+ *                           ({@code WARMMETAL_AGENT_NAMES}, comma-separated, default localhost,127.0.0.1)
+ * @param caCertFile         the CA certificate (PEM) if not the generated one ({@code WARMMETAL_CA_CERT_FILE})
+ * @param caKeyFile          its private key (PEM) ({@code WARMMETAL_CA_KEY_FILE})
+ * @param agentCertValidity  how long agents' client certificates last ({@code WARMMETAL_AGENT_CERT_DAYS}, 365)
  */
 public record ApiConfig(
     String httpHost,
@@ -30,7 +39,13 @@ public record ApiConfig(
     Optional<Secret> secretKey,
     int dbPoolSize,
     Duration poolInterval,
-    int verticles) {
+    int verticles,
+    String agentHost,
+    int agentPort,
+    List<String> agentNames,
+    Optional<Path> caCertFile,
+    Optional<Path> caKeyFile,
+    Duration agentCertValidity) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -47,7 +62,13 @@ public record ApiConfig(
         r.optional("WARMMETAL_SECRET_KEY").map(Secret::new),
         r.integer("WARMMETAL_DB_POOL_SIZE", 32, 1, 1000),
         Duration.ofMillis(r.integer("WARMMETAL_POOL_INTERVAL_MS", 1000, 10, 3_600_000)),
-        r.integer("WARMMETAL_HTTP_VERTICLES", Runtime.getRuntime().availableProcessors(), 1, 256));
+        r.integer("WARMMETAL_HTTP_VERTICLES", Runtime.getRuntime().availableProcessors(), 1, 256),
+        r.string("WARMMETAL_AGENT_HOST", "0.0.0.0"),
+        r.integer("WARMMETAL_AGENT_PORT", 8443, 0, 65535),
+        List.of(r.string("WARMMETAL_AGENT_NAMES", "localhost,127.0.0.1").split("\\s*,\\s*")),
+        r.optional("WARMMETAL_CA_CERT_FILE").map(Path::of),
+        r.optional("WARMMETAL_CA_KEY_FILE").map(Path::of),
+        Duration.ofDays(r.integer("WARMMETAL_AGENT_CERT_DAYS", 365, 1, 3650)));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

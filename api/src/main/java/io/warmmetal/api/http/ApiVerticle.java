@@ -7,10 +7,8 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.ext.web.handler.BodyHandler;
-import io.vertx.ext.web.openapi.router.RequestExtractor;
-import io.vertx.ext.web.openapi.router.RouterBuilder;
 import io.vertx.openapi.contract.OpenAPIContract;
+import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,16 +43,8 @@ public final class ApiVerticle extends VerticleBase {
 
   @Override
   public Future<?> start() {
-    RouterBuilder builder = RouterBuilder.create(vertx, contract, RequestExtractor.withBodyHandler())
-        .rootHandler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT)) // first, as Vert.x wants; no file uploads
-        .rootHandler(RequestIds::assign)
-        .rootHandler(ApiVerticle::accessLog)
-        .rootHandler(auth);
-    mountOperations.accept(new Operations(builder));
-    // The auth root handler enforces bearer tokens and roles before validation; the builder's own security
-    // handlers would only repeat it, after validation.
-    builder.getRoutes().forEach(r -> r.setDoSecurity(false).addFailureHandler(ErrorResponses::handle));
-    Router router = builder.createRouter();
+    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, auth),
+        mountOperations);
     mountOperational.accept(router);
     for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
       router.errorHandler(status, ErrorResponses::handle);

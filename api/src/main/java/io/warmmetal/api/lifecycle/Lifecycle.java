@@ -6,8 +6,11 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.lifecycle.impl.LifecycleImpl;
 import io.warmmetal.api.metrics.FleetMetrics;
+import java.time.Duration;
 
 /**
  * The one owner of every machine and instance state transition. Each method is one PostgreSQL transaction that
@@ -19,12 +22,20 @@ import io.warmmetal.api.metrics.FleetMetrics;
  */
 public interface Lifecycle {
 
-  static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics) {
-    return new LifecycleImpl(vertx, db, secrets, metrics);
+  static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
+      CertificateAuthority ca, Duration agentCertValidity) {
+    return new LifecycleImpl(vertx, db, secrets, metrics, tokens, ca, agentCertValidity);
   }
 
   /** Registers a machine by hand: straight to {@code warm} if prepared, else {@code standby}. */
   Future<JsonObject> register(JsonObject registration);
+
+  /**
+   * Enrolls an agent: uses up one use of its token, registers its machine ({@code enrolling}) or finds the one the
+   * same hardware enrolled before, and signs its client certificate, bound to the machine id. Answers
+   * {@code {machineId, certificate, caCertificate}} (PEM).
+   */
+  Future<JsonObject> enroll(EnrollmentRequest request);
 
   Future<JsonObject> cordon(String machineId, boolean cordoned);
 

@@ -39,6 +39,8 @@ public final class LaunchBenchmark {
     Map<String, String> env = new HashMap<>(System.getenv()); // WARMMETAL_* settings apply, e.g. the pool size
     env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
     env.put("WARMMETAL_HTTP_PORT", "0");
+    env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
+    env.put("WARMMETAL_AGENT_PORT", "0");
     env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
     env.put("WARMMETAL_ADMIN_TOKEN", admin);
     env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());

@@ -46,6 +46,8 @@ public final class ApiFixture implements AutoCloseable {
     Map<String, String> env = new HashMap<>();
     env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
     env.put("WARMMETAL_HTTP_PORT", "0");
+    env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
+    env.put("WARMMETAL_AGENT_PORT", "0");
     boolean ownDataDir = !overrides.containsKey("WARMMETAL_DATA_DIR");
     if (ownDataDir) {
       env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-test-data").toString());

@@ -6,21 +6,28 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.enrollment.EnrollmentTokens;
+import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.LaunchResult;
 import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.metrics.FleetMetrics;
+import java.time.Duration;
 
 /** Routes each transition to the class that owns that part of the state machines. */
 public final class LifecycleImpl implements Lifecycle {
   private final Registrar registrar;
+  private final Enroller enroller;
   private final Launcher launcher;
   private final Terminator terminator;
   private final CommandResults results;
   private final PoolReconciler pools;
 
-  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics) {
+  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
+      CertificateAuthority ca, Duration agentCertValidity) {
     this.registrar = new Registrar(db);
+    this.enroller = new Enroller(vertx, db, tokens, ca, agentCertValidity);
     this.launcher = new Launcher(vertx, db, secrets, metrics);
     this.terminator = new Terminator(db);
     this.results = new CommandResults(db);
@@ -30,6 +37,11 @@ public final class LifecycleImpl implements Lifecycle {
   @Override
   public Future<JsonObject> register(JsonObject registration) {
     return registrar.register(registration);
+  }
+
+  @Override
+  public Future<JsonObject> enroll(EnrollmentRequest request) {
+    return enroller.enroll(request);
   }
 
   @Override

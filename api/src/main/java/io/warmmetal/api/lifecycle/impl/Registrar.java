@@ -47,7 +47,7 @@ final class Registrar {
         .recover(err -> Future.failedFuture(duplicateIdentity(err)));
   }
 
-  private static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
+  static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
     JsonArray gpus = new JsonArray();
     for (Map.Entry<String, Integer> g : ShapeNamer.gpuCounts(facts).entrySet()) {
       gpus.add(new JsonObject().put("model", g.getKey()).put("count", g.getValue()));

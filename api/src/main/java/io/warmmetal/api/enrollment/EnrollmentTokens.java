@@ -1,0 +1,102 @@
+package io.warmmetal.api.enrollment;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.http.Json;
+import java.time.OffsetDateTime;
+
+/**
+ * Enrollment tokens: minted by an admin with a number of uses, an expiry and labels for the machines that enroll
+ * with them; stored as SHA-256 digests (the secrets are 256 random bits); shown once.
+ */
+public final class EnrollmentTokens {
+  private final Vertx vertx;
+  private final Pool db;
+
+  public EnrollmentTokens(Vertx vertx, Pool db) {
+    this.vertx = vertx;
+    this.db = db;
+  }
+
+  /** What a valid token grants the enrolling machine. */
+  public record Grant(String tokenId, JsonObject labels) {}
+
+  public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels) {
+    String id = Ids.random("et-", 16);
+    String secret = "wme_" + Ids.tokenSecret().substring(3);
+    return vertx.executeBlocking(() -> Ids.sha256(secret), false)
+        .compose(hash -> db.preparedQuery("""
+                INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at)
+                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5)) RETURNING *""")
+            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds)))
+        .map(rows -> toJson(rows.iterator().next()).put("token", secret));
+  }
+
+  public Future<JsonArray> list() {
+    return db.query("SELECT * FROM enrollment_tokens ORDER BY created_at, id").execute().map(rows -> {
+      JsonArray out = new JsonArray();
+      rows.forEach(r -> out.add(toJson(r)));
+      return out;
+    });
+  }
+
+  public Future<Void> revoke(String id) {
+    return db.preparedQuery("UPDATE enrollment_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1")
+        .execute(Tuple.of(id))
+        .map(rows -> {
+          if (rows.rowCount() == 0) {
+            throw ApiError.notFound("enrollment token", id);
+          }
+          return null;
+        });
+  }
+
+  /**
+   * Uses up one use of a token inside the caller's transaction, or fails with 401 saying why the token is no good
+   * (unknown or revoked, expired, used up).
+   */
+  public Future<Grant> consume(SqlConnection tx, String secret) {
+    return vertx.executeBlocking(() -> Ids.sha256(secret), false)
+        .compose(hash -> tx.preparedQuery("""
+                SELECT id, uses_left, labels, expires_at < now() AS expired FROM enrollment_tokens
+                WHERE token_hash = $1 AND revoked_at IS NULL FOR UPDATE""")
+            .execute(Tuple.of(Buffer.buffer(hash))))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token is unknown or revoked");
+          }
+          Row t = rows.iterator().next();
+          if (t.getBoolean("expired")) {
+            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token has expired");
+          }
+          if (t.getInteger("uses_left") == 0) {
+            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token is used up");
+          }
+          return tx.preparedQuery("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE id = $1")
+              .execute(Tuple.of(t.getString("id")))
+              .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels")));
+        });
+  }
+
+  private static JsonObject toJson(Row r) {
+    OffsetDateTime revoked = r.getOffsetDateTime("revoked_at");
+    return new JsonObject()
+        .put("id", r.getString("id"))
+        .put("uses", r.getInteger("uses"))
+        .put("usesLeft", r.getInteger("uses_left"))
+        .put("labels", r.getJsonObject("labels"))
+        .put("expiresAt", Json.time(r.getOffsetDateTime("expires_at")))
+        .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
+        .put("revokedAt", Json.time(revoked));
+  }
+}

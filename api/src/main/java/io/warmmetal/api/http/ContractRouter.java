@@ -1,0 +1,36 @@
+package io.warmmetal.api.http;
+
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.ext.web.openapi.router.RequestExtractor;
+import io.vertx.ext.web.openapi.router.RouterBuilder;
+import io.vertx.openapi.contract.OpenAPIContract;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * A router built from a contract, as every port here has one: the body read first (no file uploads), a request id,
+ * the given root handlers, every request validated against the contract, and every failure in the one error shape.
+ */
+public final class ContractRouter {
+  private ContractRouter() {}
+
+  public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
+      List<Handler<RoutingContext>> rootHandlers, Consumer<Operations> mountOperations) {
+    RouterBuilder builder = RouterBuilder.create(vertx, contract, RequestExtractor.withBodyHandler())
+        .rootHandler(BodyHandler.create(false).setBodyLimit(bodyLimit)) // first, as Vert.x wants
+        .rootHandler(RequestIds::assign);
+    rootHandlers.forEach(builder::rootHandler);
+    mountOperations.accept(new Operations(builder));
+    // Security is the root handlers' job (before validation); the builder's own would only repeat it, after.
+    builder.getRoutes().forEach(r -> r.setDoSecurity(false).addFailureHandler(ErrorResponses::handle));
+    Router router = builder.createRouter();
+    for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
+      router.errorHandler(status, ErrorResponses::handle);
+    }
+    return router;
+  }
+}

@@ -1,0 +1,101 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.enrollment.EnrollmentTokens;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.EnrollmentRequest;
+import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.shapes.ShapeNamer;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+
+/**
+ * Agents entering the fleet. One transaction: use up the token, find the machine the same hardware enrolled before
+ * (by DMI system UUID or primary MAC) or register a new one in {@code enrolling}, sign the client certificate for
+ * that machine id and remember its serial — the only certificate the channel will accept for the machine.
+ */
+final class Enroller {
+  private final Vertx vertx;
+  private final Pool db;
+  private final EnrollmentTokens tokens;
+  private final CertificateAuthority ca;
+  private final Duration validity;
+
+  Enroller(Vertx vertx, Pool db, EnrollmentTokens tokens, CertificateAuthority ca, Duration validity) {
+    this.vertx = vertx;
+    this.db = db;
+    this.tokens = tokens;
+    this.ca = ca;
+    this.validity = validity;
+  }
+
+  Future<JsonObject> enroll(EnrollmentRequest request) {
+    JsonObject machine = request.machine();
+    String shape = ShapeNamer.name(machine.getJsonObject("facts"));
+    if (shape.length() > ShapeNamer.MAX_LENGTH) {
+      return Future.failedFuture(ApiError.invalid("facts.gpus", "the facts make a shape name longer than "
+          + ShapeNamer.MAX_LENGTH + " characters"));
+    }
+    return vertx.executeBlocking(() -> CertificateAuthority.readCsr(request.csrPem()), false)
+        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+        .compose(csr -> Tx.run(db, tx -> tokens.consume(tx, request.token())
+            .compose(grant -> machineFor(tx, machine, shape, grant.labels()))
+            .compose(machineId -> vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
+                .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+                .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));
+  }
+
+  /** The machine this hardware already is, or a new one in {@code enrolling}. */
+  private static Future<String> machineFor(SqlConnection tx, JsonObject machine, String shape, JsonObject labels) {
+    JsonObject identity = machine.getJsonObject("identity");
+    return tx.preparedQuery("SELECT id, state FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE")
+        .execute(Tuple.of(identity.getString("systemUuid"), identity.getString("primaryMac")))
+        .compose(rows -> {
+          if (rows.size() > 1) {
+            throw ApiError.of(ErrorCode.Conflict, "this system UUID and this MAC belong to two different machines");
+          }
+          if (rows.size() == 1) {
+            Row existing = rows.iterator().next();
+            if (MachineState.RETIRED.wire().equals(existing.getString("state"))) {
+              throw ApiError.of(ErrorCode.InvalidState, "machine " + existing.getString("id")
+                  + " (this hardware) is retired");
+            }
+            return Future.succeededFuture(existing.getString("id"));
+          }
+          String id = Ids.machineId();
+          return Registrar.upsertShape(tx, shape, machine.getJsonObject("facts"))
+              .compose(x -> tx.preparedQuery("""
+                      INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
+                      VALUES ($1, $2, 'enrolling', $3, $4, $5, $6, $7, $8)""")
+                  .execute(Tuple.wrap(new Object[] {id, machine.getString("name"), shape, machine.getString("address"),
+                      machine.getJsonObject("facts"), labels, identity.getString("systemUuid"),
+                      identity.getString("primaryMac")})))
+              .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"))
+              .map(id);
+        });
+  }
+
+  private static Future<Void> remember(SqlConnection tx, String machineId, JsonObject machine, X509Certificate cert) {
+    return tx.preparedQuery("""
+            UPDATE machines SET cert_serial = $2, address = coalesce($3, address) WHERE id = $1""")
+        .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), machine.getString("address")))
+        .compose(x -> Transitions.note(tx, "MachineCertified", machineId, machineId,
+            "client certificate " + cert.getSerialNumber().toString(16) + " issued", null));
+  }
+
+  private JsonObject answer(String machineId, X509Certificate cert) {
+    return new JsonObject()
+        .put("machineId", machineId)
+        .put("certificate", CertificateAuthority.pem(cert))
+        .put("caCertificate", CertificateAuthority.pem(ca.certificate()));
+  }
+}
