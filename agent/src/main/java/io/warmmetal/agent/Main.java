@@ -25,7 +25,6 @@ import picocli.CommandLine.Option;
 @Command(name = "warmmetal-agent", mixinStandardHelpOptions = true, version = "WarmMetal agent 0.1.0",
     description = "The WarmMetal host agent: enrolls this server with the API.")
 public final class Main implements Callable<Integer> {
-  private static final Logger LOG = LoggerFactory.getLogger(Main.class);
 
   @Option(names = "--api", defaultValue = "${env:WARMMETAL_AGENT_API}",
       description = "the API's agent port, e.g. https://api.example:8443 (WARMMETAL_AGENT_API)")
@@ -52,23 +51,28 @@ public final class Main implements Callable<Integer> {
   String address;
 
   public static void main(String[] args) {
+    if (System.getProperty("logback.configurationFile") == null) {
+      // Named apart from the API's logback.xml, so the two never shadow each other on one classpath.
+      System.setProperty("logback.configurationFile", "logback-agent.xml");
+    }
     System.exit(new CommandLine(new Main()).execute(args));
   }
 
   @Override
   public Integer call() throws Exception {
+    Logger log = LoggerFactory.getLogger(Main.class); // after main() chose the logging configuration
     Optional<AgentIdentity> known = AgentIdentity.load(stateDir);
     if (known.isPresent()) {
-      LOG.info("Enrolled as machine {} (state in {})", known.get().machineId(), stateDir);
+      log.info("Enrolled as machine {} (state in {})", known.get().machineId(), stateDir);
       return 0;
     }
     if (api == null || caPin == null) {
-      LOG.error("Not enrolled yet: give --api and --ca-pin (and the enrollment token)");
+      log.error("Not enrolled yet: give --api and --ca-pin (and the enrollment token)");
       return 2;
     }
     String token = tokenFile != null ? Files.readString(tokenFile).trim() : System.getenv("WARMMETAL_AGENT_TOKEN");
     if (token == null || token.isBlank()) {
-      LOG.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
+      log.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
       return 2;
     }
     JsonObject machine = HostFacts.ofThisHost().describe(name != null ? name : InetAddress.getLocalHost()
@@ -81,10 +85,10 @@ public final class Main implements Callable<Integer> {
     try {
       AgentIdentity identity = enrollment.enroll(token, machine).await();
       identity.save(stateDir);
-      LOG.info("Enrolled as machine {} (state in {})", identity.machineId(), stateDir);
+      log.info("Enrolled as machine {} (state in {})", identity.machineId(), stateDir);
       return 0;
     } catch (Enrollment.EnrollmentRefused e) {
-      LOG.error("{}", e.getMessage());
+      log.error("{}", e.getMessage());
       return 1;
     } finally {
       enrollment.close();

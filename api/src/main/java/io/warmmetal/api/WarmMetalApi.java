@@ -13,6 +13,7 @@ import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
+import io.warmmetal.api.channel.AgentChannel;
 import io.warmmetal.api.channel.AgentPortVerticle;
 import io.warmmetal.api.db.EmbeddedPostgres;
 import io.warmmetal.api.enrollment.CertificateAuthority;
@@ -53,6 +54,8 @@ public final class WarmMetalApi {
   private int agentPort;
   private String agentDeploymentId;
   private CertificateAuthority ca;
+  private AgentChannel channel;
+  private PgConnectOptions connectOptions;
   private EnrollmentTokens enrollmentTokens;
   private Lifecycle lifecycle;
 
@@ -71,6 +74,7 @@ public final class WarmMetalApi {
     return vertx.executeBlocking(this::connectOptions, false)
         .compose(options -> Database.migrate(vertx, options).map(options))
         .compose(options -> {
+          connectOptions = options;
           db = Database.pool(vertx, options, config.dbPoolSize());
           return vertx.executeBlocking(() -> CertificateAuthority.loadOrCreate(config.dataDir(), config.caCertFile(),
               config.caKeyFile()), false);
@@ -84,10 +88,14 @@ public final class WarmMetalApi {
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, enrollmentTokens, ca,
               config.agentCertValidity());
           poolManager = new PoolManager(vertx, lifecycle, config.poolInterval());
+          channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
+              new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout()),
+              poolManager::nudge);
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics))
+              .compose(x -> channel.start())
               .compose(x -> deployAgentPort());
         })
         .onSuccess(x -> {
@@ -133,7 +141,7 @@ public final class WarmMetalApi {
         }, false)
         .compose(tls -> OpenAPIContract.from(vertx, AGENT_CONTRACT).compose(contract -> {
           AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(), tls,
-              ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle));
+              ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle), channel.handshakeHandler());
           return vertx.deployVerticle(verticle).onSuccess(id -> {
             agentDeploymentId = id;
             agentPort = verticle.actualPort();
@@ -177,12 +185,18 @@ public final class WarmMetalApi {
     return db;
   }
 
+  /** The agent channel of this replica. */
+  public AgentChannel channel() {
+    return channel;
+  }
+
   public Future<Void> stop() {
     if (poolManager != null) {
       poolManager.stop();
     }
-    Future<Void> undeployed = (agentDeploymentId == null ? Future.<Void>succeededFuture()
-        : vertx.undeploy(agentDeploymentId))
+    Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
+    Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null
+            ? Future.<Void>succeededFuture() : vertx.undeploy(agentDeploymentId))
         .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId));
     return undeployed
         .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())

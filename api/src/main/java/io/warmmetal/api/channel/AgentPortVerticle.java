@@ -1,11 +1,13 @@
 package io.warmmetal.api.channel;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ClientAuth;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.Router;
@@ -31,15 +33,17 @@ public final class AgentPortVerticle extends VerticleBase {
   private final int port;
   private final TlsMaterial tls;
   private final Consumer<Operations> mountOperations;
+  private final Handler<ServerWebSocketHandshake> channel;
   private HttpServer server;
 
   public AgentPortVerticle(OpenAPIContract contract, String host, int port, TlsMaterial tls,
-      Consumer<Operations> mountOperations) {
+      Consumer<Operations> mountOperations, Handler<ServerWebSocketHandshake> channel) {
     this.contract = contract;
     this.host = host;
     this.port = port;
     this.tls = tls;
     this.mountOperations = mountOperations;
+    this.channel = channel;
   }
 
   @Override
@@ -55,7 +59,12 @@ public final class AgentPortVerticle extends VerticleBase {
             .addCertValue(Buffer.buffer(tls.chainPem())))
         .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(tls.caPem())))
         .setClientAuth(ClientAuth.REQUEST);
-    return vertx.createHttpServer(options).requestHandler(router).listen().onSuccess(s -> server = s);
+    return vertx.createHttpServer(options)
+        .webSocketHandshakeHandler(channel)
+        .webSocketHandler(ws -> { }) // accepted sockets are wired by the handshake handler
+        .requestHandler(router)
+        .listen()
+        .onSuccess(s -> server = s);
   }
 
   public int actualPort() {

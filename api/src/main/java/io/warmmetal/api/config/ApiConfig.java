@@ -29,6 +29,10 @@ import java.util.Optional;
  * @param caCertFile         the CA certificate (PEM) if not the generated one ({@code WARMMETAL_CA_CERT_FILE})
  * @param caKeyFile          its private key (PEM) ({@code WARMMETAL_CA_KEY_FILE})
  * @param agentCertValidity  how long agents' client certificates last ({@code WARMMETAL_AGENT_CERT_DAYS}, 365)
+ * @param heartbeat          how often agents send heartbeats ({@code WARMMETAL_HEARTBEAT_SECONDS}, default 10)
+ * @param offlineAfter       silence after which a machine is offline ({@code WARMMETAL_OFFLINE_AFTER_SECONDS}, 45)
+ * @param joinTimeout        how long a delivered join may go without a result ({@code WARMMETAL_JOIN_TIMEOUT_SECONDS},
+ *                           600)
  */
 public record ApiConfig(
     String httpHost,
@@ -45,7 +49,10 @@ public record ApiConfig(
     List<String> agentNames,
     Optional<Path> caCertFile,
     Optional<Path> caKeyFile,
-    Duration agentCertValidity) {
+    Duration agentCertValidity,
+    Duration heartbeat,
+    Duration offlineAfter,
+    Duration joinTimeout) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -68,7 +75,10 @@ public record ApiConfig(
         List.of(r.string("WARMMETAL_AGENT_NAMES", "localhost,127.0.0.1").split("\\s*,\\s*")),
         r.optional("WARMMETAL_CA_CERT_FILE").map(Path::of),
         r.optional("WARMMETAL_CA_KEY_FILE").map(Path::of),
-        Duration.ofDays(r.integer("WARMMETAL_AGENT_CERT_DAYS", 365, 1, 3650)));
+        Duration.ofDays(r.integer("WARMMETAL_AGENT_CERT_DAYS", 365, 1, 3650)),
+        Duration.ofSeconds(r.integer("WARMMETAL_HEARTBEAT_SECONDS", 10, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_OFFLINE_AFTER_SECONDS", 45, 2, 86400)),
+        Duration.ofSeconds(r.integer("WARMMETAL_JOIN_TIMEOUT_SECONDS", 600, 1, 86400)));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

@@ -55,6 +55,24 @@ public interface Lifecycle {
   Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message);
 
   /**
+   * A result from a machine's agent: as {@link #reportCommandResult}, but refused (403) if the command is not that
+   * machine's — an agent speaks for its own machine only.
+   */
+  Future<JsonObject> reportAgentResult(String machineId, String commandId, boolean succeeded, String message);
+
+  /**
+   * The machine's agent said hello: a newly enrolled machine goes {@code enrolling → standby} (the pool manager may
+   * then prepare it); an offline one goes back to where it was.
+   */
+  Future<Void> agentConnected(String machineId);
+
+  /** Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so. */
+  Future<Integer> markSilentOffline(Duration silence);
+
+  /** Joins delivered longer than {@code timeout} ago without a result fail: the instance fails, the machine is quarantined. */
+  Future<Integer> expireJoins(Duration timeout);
+
+  /**
    * Brings every pool towards its target: prepares standby machines while warm + preparing is below
    * {@code minWarm}, moves warm machines above {@code maxWarm} to standby, and records deficits.
    */

@@ -31,7 +31,8 @@ final class CommandResults {
     this.db = db;
   }
 
-  Future<JsonObject> report(String commandId, boolean succeeded, String message) {
+  /** Reports a result; {@code reporter}, if not null, is the machine whose agent reports it. */
+  Future<JsonObject> report(String commandId, String reporter, boolean succeeded, String message) {
     String status = succeeded ? "succeeded" : "failed";
     return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM commands WHERE id = $1")
         .execute(Tuple.of(commandId))
@@ -40,6 +41,9 @@ final class CommandResults {
             throw ApiError.notFound("command", commandId);
           }
           String machineId = rows.iterator().next().getString("machine_id");
+          if (reporter != null && !reporter.equals(machineId)) {
+            throw ApiError.of(ErrorCode.Forbidden, "command " + commandId + " is not machine " + reporter + "'s");
+          }
           return Registrar.lock(tx, machineId).compose(machine -> lockCommand(tx, commandId)
               .compose(command -> record(tx, command, status, message)
                   .compose(changed -> changed

@@ -23,6 +23,7 @@ public final class LifecycleImpl implements Lifecycle {
   private final Terminator terminator;
   private final CommandResults results;
   private final PoolReconciler pools;
+  private final AgentPresence presence;
 
   public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
       CertificateAuthority ca, Duration agentCertValidity) {
@@ -32,6 +33,7 @@ public final class LifecycleImpl implements Lifecycle {
     this.terminator = new Terminator(db);
     this.results = new CommandResults(db);
     this.pools = new PoolReconciler(db, metrics);
+    this.presence = new AgentPresence(db);
   }
 
   @Override
@@ -66,7 +68,28 @@ public final class LifecycleImpl implements Lifecycle {
 
   @Override
   public Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message) {
-    return results.report(commandId, succeeded, message);
+    return results.report(commandId, null, succeeded, message);
+  }
+
+  @Override
+  public Future<JsonObject> reportAgentResult(String machineId, String commandId, boolean succeeded,
+      String message) {
+    return results.report(commandId, machineId, succeeded, message);
+  }
+
+  @Override
+  public Future<Void> agentConnected(String machineId) {
+    return presence.connected(machineId);
+  }
+
+  @Override
+  public Future<Integer> markSilentOffline(Duration silence) {
+    return presence.markSilentOffline(silence);
+  }
+
+  @Override
+  public Future<Integer> expireJoins(Duration timeout) {
+    return presence.expireJoins(timeout, results);
   }
 
   @Override

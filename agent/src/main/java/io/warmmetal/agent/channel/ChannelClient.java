@@ -1,0 +1,194 @@
+package io.warmmetal.agent.channel;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.ClientSSLOptions;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.TrustOptions;
+import io.warmmetal.agent.commands.Command;
+import io.warmmetal.agent.commands.CommandLog;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.enrollment.AgentIdentity;
+import io.warmmetal.protocol.CaPin;
+import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.PinnedTrustManager;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent's one connection to the API: a WebSocket over mutual TLS (its client certificate; the API verified
+ * against the CA it enrolled with). It says hello with the last command it took, runs commands one at a time in seq
+ * order — each id at most once, by its {@link CommandLog} — reports progress and results, resends results until
+ * they are acknowledged, beats at the interval the API asks, and reconnects with backoff whenever the connection
+ * drops. Everything runs on one event loop.
+ */
+public final class ChannelClient {
+  private static final Logger LOG = LoggerFactory.getLogger(ChannelClient.class);
+  private static final long MAX_BACKOFF_MS = 30_000;
+
+  private final Vertx vertx;
+  private final WebSocketClient client;
+  private final WebSocketConnectOptions connect;
+  private final AgentIdentity identity;
+  private final CommandLog log;
+  private final Executor executor;
+  private final Deque<Command> queue = new ArrayDeque<>();
+  private WebSocket socket;
+  private boolean running;
+  private boolean stopped;
+  private long heartbeatTimer = -1;
+  private long backoffMs = 250;
+
+  public ChannelClient(Vertx vertx, WebSocketClient client, URI api, AgentIdentity identity, CommandLog log,
+      Executor executor) {
+    this.vertx = vertx;
+    this.client = client;
+    this.identity = identity;
+    this.log = log;
+    this.executor = executor;
+    this.connect = new WebSocketConnectOptions()
+        .setHost(api.getHost())
+        .setPort(api.getPort())
+        .setURI(Frames.PATH)
+        .setSsl(true)
+        .setSslOptions(new ClientSSLOptions()
+            .setKeyCertOptions(new PemKeyCertOptions()
+                .addKeyValue(Buffer.buffer(identity.keyPem()))
+                .addCertValue(Buffer.buffer(identity.certificatePem())))
+            .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(CaPin.of(parse(identity.caPem())))))
+            .setHostnameVerificationAlgorithm("")); // the pinned CA is the trust decision, whatever the name
+  }
+
+  /** Connects, and keeps reconnecting until {@link #stop}. */
+  public void start() {
+    vertx.runOnContext(v -> connect());
+  }
+
+  public Future<Void> stop() {
+    stopped = true;
+    vertx.cancelTimer(heartbeatTimer);
+    return socket == null ? Future.succeededFuture() : socket.close();
+  }
+
+  /** Whether the channel is open now. */
+  public boolean connected() {
+    return socket != null && !socket.isClosed();
+  }
+
+  private void connect() {
+    if (stopped) {
+      return;
+    }
+    client.connect(connect).onComplete(ar -> {
+      if (ar.failed()) {
+        LOG.debug("Channel of {}: cannot connect ({}), retrying in {} ms", identity.machineId(),
+            ar.cause().getMessage(), backoffMs);
+        reconnectLater();
+        return;
+      }
+      socket = ar.result();
+      backoffMs = 250;
+      socket.textMessageHandler(this::onFrame);
+      socket.closeHandler(v -> {
+        vertx.cancelTimer(heartbeatTimer);
+        LOG.debug("Channel of {} closed ({} {})", identity.machineId(), socket.closeStatusCode(),
+            socket.closeReason());
+        reconnectLater();
+      });
+      send(new JsonObject().put("type", Frames.HELLO).put("lastSeq", log.lastSeq()));
+      log.unacked().forEach(this::send); // results the API may not have recorded
+    });
+  }
+
+  private void reconnectLater() {
+    if (!stopped) {
+      vertx.setTimer(backoffMs, t -> connect());
+      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+    }
+  }
+
+  private void onFrame(String text) {
+    JsonObject frame;
+    try {
+      frame = new JsonObject(text);
+    } catch (DecodeException e) {
+      LOG.warn("Ignoring a malformed frame from the API");
+      return;
+    }
+    switch (frame.getString("type", "")) {
+      case Frames.WELCOME -> heartbeats(frame.getLong("heartbeatSeconds", 10L));
+      case Frames.COMMAND -> take(Command.of(frame));
+      case Frames.ACK -> log.acknowledged(frame.getString("commandId"));
+      default -> LOG.debug("Ignoring a {} frame", frame.getString("type"));
+    }
+  }
+
+  private void heartbeats(long seconds) {
+    vertx.cancelTimer(heartbeatTimer);
+    heartbeatTimer = vertx.setPeriodic(seconds * 1000, t -> send(new JsonObject().put("type", Frames.HEARTBEAT)));
+  }
+
+  /** A command arrives: queued unless it was taken before (then its result, if unacknowledged, goes again). */
+  private void take(Command command) {
+    if (log.taken(command.seq()) || queue.stream().anyMatch(c -> c.id().equals(command.id()))) {
+      JsonObject result = log.unackedResult(command.id());
+      if (result != null) {
+        send(result);
+      }
+      return;
+    }
+    queue.add(command);
+    runNext();
+  }
+
+  private void runNext() {
+    if (running || queue.isEmpty()) {
+      return;
+    }
+    running = true;
+    Command command = queue.poll();
+    LOG.info("Running {}", command);
+    log.started(command)
+        .compose(x -> executor.run(command, (step, message) -> send(new JsonObject().put("type", Frames.PROGRESS)
+            .put("commandId", command.id()).put("step", step).put("message", message))))
+        .compose(outcome -> log.finished(command, outcome))
+        .onComplete(ar -> {
+          running = false;
+          if (ar.succeeded()) {
+            LOG.info("{} {}", command, ar.result().getString("status"));
+            send(ar.result());
+          } else {
+            LOG.error("{} could not be run or recorded: {}", command, ar.cause().getMessage());
+          }
+          runNext();
+        });
+  }
+
+  private void send(JsonObject frame) {
+    if (connected()) {
+      socket.writeTextMessage(frame.encode());
+    }
+  }
+
+  private static X509Certificate parse(String pem) {
+    try {
+      return (X509Certificate) CertificateFactory.getInstance("X.509")
+          .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    } catch (Exception e) {
+      throw new IllegalArgumentException("the stored CA certificate cannot be read", e);
+    }
+  }
+}

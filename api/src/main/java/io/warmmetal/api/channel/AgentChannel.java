@@ -1,0 +1,102 @@
+package io.warmmetal.api.channel;
+
+import io.vertx.core.Future;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.pgclient.pubsub.PgSubscriber;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.lifecycle.Lifecycle;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The push channel to agents on this replica. Commands are durable in PostgreSQL; a replica learns of new ones from
+ * {@code LISTEN warmmetal_commands} (the commands table's trigger notifies at commit) and pushes them to the agents
+ * it holds, and catches up with a query for every connected agent whenever it (re)subscribes. Each heartbeat
+ * interval it records who was heard, and sweeps: silent machines go offline, joins without a result time out.
+ */
+public final class AgentChannel {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
+  static final String NOTIFY_CHANNEL = "warmmetal_commands";
+
+  /** How often agents beat, when silence makes a machine offline, how long a join may take. */
+  public record Timing(Duration heartbeat, Duration offlineAfter, Duration joinTimeout) {}
+
+  private final Vertx vertx;
+  private final Pool db;
+  private final Lifecycle lifecycle;
+  private final Timing timing;
+  private final AgentSessions sessions = new AgentSessions();
+  private final CommandDelivery delivery;
+  private final ChannelEndpoint endpoint;
+  private final PgSubscriber subscriber;
+  private long timer = -1;
+
+  /**
+   * @param machineArrived called when an agent connects (a machine may have become available to its pool)
+   */
+  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
+      Timing timing, Runnable machineArrived) {
+    this.vertx = vertx;
+    this.db = db;
+    this.lifecycle = lifecycle;
+    this.timing = timing;
+    this.delivery = new CommandDelivery(vertx, db, secrets);
+    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat(),
+        machineArrived);
+    this.subscriber = PgSubscriber.subscriber(vertx, connect).reconnectPolicy(retries -> 500L);
+  }
+
+  public Handler<ServerWebSocketHandshake> handshakeHandler() {
+    return endpoint::handshake;
+  }
+
+  public Future<Void> start() {
+    subscriber.channel(NOTIFY_CHANNEL)
+        .handler(machineId -> {
+          AgentSession session = sessions.get(machineId);
+          if (session != null) {
+            delivery.deliver(session);
+          }
+        })
+        .subscribeHandler(v -> sessions.all().forEach(delivery::deliver)); // catch up on every (re)subscribe
+    timer = vertx.setPeriodic(timing.heartbeat().toMillis(), id -> sweep());
+    return subscriber.connect();
+  }
+
+  public Future<Void> stop() {
+    if (timer >= 0) {
+      vertx.cancelTimer(timer);
+    }
+    sessions.all().forEach(s -> s.close((short) 1001, "server going away"));
+    return subscriber.close();
+  }
+
+  /** Agents connected to this replica now. */
+  public int connectedAgents() {
+    return sessions.size();
+  }
+
+  private void sweep() {
+    long now = System.currentTimeMillis();
+    String[] heard = sessions.all().stream()
+        .filter(s -> {
+          if (now - s.lastHeard > timing.offlineAfter().toMillis()) {
+            s.close((short) 1001, "silent"); // a dead connection: the agent reconnects if it lives
+            return false;
+          }
+          return s.helloed;
+        })
+        .map(s -> s.machineId).toArray(String[]::new);
+    Future<?> seen = heard.length == 0 ? Future.succeededFuture()
+        : db.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = ANY($1)").execute(Tuple.of(heard));
+    seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter()))
+        .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
+        .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
+  }
+}

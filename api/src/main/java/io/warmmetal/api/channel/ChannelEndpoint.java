@@ -1,0 +1,170 @@
+package io.warmmetal.api.channel;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.ServerWebSocket;
+import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.json.DecodeException;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.protocol.Frames;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code GET /v1/channel} on the agent port: a WebSocket accepted only from a client certificate that is its
+ * machine's current one (the serial enrollment stored) for a machine that is not retired. A frame that breaks the
+ * protocol closes that connection only.
+ */
+final class ChannelEndpoint {
+  private static final Logger LOG = LoggerFactory.getLogger(ChannelEndpoint.class);
+  private static final int MAX_FRAME_CHARS = 64 * 1024;
+
+  private final Vertx vertx;
+  private final Pool db;
+  private final Lifecycle lifecycle;
+  private final AgentSessions sessions;
+  private final CommandDelivery delivery;
+  private final Duration heartbeat;
+  private final Runnable machineArrived;
+
+  ChannelEndpoint(Vertx vertx, Pool db, Lifecycle lifecycle, AgentSessions sessions, CommandDelivery delivery,
+      Duration heartbeat, Runnable machineArrived) {
+    this.vertx = vertx;
+    this.db = db;
+    this.lifecycle = lifecycle;
+    this.sessions = sessions;
+    this.delivery = delivery;
+    this.heartbeat = heartbeat;
+    this.machineArrived = machineArrived;
+  }
+
+  void handshake(ServerWebSocketHandshake handshake) {
+    if (!Frames.PATH.equals(handshake.path())) {
+      handshake.reject(404);
+      return;
+    }
+    X509Certificate cert;
+    String machineId;
+    try {
+      cert = (X509Certificate) handshake.peerCertificates().get(0);
+      machineId = commonName(cert);
+    } catch (Exception e) {
+      handshake.reject(401); // no client certificate: enroll first
+      return;
+    }
+    String serial = cert.getSerialNumber().toString(16);
+    db.preparedQuery("SELECT state FROM machines WHERE id = $1 AND cert_serial = $2")
+        .execute(Tuple.of(machineId, serial))
+        .onFailure(err -> handshake.reject(503))
+        .onSuccess(rows -> {
+          if (rows.size() == 0 || "retired".equals(rows.iterator().next().getString("state"))) {
+            LOG.info("Refused a channel for {}: not its current certificate, or retired", machineId);
+            handshake.reject(403);
+            return;
+          }
+          handshake.accept().onSuccess(ws -> open(machineId, ws));
+        });
+  }
+
+  private void open(String machineId, ServerWebSocket ws) {
+    AgentSession session = new AgentSession(machineId, ws, vertx.getOrCreateContext());
+    sessions.add(session);
+    ws.textMessageHandler(text -> onFrame(session, text));
+    ws.binaryMessageHandler(b -> refuse(session, "binary frames are not part of the protocol"));
+    ws.exceptionHandler(err -> LOG.debug("Channel of {}: {}", machineId, err.getMessage()));
+    ws.closeHandler(v -> sessions.remove(session));
+  }
+
+  private void onFrame(AgentSession session, String text) {
+    session.lastHeard = System.currentTimeMillis();
+    JsonObject frame;
+    try {
+      if (text.length() > MAX_FRAME_CHARS) {
+        throw new DecodeException("frame too large");
+      }
+      frame = new JsonObject(text);
+    } catch (DecodeException | ClassCastException e) {
+      refuse(session, "malformed frame");
+      return;
+    }
+    String type = frame.getValue("type") instanceof String t ? t : "";
+    if (!session.helloed && !Frames.HELLO.equals(type)) {
+      refuse(session, "the first frame must be hello");
+      return;
+    }
+    switch (type) {
+      case Frames.HELLO -> hello(session, frame);
+      case Frames.HEARTBEAT -> { }
+      case Frames.PROGRESS -> LOG.debug("{} {}: {}", session.machineId, frame.getValue("commandId"),
+          frame.getValue("step"));
+      case Frames.RESULT -> result(session, frame);
+      default -> refuse(session, "unknown frame type '" + type + "'");
+    }
+  }
+
+  private void hello(AgentSession session, JsonObject frame) {
+    if (session.helloed || !(frame.getValue("lastSeq", 0L) instanceof Number lastSeq)) {
+      refuse(session, "hello is the first frame, once, with a numeric lastSeq");
+      return;
+    }
+    session.helloed = true;
+    session.lastSentSeq = lastSeq.longValue();
+    lifecycle.agentConnected(session.machineId)
+        .onFailure(err -> LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage()))
+        .onComplete(x -> {
+          machineArrived.run();
+          session.send(new JsonObject().put("type", Frames.WELCOME).put("machineId", session.machineId)
+              .put("heartbeatSeconds", heartbeat.toSeconds()));
+          delivery.deliver(session);
+        });
+  }
+
+  private void result(AgentSession session, JsonObject frame) {
+    Object id = frame.getValue("commandId");
+    Object status = frame.getValue("status");
+    Object message = frame.getValue("message");
+    if (!(id instanceof String commandId) || !("succeeded".equals(status) || "failed".equals(status))
+        || !(message == null || message instanceof String)) {
+      refuse(session, "a result has a commandId and a status of succeeded or failed");
+      return;
+    }
+    String text = message == null ? null : ((String) message).substring(0, Math.min(4096, ((String) message)
+        .length()));
+    lifecycle.reportAgentResult(session.machineId, commandId, "succeeded".equals(status), text)
+        .onComplete(ar -> {
+          if (ar.failed() && ar.cause() instanceof ApiError e
+              && (e.code() == ErrorCode.Forbidden || e.code() == ErrorCode.NotFound)) {
+            refuse(session, e.getMessage()); // speaking for another machine, or of nothing: not this agent's
+            return;
+          }
+          if (ar.failed() && !(ar.cause() instanceof ApiError)) {
+            LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId,
+                ar.cause().getMessage());
+            return; // not acknowledged: the agent sends it again after reconnecting
+          }
+          session.send(new JsonObject().put("type", Frames.ACK).put("commandId", commandId));
+        });
+  }
+
+  private static void refuse(AgentSession session, String why) {
+    LOG.info("Closing the channel of {}: {}", session.machineId, why);
+    session.close(Frames.CLOSE_PROTOCOL, why.length() > 120 ? why.substring(0, 120) : why);
+  }
+
+  private static String commonName(X509Certificate cert) throws Exception {
+    for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName()).getRdns()) {
+      if ("CN".equalsIgnoreCase(rdn.getType())) {
+        return rdn.getValue().toString();
+      }
+    }
+    throw new IllegalArgumentException("no CN");
+  }
+}

@@ -1,0 +1,129 @@
+package io.warmmetal.api.channel;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.instances.InstanceJson;
+import io.warmmetal.protocol.Frames;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends a connected agent its open commands after the last one it has, in seq order, marking them delivered. A
+ * join carries the instance's join parameters with the bootstrap token (or the user data), unsealed on a worker
+ * thread: this TLS channel is the only place a secret leaves the database.
+ */
+final class CommandDelivery {
+  private static final Logger LOG = LoggerFactory.getLogger(CommandDelivery.class);
+
+  private final Vertx vertx;
+  private final Pool db;
+  private final SecretBox secrets;
+
+  CommandDelivery(Vertx vertx, Pool db, SecretBox secrets) {
+    this.vertx = vertx;
+    this.db = db;
+    this.secrets = secrets;
+  }
+
+  /** Delivers what is new for the session; runs on the session's event loop, one delivery at a time. */
+  void deliver(AgentSession session) {
+    session.context.runOnContext(v -> {
+      if (!session.helloed || !session.beginDelivery()) {
+        return;
+      }
+      frames(session.machineId, session.lastSentSeq).onComplete(ar -> {
+        if (ar.succeeded()) {
+          for (JsonObject frame : ar.result()) {
+            session.send(frame);
+            session.lastSentSeq = Math.max(session.lastSentSeq, frame.getLong("seq"));
+          }
+        } else {
+          LOG.warn("Delivering commands to {} failed; the next notification retries", session.machineId,
+              ar.cause());
+        }
+        if (session.endDelivery()) {
+          deliver(session);
+        }
+      });
+    });
+  }
+
+  private Future<List<JsonObject>> frames(String machineId, long afterSeq) {
+    return db.preparedQuery("""
+            UPDATE commands SET status = 'delivered', delivered_at = coalesce(delivered_at, now())
+            WHERE machine_id = $1 AND seq > $2 AND status IN ('queued', 'delivered')
+            RETURNING id, seq, type, instance_id""")
+        .execute(Tuple.of(machineId, afterSeq))
+        .compose(rows -> {
+          List<Row> commands = new ArrayList<>();
+          rows.forEach(commands::add);
+          commands.sort(Comparator.comparingLong(r -> r.getLong("seq")));
+          List<String> joins = commands.stream().filter(r -> "join".equals(r.getString("type")))
+              .map(r -> r.getString("instance_id")).toList();
+          return joinParams(joins).map(params -> {
+            List<JsonObject> frames = new ArrayList<>();
+            for (Row c : commands) {
+              String instanceId = c.getString("instance_id");
+              frames.add(new JsonObject()
+                  .put("type", Frames.COMMAND)
+                  .put("id", c.getString("id"))
+                  .put("seq", c.getLong("seq"))
+                  .put("kind", c.getString("type"))
+                  .put("instanceId", instanceId)
+                  .put("params", instanceId == null ? new JsonObject()
+                      : params.getOrDefault(instanceId, new JsonObject())));
+            }
+            return frames;
+          });
+        });
+  }
+
+  /** What each joining instance needs: providerID, labels, the join block with its token, or the user data. */
+  private Future<Map<String, JsonObject>> joinParams(List<String> instanceIds) {
+    if (instanceIds.isEmpty()) {
+      return Future.succeededFuture(Map.of());
+    }
+    return db.preparedQuery("""
+            SELECT id, launch_id, machine_id, labels, kubernetes, secrets FROM instances WHERE id = ANY($1)""")
+        .execute(Tuple.of(instanceIds.toArray(String[]::new)))
+        .compose(rows -> {
+          List<Row> list = new ArrayList<>();
+          rows.forEach(list::add);
+          return vertx.executeBlocking(() -> {
+            Map<String, JsonObject> out = new HashMap<>();
+            for (Row r : list) {
+              out.put(r.getString("id"), params(r));
+            }
+            return out;
+          }, false);
+        });
+  }
+
+  private JsonObject params(Row instance) throws Exception {
+    JsonObject params = new JsonObject()
+        .put("providerId", InstanceJson.providerId(instance.getString("machine_id")))
+        .put("labels", instance.getJsonObject("labels"));
+    JsonObject unsealed = instance.getBuffer("secrets") == null ? new JsonObject()
+        : new JsonObject(new String(secrets.open(instance.getBuffer("secrets").getBytes(),
+            instance.getString("launch_id")), StandardCharsets.UTF_8));
+    JsonObject kubernetes = instance.getJsonObject("kubernetes");
+    if (kubernetes != null) {
+      params.put("kubernetes", kubernetes.copy().put("bootstrapToken", unsealed.getString("bootstrapToken")));
+    }
+    if (unsealed.containsKey("userData")) {
+      params.put("userData", unsealed.getString("userData"));
+    }
+    return params;
+  }
+}

@@ -1,0 +1,97 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.lifecycle.MachineState;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Whether a machine's agent is there: hellos bring machines in (or back), silence takes them {@code offline}, and a
+ * join that never reports fails after a timeout. Every replica runs the sweeps; each change is guarded by the state
+ * it expects, so two replicas sweeping at once do it once.
+ */
+final class AgentPresence {
+  private final Pool db;
+
+  AgentPresence(Pool db) {
+    this.db = db;
+  }
+
+  Future<Void> connected(String machineId) {
+    return Tx.run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
+      MachineState state = MachineState.fromWire(m.getString("state"));
+      Future<?> touched = tx.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = $1")
+          .execute(Tuple.of(machineId));
+      if (state == MachineState.ENROLLING) {
+        return touched.compose(x -> Transitions.machine(tx, machineId, state, MachineState.STANDBY,
+            "agent connected")).mapEmpty();
+      }
+      if (state != MachineState.OFFLINE) {
+        return touched.mapEmpty();
+      }
+      return touched
+          .compose(x -> tx.preparedQuery("SELECT offline_from FROM machines WHERE id = $1").execute(
+              Tuple.of(machineId)))
+          .compose(rows -> {
+            String from = rows.iterator().next().getString("offline_from");
+            MachineState back = from == null ? MachineState.STANDBY : MachineState.fromWire(from);
+            return Transitions.machine(tx, machineId, MachineState.OFFLINE, back, "agent back");
+          })
+          .compose(x -> tx.preparedQuery("""
+                  UPDATE instances SET state_reason = NULL
+                  WHERE id = (SELECT instance_id FROM machines WHERE id = $1) AND state_reason = 'machine offline'""")
+              .execute(Tuple.of(machineId)))
+          .mapEmpty();
+    }));
+  }
+
+  Future<Integer> markSilentOffline(Duration silence) {
+    return Tx.run(db, tx -> tx.preparedQuery("""
+            SELECT id, state, instance_id FROM machines
+            WHERE last_seen < now() - make_interval(secs => $1)
+              AND state NOT IN ('offline', 'retired', 'enrolling')
+            FOR UPDATE SKIP LOCKED""")
+        .execute(Tuple.of((double) silence.toMillis() / 1000))
+        .compose(rows -> {
+          List<Row> silent = new ArrayList<>();
+          rows.forEach(silent::add);
+          Future<Void> chain = Future.succeededFuture();
+          for (Row m : silent) {
+            String id = m.getString("id");
+            MachineState from = MachineState.fromWire(m.getString("state"));
+            chain = chain
+                .compose(x -> tx.preparedQuery("UPDATE machines SET offline_from = $2 WHERE id = $1")
+                    .execute(Tuple.of(id, from.wire())))
+                .compose(x -> Transitions.machine(tx, id, from, MachineState.OFFLINE,
+                    "no heartbeat for " + silence.toSeconds() + " s"))
+                .compose(x -> tx.preparedQuery("""
+                        UPDATE instances SET state_reason = 'machine offline'
+                        WHERE id = $1 AND state IN ('pending', 'running')""")
+                    .execute(Tuple.of(m.getString("instance_id"))))
+                .mapEmpty();
+          }
+          return chain.map(silent.size());
+        }));
+  }
+
+  Future<Integer> expireJoins(Duration timeout, CommandResults results) {
+    return db.preparedQuery("""
+            SELECT id FROM commands WHERE type = 'join' AND status = 'delivered'
+              AND delivered_at < now() - make_interval(secs => $1) ORDER BY seq""")
+        .execute(Tuple.of((double) timeout.toMillis() / 1000))
+        .compose(rows -> {
+          Future<Integer> chain = Future.succeededFuture(0);
+          for (Row r : rows) {
+            chain = chain.compose(n -> results.report(r.getString("id"), null, false,
+                    "no result within " + timeout.toSeconds() + " s")
+                .map(n + 1)
+                .recover(err -> Future.succeededFuture(n))); // reported meanwhile, or overtaken: nothing to do
+          }
+          return chain;
+        });
+  }
+}

@@ -1,0 +1,240 @@
+package io.warmmetal.api.channel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.UpgradeRejectedException;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.ClientSSLOptions;
+import io.vertx.core.net.PemKeyCertOptions;
+import io.vertx.core.net.TrustOptions;
+import io.vertx.junit5.VertxExtension;
+import io.warmmetal.agent.commands.Command;
+import io.warmmetal.agent.commands.Distribution;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.Outcome;
+import io.warmmetal.agent.commands.SimulatedExecutor;
+import io.warmmetal.agent.enrollment.AgentIdentity;
+import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.PinnedTrustManager;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Real agents (in this JVM) on the real channel: mutual TLS, pushed commands, results driving the lifecycle. */
+@ExtendWith(VertxExtension.class)
+class ChannelTest {
+  private static final String SHAPE = "x86-16c-64g";
+
+  private Vertx vertx;
+  private ApiFixture fx;
+  private Enrollment enrollment;
+  private WebSocketClient ws;
+  private URI agentPort;
+  private String token;
+  private final List<Command> seen = new CopyOnWriteArrayList<>();
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    this.vertx = vertx;
+    fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1", "WARMMETAL_OFFLINE_AFTER_SECONDS", "3",
+        "WARMMETAL_JOIN_TIMEOUT_SECONDS", "3"));
+    agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());
+    enrollment = new Enrollment(vertx, agentPort, fx.api.caPin());
+    ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+    token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 10))
+        .body().getString("token");
+  }
+
+  @AfterEach
+  void stop() {
+    ws.close().await();
+    enrollment.close().await();
+    fx.close();
+  }
+
+  private Executor simulated() {
+    SimulatedExecutor sim = new SimulatedExecutor(vertx, Map.of("prepare", Distribution.parse("fixed:40ms"),
+        "join", Distribution.parse("fixed:20ms"), "reset", Distribution.parse("fixed:40ms")), 0.0, new Random(1));
+    return (command, progress) -> {
+      seen.add(command);
+      return sim.run(command, progress);
+    };
+  }
+
+  private SimulatedAgent agent(Executor executor) throws Exception {
+    JsonObject machine = new JsonObject().put("name", "sim-" + UUID.randomUUID().toString().substring(0, 8))
+        .put("facts", ApiFixture.facts(16, 64))
+        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+    return SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine,
+        Files.createTempDirectory("warmmetal-sim"), executor).await();
+  }
+
+  private String state(String machineId) {
+    return fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN).body().getString("state");
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 15_000;
+    while (!condition.getAsBoolean()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+      Thread.sleep(25);
+    }
+  }
+
+  @Test
+  void launchJoinRunTerminateResetWarmThroughTheChannel() throws Exception {
+    SimulatedAgent agent = agent(simulated());
+    await("the agent's hello makes the machine standby", () -> "standby".equals(state(agent.machineId())));
+
+    fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    await("prepared and warm", () -> "warm".equals(state(agent.machineId())));
+
+    String bootstrap = "abcdef.0123456789abcdef";
+    JsonObject instance = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
+        .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443")
+            .put("caCertHash", "sha256:" + "ab".repeat(32)).put("bootstrapToken", bootstrap)
+            .put("nodeLabels", new JsonObject().put("pool", "a"))))
+        .body().getJsonArray("instances").getJsonObject(0);
+    String id = instance.getString("id");
+    await("the instance runs", () -> "running".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN)
+        .body().getString("state")));
+    assertThat(state(agent.machineId())).isEqualTo("in-use");
+
+    // The join reached the agent with what it needs, the bootstrap token included (over mutual TLS only).
+    Command join = seen.stream().filter(c -> c.kind().equals("join")).findFirst().orElseThrow();
+    assertThat(join.instanceId()).isEqualTo(id);
+    assertThat(join.params().getJsonObject("kubernetes").getString("bootstrapToken")).isEqualTo(bootstrap);
+    assertThat(join.params().getString("providerId")).isEqualTo("warmmetal://" + agent.machineId());
+
+    fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
+    await("terminated", () -> "terminated".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
+        .getString("state")));
+    await("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
+    assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join", "reset", "prepare");
+    agent.stop().await();
+  }
+
+  @Test
+  void silenceMakesAMachineOfflineAndAReconnectBringsItBack() throws Exception {
+    Path state = Files.createTempDirectory("warmmetal-sim");
+    JsonObject machine = new JsonObject().put("name", "sim-offline").put("facts", ApiFixture.facts(16, 64))
+        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+    SimulatedAgent first = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine, state, simulated())
+        .await();
+    await("standby", () -> "standby".equals(state(first.machineId())));
+    first.stop().await();
+    await("offline after the silence", () -> "offline".equals(state(first.machineId())));
+
+    // The same agent (same state directory, same identity) comes back.
+    SimulatedAgent again = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine, state,
+        simulated()).await();
+    assertThat(again.machineId()).isEqualTo(first.machineId());
+    await("back to standby", () -> "standby".equals(state(first.machineId())));
+    again.stop().await();
+  }
+
+  @Test
+  void anAgentThatNeverFinishesItsJoinFailsTheInstanceAndIsQuarantined() throws Exception {
+    Executor hangsOnJoin = (command, progress) -> {
+      seen.add(command);
+      return command.kind().equals("join") ? Promise.<Outcome>promise().future()
+          : Future.succeededFuture(Outcome.ok("done"));
+    };
+    SimulatedAgent agent = agent(hangsOnJoin);
+    fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    await("warm", () -> "warm".equals(state(agent.machineId())));
+    String id = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).body()
+        .getJsonArray("instances").getJsonObject(0).getString("id");
+    await("the join times out", () -> "failed".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
+        .getString("state")));
+    assertThat(state(agent.machineId())).isEqualTo("failed");
+    agent.stop().await();
+  }
+
+  /** A raw connection with an agent's identity, for speaking out of turn. */
+  private WebSocket raw(AgentIdentity identity) {
+    return ws.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort())
+        .setURI(Frames.PATH).setSsl(true).setSslOptions(new ClientSSLOptions()
+            .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(identity.keyPem()))
+                .addCertValue(Buffer.buffer(identity.certificatePem())))
+            .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
+            .setHostnameVerificationAlgorithm(""))).await();
+  }
+
+  @Test
+  void anAgentSpeaksForItsOwnMachineOnlyAndMalformedFramesCloseOnlyItsConnection() throws Exception {
+    Executor idle = (command, progress) -> Promise.<Outcome>promise().future(); // takes commands, never finishes
+    SimulatedAgent a = agent(idle);
+    SimulatedAgent b = agent(idle);
+    await("both standby", () -> "standby".equals(state(a.machineId())) && "standby".equals(state(b.machineId())));
+    fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
+    await("both preparing", () -> "preparing".equals(state(a.machineId())) && "preparing".equals(state(b.machineId())));
+    String bPrepare = fx.openCommands(b.machineId(), "prepare").isEmpty()
+        ? fx.db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1").execute(
+            io.vertx.sqlclient.Tuple.of(b.machineId())).await().iterator().next().getString("id")
+        : fx.openCommands(b.machineId(), "prepare").get(0);
+
+    // A's certificate reporting B's command: refused, connection closed, B untouched.
+    WebSocket rogue = raw(a.identity());
+    Promise<Short> closed = Promise.promise();
+    rogue.closeHandler(v -> closed.tryComplete(rogue.closeStatusCode()));
+    rogue.writeTextMessage(new JsonObject().put("type", "hello").put("lastSeq", 1_000_000).encode());
+    rogue.writeTextMessage(new JsonObject().put("type", "result").put("commandId", bPrepare)
+        .put("status", "succeeded").encode());
+    assertThat(closed.future().await()).isEqualTo(Frames.CLOSE_PROTOCOL);
+    assertThat(state(b.machineId())).isEqualTo("preparing");
+
+    // A malformed frame closes that connection only; B's stays up.
+    WebSocket garbled = raw(a.identity());
+    Promise<Short> garbledClosed = Promise.promise();
+    garbled.closeHandler(v -> garbledClosed.tryComplete(garbled.closeStatusCode()));
+    garbled.writeTextMessage("{not json");
+    assertThat(garbledClosed.future().await()).isEqualTo(Frames.CLOSE_PROTOCOL);
+    assertThat(b.connected()).isTrue();
+    a.stop().await();
+    b.stop().await();
+  }
+
+  @Test
+  void noCertificateOrARetiredMachinesCertificateIsRefused() throws Exception {
+    Throwable anonymous = org.assertj.core.api.Assertions.catchThrowable(() -> ws.connect(
+        new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort()).setURI(Frames.PATH)
+            .setSsl(true).setSslOptions(new ClientSSLOptions()
+                .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
+                .setHostnameVerificationAlgorithm(""))).await());
+    assertThat(anonymous).isInstanceOf(UpgradeRejectedException.class);
+    assertThat(((UpgradeRejectedException) anonymous).getStatus()).isEqualTo(401);
+
+    SimulatedAgent agent = agent(simulated());
+    await("standby", () -> "standby".equals(state(agent.machineId())));
+    agent.stop().await();
+    assertThat(fx.client.post("/v1/machines/" + agent.machineId() + "/retire", ApiFixture.ADMIN, null).status())
+        .isEqualTo(200);
+    Throwable retired = org.assertj.core.api.Assertions.catchThrowable(() -> raw(agent.identity()));
+    assertThat(retired).isInstanceOf(UpgradeRejectedException.class);
+    assertThat(((UpgradeRejectedException) retired).getStatus()).isEqualTo(403);
+  }
+}
