@@ -1,7 +1,10 @@
 package io.warmmetal.agent;
 
 import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.channel.ChannelClient;
+import io.warmmetal.agent.commands.CommandLog;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.host.HostFacts;
@@ -10,22 +13,25 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * {@code java -jar warmmetal-agent.jar}: enrolls this host with the API (once; the identity is kept in the state
- * directory). Flags fall back to {@code WARMMETAL_AGENT_*} environment variables.
+ * directory), then holds the command channel and runs what comes, until stopped. {@code fleet} runs many simulated
+ * agents in one JVM. Flags fall back to {@code WARMMETAL_AGENT_*} environment variables.
  */
 @Command(name = "warmmetal-agent", mixinStandardHelpOptions = true, version = "WarmMetal agent 0.1.0",
-    description = "The WarmMetal host agent: enrolls this server with the API.")
+    subcommands = FleetCommand.class,
+    description = "The WarmMetal host agent: enrolls this server and runs the API's commands.")
 public final class Main implements Callable<Integer> {
-
   @Option(names = "--api", defaultValue = "${env:WARMMETAL_AGENT_API}",
       description = "the API's agent port, e.g. https://api.example:8443 (WARMMETAL_AGENT_API)")
   String api;
@@ -39,7 +45,7 @@ public final class Main implements Callable<Integer> {
   Path tokenFile;
 
   @Option(names = "--state-dir", defaultValue = "${env:WARMMETAL_AGENT_STATE_DIR:-/var/lib/warmmetal-agent}",
-      description = "where the agent keeps its key and certificate (WARMMETAL_AGENT_STATE_DIR)")
+      description = "where the agent keeps its key, certificate and command log (WARMMETAL_AGENT_STATE_DIR)")
   Path stateDir;
 
   @Option(names = "--name", defaultValue = "${env:WARMMETAL_AGENT_NAME}",
@@ -49,6 +55,12 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--address", defaultValue = "${env:WARMMETAL_AGENT_ADDRESS}",
       description = "the address the machine is reached at (default: none reported)")
   String address;
+
+  @Option(names = "--enroll-only", description = "enroll, then exit instead of holding the channel")
+  boolean enrollOnly;
+
+  @Mixin
+  ExecutorOptions execution = new ExecutorOptions();
 
   public static void main(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
@@ -61,38 +73,66 @@ public final class Main implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Logger log = LoggerFactory.getLogger(Main.class); // after main() chose the logging configuration
-    Optional<AgentIdentity> known = AgentIdentity.load(stateDir);
-    if (known.isPresent()) {
-      log.info("Enrolled as machine {} (state in {})", known.get().machineId(), stateDir);
-      return 0;
-    }
-    if (api == null || caPin == null) {
-      log.error("Not enrolled yet: give --api and --ca-pin (and the enrollment token)");
-      return 2;
-    }
-    String token = tokenFile != null ? Files.readString(tokenFile).trim() : System.getenv("WARMMETAL_AGENT_TOKEN");
-    if (token == null || token.isBlank()) {
-      log.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
-      return 2;
-    }
-    JsonObject machine = HostFacts.ofThisHost().describe(name != null ? name : InetAddress.getLocalHost()
-        .getHostName());
-    if (address != null) {
-      machine.put("address", address);
-    }
     Vertx vertx = Vertx.vertx();
-    Enrollment enrollment = new Enrollment(vertx, URI.create(api), new CaPin(caPin));
     try {
-      AgentIdentity identity = enrollment.enroll(token, machine).await();
-      identity.save(stateDir);
+      AgentIdentity identity = AgentIdentity.load(stateDir).orElse(null);
+      if (identity == null) {
+        identity = enroll(vertx, log);
+        if (identity == null) {
+          return 2;
+        }
+        identity.save(stateDir);
+      }
       log.info("Enrolled as machine {} (state in {})", identity.machineId(), stateDir);
+      if (enrollOnly) {
+        return 0;
+      }
+      if (api == null) {
+        log.error("Give --api: the agent port to hold the channel with");
+        return 2;
+      }
+      ChannelClient channel = new ChannelClient(vertx, vertx.createWebSocketClient(
+          new WebSocketClientOptions().setVerifyHost(false)), URI.create(api), identity,
+          CommandLog.load(vertx, stateDir), execution.executor(vertx, stateDir, new Random()));
+      channel.start();
+      CountDownLatch stopped = new CountDownLatch(1);
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        channel.stop();
+        stopped.countDown();
+      }, "warmmetal-agent-shutdown"));
+      stopped.await();
       return 0;
     } catch (Enrollment.EnrollmentRefused e) {
       log.error("{}", e.getMessage());
       return 1;
     } finally {
+      if (enrollOnly) {
+        vertx.close();
+      }
+    }
+  }
+
+  /** Enrolls with the token; null (after saying why) if the flags are missing. */
+  private AgentIdentity enroll(Vertx vertx, Logger log) throws Exception {
+    if (api == null || caPin == null) {
+      log.error("Not enrolled yet: give --api and --ca-pin (and the enrollment token)");
+      return null;
+    }
+    String token = tokenFile != null ? Files.readString(tokenFile).trim() : System.getenv("WARMMETAL_AGENT_TOKEN");
+    if (token == null || token.isBlank()) {
+      log.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
+      return null;
+    }
+    JsonObject machine = HostFacts.ofThisHost().describe(name != null ? name
+        : InetAddress.getLocalHost().getHostName());
+    if (address != null) {
+      machine.put("address", address);
+    }
+    Enrollment enrollment = new Enrollment(vertx, URI.create(api), new CaPin(caPin));
+    try {
+      return enrollment.enroll(token, machine).await();
+    } finally {
       enrollment.close();
-      vertx.close();
     }
   }
 }

@@ -27,10 +27,96 @@ class AgentProcessTest {
         "--api", "https://127.0.0.1:" + fx.api.agentPort(),
         "--ca-pin", fx.api.caPin().value(),
         "--state-dir", stateDir.toString(),
-        "--name", "process-agent", "--address", "127.0.0.1"))
+        "--name", "process-agent", "--address", "127.0.0.1", "--enroll-only"))
         .redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("WARMMETAL_AGENT_TOKEN", token);
     return pb.start();
+  }
+
+  private static void await(String what, java.util.function.BooleanSupplier condition) throws Exception {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (!condition.getAsBoolean()) {
+      if (System.currentTimeMillis() > deadline) {
+        throw new AssertionError("timed out waiting until " + what);
+      }
+      Thread.sleep(50);
+    }
+  }
+
+  private static Process runningAgent(ApiFixture fx, Path stateDir, String token, Path log, String durations)
+      throws Exception {
+    ProcessBuilder pb = new ProcessBuilder(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m", "-jar", AGENT_JAR.toString(),
+        "--api", "https://127.0.0.1:" + fx.api.agentPort(), "--ca-pin", fx.api.caPin().value(),
+        "--state-dir", stateDir.toString(), "--name", "process-agent", "--simulate", "--durations", durations))
+        .redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().put("WARMMETAL_AGENT_TOKEN", token);
+    return pb.start();
+  }
+
+  @Test
+  void anAgentProcessRunsTheLifecycleAndItsDeathMidJoinQuarantinesTheMachine(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx, java.util.Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
+        "WARMMETAL_OFFLINE_AFTER_SECONDS", "4", "WARMMETAL_JOIN_TIMEOUT_SECONDS", "4"))) {
+      String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 2))
+          .body().getString("token");
+      Path log = Files.createTempFile("warmmetal-agent", ".log");
+      Path quick = Files.createTempDirectory("agent-quick");
+      Process agent = runningAgent(fx, quick, token, log,
+          "prepare=fixed:100ms,join=fixed:100ms,reset=fixed:100ms,reboot=fixed:0s");
+      try {
+        await("enrolled", () -> Files.exists(quick.resolve("machine-id")));
+        String machine = Files.readString(quick.resolve("machine-id")).trim();
+        fx.client.put("/v1/pools/x86-" + cpus(fx, machine), ApiFixture.ADMIN,
+            new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+        await("warm", () -> "warm".equals(machineState(fx, machine)));
+        String id = launch(fx, machine);
+        await("running", () -> "running".equals(instanceState(fx, id)));
+        fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
+        await("terminated", () -> "terminated".equals(instanceState(fx, id)));
+        await("warm again", () -> "warm".equals(machineState(fx, machine)));
+      } finally {
+        agent.destroyForcibly().waitFor();
+      }
+
+      // An agent whose join takes long is killed in the middle of it.
+      Path slow = Files.createTempDirectory("agent-slow");
+      Process doomed = runningAgent(fx, slow, token, log, "prepare=fixed:100ms,join=fixed:60s,reset=fixed:100ms");
+      await("enrolled", () -> Files.exists(slow.resolve("machine-id")));
+      String machine = Files.readString(slow.resolve("machine-id")).trim();
+      fx.client.put("/v1/pools/x86-" + cpus(fx, machine), ApiFixture.ADMIN,
+          new JsonObject().put("minWarm", 2).put("maxWarm", 2));
+      await("warm", () -> "warm".equals(machineState(fx, machine)));
+      String id = launch(fx, machine);
+      await("the join is under way", () -> fx.count(
+          "SELECT count(*) FROM commands WHERE instance_id = $1 AND status = 'delivered'", id) == 1);
+      doomed.destroyForcibly().waitFor(); // kill -9, mid-join
+      await("the instance fails", () -> "failed".equals(instanceState(fx, id)));
+      assertThat(machineState(fx, machine)).isIn("failed", "offline");
+      assertThat(fx.count("SELECT count(*) FROM events WHERE machine_id = $1 AND type = 'MachineState'"
+          + " AND to_state = 'failed'", machine)).isEqualTo(1);
+    }
+  }
+
+  /** The shape of the host the process agent reported (this machine's real facts). */
+  private static String cpus(ApiFixture fx, String machine) {
+    return fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getString("shape").substring(4);
+  }
+
+  private static String machineState(ApiFixture fx, String machine) {
+    return fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getString("state");
+  }
+
+  private static String instanceState(ApiFixture fx, String id) {
+    return fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body().getString("state");
+  }
+
+  /** Launches on this machine's shape; with one warm machine of it, the launch gets this one. */
+  private static String launch(ApiFixture fx, String machine) {
+    String shape = fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getString("shape");
+    JsonObject r = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", shape)).body();
+    assertThat(r.getJsonArray("instances").getJsonObject(0).getString("machineId")).isEqualTo(machine);
+    return r.getJsonArray("instances").getJsonObject(0).getString("id");
   }
 
   @Test

@@ -97,9 +97,12 @@ final class CommandResults {
   }
 
   private static Future<Void> transition(SqlConnection tx, Row command, Row machine, boolean ok, String message) {
+    MachineState current = MachineState.fromWire(machine.getString("state"));
+    // An offline machine is judged by where it was: a join that times out while its agent is gone still fails.
+    MachineState effective = current == MachineState.OFFLINE && machine.getString("offline_from") != null
+        ? MachineState.fromWire(machine.getString("offline_from")) : current;
     Outcome o = new Outcome(tx, command.getString("machine_id"), command.getString("instance_id"),
-        machine.getString("instance_id"), MachineState.fromWire(machine.getString("state")), ok,
-        message == null ? "" : ": " + message);
+        machine.getString("instance_id"), effective, current, ok, message == null ? "" : ": " + message);
     return switch (command.getString("type")) {
       case "prepare" -> o.state == MachineState.PREPARING ? prepared(o) : done();
       case "join" -> o.state == MachineState.JOINING && o.instanceId.equals(o.claimedBy) ? joined(o) : done();
@@ -108,35 +111,38 @@ final class CommandResults {
     };
   }
 
-  /** What a result is about: the command's machine and instance, and the machine as locked. */
+  /**
+   * What a result is about: the command's machine and instance, the state the machine is judged by ({@code state})
+   * and the one it is in ({@code current}: differs only while offline).
+   */
   private record Outcome(SqlConnection tx, String machineId, String instanceId, String claimedBy,
-      MachineState state, boolean ok, String why) {}
+      MachineState state, MachineState current, boolean ok, String why) {}
 
   private static Future<Void> prepared(Outcome o) {
     if (o.ok) {
-      return Transitions.machine(o.tx, o.machineId, o.state,
+      return Transitions.machine(o.tx, o.machineId, o.current,
           o.claimedBy == null ? MachineState.WARM : MachineState.JOINING, "prepared").mapEmpty();
     }
-    return Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "prepare failed" + o.why)
+    return Transitions.machine(o.tx, o.machineId, o.current, MachineState.FAILED, "prepare failed" + o.why)
         .compose(x -> o.claimedBy == null ? done() : failInstance(o.tx, o.claimedBy, "prepare failed" + o.why));
   }
 
   private static Future<Void> joined(Outcome o) {
     if (o.ok) {
-      return Transitions.machine(o.tx, o.machineId, o.state, MachineState.IN_USE, "joined")
+      return Transitions.machine(o.tx, o.machineId, o.current, MachineState.IN_USE, "joined")
           .compose(x -> Transitions.instance(o.tx, o.instanceId, InstanceState.PENDING, InstanceState.RUNNING,
               "joined"))
           .mapEmpty();
     }
-    return Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "join failed" + o.why)
+    return Transitions.machine(o.tx, o.machineId, o.current, MachineState.FAILED, "join failed" + o.why)
         .compose(x -> failInstance(o.tx, o.instanceId, "join failed" + o.why));
   }
 
   private static Future<Void> reset(Outcome o) {
     Future<?> machine = o.ok
-        ? Transitions.machine(o.tx, o.machineId, o.state, MachineState.PREPARING, "reset")
+        ? Transitions.machine(o.tx, o.machineId, o.current, MachineState.PREPARING, "reset")
             .compose(x -> Transitions.enqueue(o.tx, o.machineId, null, "prepare"))
-        : Transitions.machine(o.tx, o.machineId, o.state, MachineState.FAILED, "reset failed" + o.why);
+        : Transitions.machine(o.tx, o.machineId, o.current, MachineState.FAILED, "reset failed" + o.why);
     if (o.instanceId == null) {
       return machine.mapEmpty();
     }

@@ -1,0 +1,54 @@
+package io.warmmetal.agent;
+
+import io.vertx.core.Vertx;
+import io.warmmetal.agent.commands.Distribution;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.ScriptExecutor;
+import io.warmmetal.agent.commands.SimulatedExecutor;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import picocli.CommandLine.Option;
+
+/** How commands are run: real scripts, or a simulation. Shared by the agent and the fleet simulator. */
+final class ExecutorOptions {
+  @Option(names = "--simulate", defaultValue = "${env:WARMMETAL_AGENT_SIMULATE:-false}",
+      description = "simulate commands instead of running the scripts (WARMMETAL_AGENT_SIMULATE)")
+  boolean simulate;
+
+  @Option(names = "--durations", defaultValue = "prepare=uniform:2s:5s,join=fixed:1s,reset=uniform:3s:8s,reboot=fixed:5s",
+      description = "simulated durations per command: kind=fixed:2s | uniform:1s:3s | triangular:1s:2s:6s, comma-separated")
+  String durations;
+
+  @Option(names = "--failure-rate", defaultValue = "0", description = "probability that a simulated step fails")
+  double failureRate;
+
+  @Option(names = "--scripts-dir", description = "the prepare/join/reset/reboot scripts (default: the shipped ones)")
+  Path scriptsDir;
+
+  @Option(names = "--command-timeout", defaultValue = "PT30M", description = "how long a script may run (ISO-8601)")
+  Duration commandTimeout;
+
+  Executor executor(Vertx vertx, Path stateDir, Random random) throws IOException {
+    if (simulate) {
+      return new SimulatedExecutor(vertx, parseDurations(durations), failureRate, random);
+    }
+    Path scripts = scriptsDir != null ? scriptsDir : ScriptExecutor.installShipped(stateDir.resolve("scripts"));
+    return new ScriptExecutor(vertx, scripts, commandTimeout);
+  }
+
+  static Map<String, Distribution> parseDurations(String spec) {
+    Map<String, Distribution> out = new HashMap<>();
+    for (String part : spec.split(",")) {
+      String[] kv = part.split("=", 2);
+      if (kv.length != 2) {
+        throw new IllegalArgumentException("--durations: expected kind=distribution, got '" + part + "'");
+      }
+      out.put(kv[0].trim(), Distribution.parse(kv[1]));
+    }
+    return out;
+  }
+}

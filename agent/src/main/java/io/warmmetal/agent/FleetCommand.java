@@ -1,0 +1,108 @@
+package io.warmmetal.agent;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.protocol.CaPin;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code warmmetal-agent fleet --count 500 --shape 16:64=300 --shape 64:512:4:H100=200 …}: many simulated servers in
+ * one JVM, each with its own key, certificate, state directory and connection. Their identities derive from their
+ * index, so a restarted fleet gets its machines back.
+ */
+@Command(name = "fleet", mixinStandardHelpOptions = true,
+    description = "Run many simulated agents in one JVM (for tests, demos and benchmarks).")
+final class FleetCommand implements Callable<Integer> {
+  @Option(names = "--api", required = true, description = "the API's agent port")
+  String api;
+
+  @Option(names = "--ca-pin", required = true, description = "sha256:<hex> of the API CA's public key")
+  String caPin;
+
+  @Option(names = "--token-file", required = true, description = "an enrollment token with enough uses")
+  Path tokenFile;
+
+  @Option(names = "--state-dir", required = true, description = "one subdirectory per simulated agent goes here")
+  Path stateDir;
+
+  @Option(names = "--shape", required = true,
+      description = "cpus:memoryGiB[:gpus:model]=count, repeatable; e.g. 16:64=300 or 64:512:4:H100=20")
+  List<String> shapes;
+
+  @Option(names = "--name-prefix", defaultValue = "sim", description = "machine names are <prefix>-<index>")
+  String prefix;
+
+  @Mixin
+  ExecutorOptions execution = new ExecutorOptions();
+
+  @Override
+  public Integer call() throws Exception {
+    Logger log = LoggerFactory.getLogger(FleetCommand.class);
+    execution.simulate = true;
+    Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
+    URI uri = URI.create(api);
+    Enrollment enrollment = new Enrollment(vertx, uri, new CaPin(caPin));
+    WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
+        .setMaxConnections(1_000_000));
+    String token = Files.readString(tokenFile).trim();
+    List<Future<SimulatedAgent>> started = new ArrayList<>();
+    int index = 0;
+    for (String spec : shapes) {
+      String[] sc = spec.split("=", 2);
+      JsonObject facts = facts(sc[0]);
+      for (int i = 0; i < Integer.parseInt(sc[1]); i++, index++) {
+        Path dir = stateDir.resolve(prefix + "-" + index);
+        JsonObject machine = new JsonObject().put("name", prefix + "-" + index).put("facts", facts)
+            .put("identity", new JsonObject().put("systemUuid",
+                UUID.nameUUIDFromBytes((prefix + "-" + index).getBytes(StandardCharsets.UTF_8)).toString()));
+        started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, dir,
+            execution.executor(vertx, dir, new Random(index))));
+      }
+    }
+    Future.join(started).await();
+    long failed = started.stream().filter(Future::failed).count();
+    log.info("Fleet up: {} simulated agents ({} failed to start)", started.size() - failed, failed);
+    started.stream().filter(Future::failed).findFirst()
+        .ifPresent(f -> log.error("First failure: {}", f.cause().getMessage()));
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
+    stopped.await();
+    return failed == 0 ? 0 : 1;
+  }
+
+  /** {@code cpus:memoryGiB[:gpus:model]}. */
+  static JsonObject facts(String spec) {
+    String[] p = spec.split(":");
+    JsonObject facts = new JsonObject().put("cpus", Integer.parseInt(p[0]))
+        .put("memoryMiB", Long.parseLong(p[1]) * 1024).put("arch", "x86_64");
+    if (p.length == 4) {
+      JsonArray gpus = new JsonArray();
+      for (int g = 0; g < Integer.parseInt(p[2]); g++) {
+        gpus.add(new JsonObject().put("model", p[3]));
+      }
+      facts.put("gpus", gpus);
+    }
+    return facts;
+  }
+}

@@ -1,0 +1,123 @@
+package io.warmmetal.agent.commands;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+
+/**
+ * Runs a command as the script of its kind ({@code prepare.sh}, {@code join.sh}, {@code reset.sh},
+ * {@code reboot.sh}) from the scripts directory — the ones shipped in the agent, or an operator's. A script gets the
+ * command's parameters as JSON on standard input (secrets included: never on the command line or in the
+ * environment), announces each step by printing {@code ::step NAME}, and succeeds by exiting 0; it is killed after
+ * the timeout. Runs on a worker thread.
+ */
+public final class ScriptExecutor implements Executor {
+  static final List<String> KINDS = List.of("prepare", "join", "reset", "reboot");
+  private static final int TAIL_LINES = 20;
+
+  private final Vertx vertx;
+  private final Path scripts;
+  private final Duration timeout;
+
+  public ScriptExecutor(Vertx vertx, Path scripts, Duration timeout) {
+    this.vertx = vertx;
+    this.scripts = scripts;
+    this.timeout = timeout;
+  }
+
+  /** Copies the scripts shipped in the agent into {@code dir} (blocking), keeping files an operator put there. */
+  public static Path installShipped(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    for (String kind : KINDS) {
+      Path target = dir.resolve(kind + ".sh");
+      if (!Files.exists(target)) {
+        try (InputStream in = ScriptExecutor.class.getResourceAsStream("/scripts/" + kind + ".sh")) {
+          Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
+        }
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-x---"));
+      }
+    }
+    return dir;
+  }
+
+  @Override
+  public Future<Outcome> run(Command command, BiConsumer<String, String> progress) {
+    Path script = scripts.resolve(command.kind() + ".sh");
+    return vertx.executeBlocking(() -> runScript(script, command, progress), false);
+  }
+
+  private Outcome runScript(Path script, Command command, BiConsumer<String, String> progress) throws Exception {
+    if (!Files.isRegularFile(script)) {
+      return Outcome.failed("no script " + script);
+    }
+    ProcessBuilder pb = new ProcessBuilder("/bin/sh", script.toString()).redirectErrorStream(true);
+    Map<String, String> env = pb.environment();
+    env.put("WARMMETAL_COMMAND_ID", command.id());
+    env.put("WARMMETAL_COMMAND", command.kind());
+    if (command.instanceId() != null) {
+      env.put("WARMMETAL_INSTANCE_ID", command.instanceId());
+    }
+    long started = System.nanoTime();
+    Process process = pb.start();
+    try (OutputStream stdin = process.getOutputStream()) {
+      stdin.write(new JsonObject().put("command", command.kind()).put("params", command.params()).encode()
+          .getBytes(StandardCharsets.UTF_8));
+    } catch (IOException closedEarly) {
+      // the script need not read its input
+    }
+    Deque<String> tail = new ArrayDeque<>();
+    Thread reader = new Thread(() -> read(process, progress, tail), "script-output-" + command.id());
+    reader.start();
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      reader.join(1000);
+      return Outcome.failed(command.kind() + " timed out after " + timeout.toSeconds() + " s");
+    }
+    reader.join(5000);
+    long ms = (System.nanoTime() - started) / 1_000_000;
+    String output;
+    synchronized (tail) {
+      output = String.join("\n", tail);
+    }
+    return process.exitValue() == 0 ? Outcome.ok(command.kind() + " took " + ms + " ms")
+        : Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + output);
+  }
+
+  /** Reads the script's output as it comes: steps become progress, the last lines explain a failure. */
+  private static void read(Process process, BiConsumer<String, String> progress, Deque<String> tail) {
+    try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
+        StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = out.readLine()) != null) {
+        if (line.startsWith("::step ")) {
+          progress.accept(line.substring(7).trim(), "started");
+        }
+        synchronized (tail) {
+          tail.addLast(line.length() > 300 ? line.substring(0, 300) : line);
+          if (tail.size() > TAIL_LINES) {
+            tail.removeFirst();
+          }
+        }
+      }
+    } catch (IOException e) {
+      // the process went away; its exit code tells
+    }
+  }
+}
