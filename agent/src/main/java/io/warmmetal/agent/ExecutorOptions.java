@@ -1,11 +1,17 @@
 package io.warmmetal.agent;
 
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.ScriptExecutor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
+import io.warmmetal.agent.commands.SimulatedKubelet;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -32,12 +38,33 @@ final class ExecutorOptions {
   @Option(names = "--command-timeout", defaultValue = "PT30M", description = "how long a script may run (ISO-8601)")
   Duration commandTimeout;
 
-  Executor executor(Vertx vertx, Path stateDir, Random random) throws IOException {
+  @Option(names = "--kubeconfig", description = "with --simulate: act as a kubelet, registering a Node in this cluster")
+  Path kubeconfig;
+
+  private KubernetesClient kube;
+
+  /**
+   * The executor for one agent.
+   *
+   * @param nodeName the Node a simulated kubelet registers
+   * @param facts    the machine's facts, for the Node's capacity
+   */
+  Executor executor(Vertx vertx, Path stateDir, Random random, String nodeName, JsonObject facts)
+      throws IOException {
     if (simulate) {
-      return new SimulatedExecutor(vertx, parseDurations(durations), failureRate, random);
+      Executor simulation = new SimulatedExecutor(vertx, parseDurations(durations), failureRate, random);
+      return kubeconfig == null ? simulation : new SimulatedKubelet(vertx, simulation, kube(), nodeName, facts);
     }
     Path scripts = scriptsDir != null ? scriptsDir : ScriptExecutor.installShipped(stateDir.resolve("scripts"));
     return new ScriptExecutor(vertx, scripts, commandTimeout);
+  }
+
+  /** One client for all the agents of this JVM. */
+  private synchronized KubernetesClient kube() throws IOException {
+    if (kube == null) {
+      kube = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kubeconfig))).build();
+    }
+    return kube;
   }
 
   static Map<String, Distribution> parseDurations(String spec) {

@@ -77,7 +77,7 @@ final class FleetCommand implements Callable<Integer> {
             .put("identity", new JsonObject().put("systemUuid",
                 UUID.nameUUIDFromBytes((prefix + "-" + index).getBytes(StandardCharsets.UTF_8)).toString()));
         started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, dir,
-            execution.executor(vertx, dir, new Random(index))));
+            execution.executor(vertx, dir, new Random(index), prefix + "-" + index, facts)));
       }
     }
     Future.join(started).await();

@@ -93,7 +93,8 @@ public final class Main implements Callable<Integer> {
       }
       ChannelClient channel = new ChannelClient(vertx, vertx.createWebSocketClient(
           new WebSocketClientOptions().setVerifyHost(false)), URI.create(api), identity,
-          CommandLog.load(vertx, stateDir), execution.executor(vertx, stateDir, new Random()));
+          CommandLog.load(vertx, stateDir), execution.executor(vertx, stateDir, new Random(), nodeName(),
+              HostFacts.ofThisHost().describe(nodeName()).getJsonObject("facts")));
       channel.start();
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -112,6 +113,10 @@ public final class Main implements Callable<Integer> {
     }
   }
 
+  private String nodeName() throws java.net.UnknownHostException {
+    return name != null ? name : InetAddress.getLocalHost().getHostName();
+  }
+
   /** Enrolls with the token; null (after saying why) if the flags are missing. */
   private AgentIdentity enroll(Vertx vertx, Logger log) throws Exception {
     if (api == null || caPin == null) {
@@ -123,8 +128,7 @@ public final class Main implements Callable<Integer> {
       log.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
       return null;
     }
-    JsonObject machine = HostFacts.ofThisHost().describe(name != null ? name
-        : InetAddress.getLocalHost().getHostName());
+    JsonObject machine = HostFacts.ofThisHost().describe(nodeName());
     if (address != null) {
       machine.put("address", address);
     }

@@ -103,8 +103,7 @@ final class ChannelEndpoint {
     switch (type) {
       case Frames.HELLO -> hello(session, frame);
       case Frames.HEARTBEAT -> { }
-      case Frames.PROGRESS -> LOG.debug("{} {}: {}", session.machineId, frame.getValue("commandId"),
-          frame.getValue("step"));
+      case Frames.PROGRESS -> progress(session, frame);
       case Frames.RESULT -> result(session, frame);
       default -> refuse(session, "unknown frame type '" + type + "'");
     }
@@ -125,6 +124,18 @@ final class ChannelEndpoint {
               .put("heartbeatSeconds", heartbeat.toSeconds()));
           delivery.deliver(session);
         });
+  }
+
+  private void progress(AgentSession session, JsonObject frame) {
+    if (!(frame.getValue("commandId") instanceof String commandId) || !(frame.getValue("step") instanceof String step)
+        || step.length() > 128 || !(frame.getValue("message") == null || frame.getValue("message") instanceof String)) {
+      refuse(session, "progress has a commandId and a step");
+      return;
+    }
+    String message = frame.getString("message");
+    lifecycle.recordProgress(session.machineId, commandId, step,
+            message == null ? null : message.substring(0, Math.min(1024, message.length())))
+        .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", commandId, err.getMessage()));
   }
 
   private void result(AgentSession session, JsonObject frame) {

@@ -95,7 +95,7 @@ final class CommandDelivery {
       return Future.succeededFuture(Map.of());
     }
     return db.preparedQuery("""
-            SELECT id, launch_id, machine_id, labels, kubernetes, secrets FROM instances WHERE id = ANY($1)""")
+            SELECT id, launch_id, machine_id, shape, labels, kubernetes, secrets FROM instances WHERE id = ANY($1)""")
         .execute(Tuple.of(instanceIds.toArray(String[]::new)))
         .compose(rows -> {
           List<Row> list = new ArrayList<>();
@@ -113,6 +113,7 @@ final class CommandDelivery {
   private JsonObject params(Row instance) throws Exception {
     JsonObject params = new JsonObject()
         .put("providerId", InstanceJson.providerId(instance.getString("machine_id")))
+        .put("shape", instance.getString("shape"))
         .put("labels", instance.getJsonObject("labels"));
     JsonObject unsealed = instance.getBuffer("secrets") == null ? new JsonObject()
         : new JsonObject(new String(secrets.open(instance.getBuffer("secrets").getBytes(),

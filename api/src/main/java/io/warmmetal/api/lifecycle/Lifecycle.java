@@ -60,6 +60,9 @@ public interface Lifecycle {
    */
   Future<JsonObject> reportAgentResult(String machineId, String commandId, boolean succeeded, String message);
 
+  /** Records a step an agent started (an event per step, so its timing can be read from the event log). */
+  Future<Void> recordProgress(String machineId, String commandId, String step, String message);
+
   /**
    * The machine's agent said hello: a newly enrolled machine goes {@code enrolling → standby} (the pool manager may
    * then prepare it); an offline one goes back to where it was.

@@ -134,6 +134,13 @@ class ChannelTest {
         .getString("state")));
     await("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
     assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join", "reset", "prepare");
+    // Every step the agent ran is in the event log, timed by its timestamp.
+    Thread.sleep(400); // the log hands out events once they have settled
+    List<String> steps = new java.util.ArrayList<>();
+    fx.client.get("/v1/events?limit=1000&machineId=" + agent.machineId(), ApiFixture.ADMIN).body()
+        .getJsonArray("items").stream().map(JsonObject.class::cast)
+        .filter(e -> e.getString("type").equals("CommandProgress")).forEach(e -> steps.add(e.getString("reason")));
+    assertThat(steps).startsWith("container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
     agent.stop().await();
   }
 

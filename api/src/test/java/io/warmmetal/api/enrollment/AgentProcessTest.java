@@ -16,9 +16,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The agent as operators run it: {@code java -jar warmmetal-agent.jar}, a separate process, enrolling for real. */
 @ExtendWith(VertxExtension.class)
-class AgentProcessTest {
+public class AgentProcessTest {
   /** Built by the agent module, which the reactor builds (and packages) before this one. */
-  static final Path AGENT_JAR = Path.of("..", "agent", "target", "warmmetal-agent.jar").toAbsolutePath().normalize();
+  public static final Path AGENT_JAR = agentJar();
+
+  /** The agent jar, from the api module or the repository root (whichever the JVM runs in). */
+  private static Path agentJar() {
+    for (String candidate : new String[] {"../agent/target/warmmetal-agent.jar", "agent/target/warmmetal-agent.jar"}) {
+      Path jar = Path.of(candidate).toAbsolutePath().normalize();
+      if (Files.exists(jar)) {
+        return jar;
+      }
+    }
+    return Path.of("../agent/target/warmmetal-agent.jar").toAbsolutePath().normalize();
+  }
 
   private static Process agent(ApiFixture fx, Path stateDir, String token, Path log) throws Exception {
     assertThat(AGENT_JAR).as("the agent jar (run mvn verify from the repository root)").exists();

@@ -49,6 +49,16 @@ final class AgentPresence {
     }));
   }
 
+  /** A step of one of the machine's own commands began; steps of other machines' commands are ignored. */
+  Future<Void> progress(String machineId, String commandId, String step, String message) {
+    return db.preparedQuery("""
+            INSERT INTO events (type, subject, machine_id, instance_id, reason, details)
+            SELECT 'CommandProgress', id, machine_id, instance_id, $3, jsonb_build_object('message', $4::text)
+            FROM commands WHERE id = $1 AND machine_id = $2""")
+        .execute(Tuple.of(commandId, machineId, step, message))
+        .mapEmpty();
+  }
+
   Future<Integer> markSilentOffline(Duration silence) {
     return Tx.run(db, tx -> tx.preparedQuery("""
             SELECT id, state, instance_id FROM machines

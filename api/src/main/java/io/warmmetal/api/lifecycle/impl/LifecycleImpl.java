@@ -78,6 +78,11 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
+  public Future<Void> recordProgress(String machineId, String commandId, String step, String message) {
+    return presence.progress(machineId, commandId, step, message);
+  }
+
+  @Override
   public Future<Void> agentConnected(String machineId) {
     return presence.connected(machineId);
   }

@@ -1,0 +1,96 @@
+package io.warmmetal.agent.commands;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.NodeCondition;
+import io.fabric8.kubernetes.api.model.NodeConditionBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * A simulated kubelet (the KWOK idea): after a simulated join succeeds it registers a real {@code Node} in the
+ * Kubernetes API (labels, taints, capacity, providerID, Ready), and after a reset it removes it — so the controller
+ * can be tested without hardware. Wraps the executor that simulates the commands; Kubernetes calls run on a worker.
+ */
+public final class SimulatedKubelet implements Executor {
+  private final Vertx vertx;
+  private final Executor simulation;
+  private final KubernetesClient kube;
+  private final String nodeName;
+  private final JsonObject facts;
+
+  public SimulatedKubelet(Vertx vertx, Executor simulation, KubernetesClient kube, String nodeName,
+      JsonObject facts) {
+    this.vertx = vertx;
+    this.simulation = simulation;
+    this.kube = kube;
+    this.nodeName = nodeName;
+    this.facts = facts;
+  }
+
+  @Override
+  public Future<Outcome> run(Command command, BiConsumer<String, String> progress) {
+    return simulation.run(command, progress).compose(outcome -> {
+      if (!outcome.succeeded()) {
+        return Future.succeededFuture(outcome);
+      }
+      return switch (command.kind()) {
+        case "join" -> vertx.executeBlocking(() -> register(command.params()), false);
+        case "reset" -> vertx.executeBlocking(() -> {
+          kube.nodes().withName(nodeName).delete();
+          return outcome;
+        }, false);
+        default -> Future.succeededFuture(outcome);
+      };
+    }).recover(err -> Future.succeededFuture(Outcome.failed("simulated kubelet: " + err.getMessage())));
+  }
+
+  private Outcome register(JsonObject params) {
+    JsonObject join = params.getJsonObject("kubernetes", new JsonObject());
+    Map<String, String> labels = new HashMap<>();
+    labels.put("kubernetes.io/hostname", nodeName);
+    labels.put("kubernetes.io/os", "linux");
+    labels.put("kubernetes.io/arch", "aarch64".equals(facts.getString("arch")) ? "arm64" : "amd64");
+    if (params.getString("shape") != null) {
+      labels.put("node.kubernetes.io/instance-type", params.getString("shape"));
+    }
+    join.getJsonObject("nodeLabels", new JsonObject()).forEach(e -> labels.put(e.getKey(), (String) e.getValue()));
+    List<Taint> taints = new ArrayList<>();
+    for (Object t : join.getJsonArray("taints", new JsonArray())) {
+      JsonObject taint = (JsonObject) t;
+      taints.add(new TaintBuilder().withKey(taint.getString("key")).withValue(taint.getString("value"))
+          .withEffect(taint.getString("effect")).build());
+    }
+    Map<String, Quantity> capacity = new HashMap<>();
+    capacity.put("cpu", new Quantity(String.valueOf(facts.getInteger("cpus"))));
+    capacity.put("memory", new Quantity(facts.getLong("memoryMiB") + "Mi"));
+    capacity.put("pods", new Quantity("110"));
+    int gpus = facts.getJsonArray("gpus", new JsonArray()).size();
+    if (gpus > 0) {
+      capacity.put("nvidia.com/gpu", new Quantity(String.valueOf(gpus)));
+    }
+    NodeCondition ready = new NodeConditionBuilder().withType("Ready").withStatus("True")
+        .withReason("KubeletReady").withMessage("simulated kubelet is posting ready status")
+        .withLastHeartbeatTime(Instant.now().toString()).withLastTransitionTime(Instant.now().toString()).build();
+    var node = new NodeBuilder()
+        .withNewMetadata().withName(nodeName).withLabels(labels).endMetadata()
+        .withNewSpec().withProviderID(params.getString("providerId")).withTaints(taints).endSpec()
+        .withNewStatus().withCapacity(capacity).withAllocatable(capacity).withConditions(ready).endStatus()
+        .build();
+    kube.nodes().resource(node).createOr(NonDeletingOperation::update);
+    kube.nodes().resource(node).updateStatus(); // a real API server ignores status on create
+    return Outcome.ok("joined; Node " + nodeName + " registered");
+  }
+}

@@ -1,0 +1,66 @@
+package io.warmmetal.agent.commands;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The simulated kubelet against fabric8's mock API server (CRUD mode): a Node appears on join, goes on reset. */
+@EnableKubernetesMockClient(crud = true)
+class SimulatedKubeletTest {
+  KubernetesClient kube;
+  private Vertx vertx;
+
+  @BeforeEach
+  void setUp() {
+    vertx = Vertx.vertx();
+  }
+
+  @AfterEach
+  void tearDown() {
+    vertx.close().await();
+  }
+
+  @Test
+  void aJoinRegistersAReadyNodeAndAResetRemovesIt() {
+    JsonObject facts = new JsonObject().put("cpus", 64).put("memoryMiB", 524288).put("arch", "x86_64")
+        .put("gpus", new JsonArray().add(new JsonObject().put("model", "H100")).add(new JsonObject().put("model",
+            "H100")));
+    Executor kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of(), 0.0, new Random()), kube,
+        "sim-7", facts);
+    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-0123456789abcdef")
+        .put("shape", "x86-64c-512g-2xh100")
+        .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("bootstrapToken", "abcdef.x")
+            .put("nodeLabels", new JsonObject().put("karpenter.sh/nodepool", "gpu"))
+            .put("taints", new JsonArray().add(new JsonObject().put("key", "karpenter.sh/unregistered")
+                .put("effect", "NoExecute"))));
+
+    Outcome joined = kubelet.run(new Command("cmd-1", 1, "join", "i-1", params), (s, m) -> { }).await();
+    assertThat(joined.succeeded()).as(joined.message()).isTrue();
+    Node node = kube.nodes().withName("sim-7").get();
+    assertThat(node.getSpec().getProviderID()).isEqualTo("warmmetal://m-0123456789abcdef");
+    assertThat(node.getMetadata().getLabels()).containsEntry("karpenter.sh/nodepool", "gpu")
+        .containsEntry("node.kubernetes.io/instance-type", "x86-64c-512g-2xh100")
+        .containsEntry("kubernetes.io/arch", "amd64");
+    assertThat(node.getSpec().getTaints()).extracting("key").containsExactly("karpenter.sh/unregistered");
+    assertThat(node.getStatus().getCapacity().get("nvidia.com/gpu").getAmount()).isEqualTo("2");
+    assertThat(node.getStatus().getCapacity().get("cpu").getAmount()).isEqualTo("64");
+    assertThat(node.getStatus().getConditions()).anySatisfy(c -> {
+      assertThat(c.getType()).isEqualTo("Ready");
+      assertThat(c.getStatus()).isEqualTo("True");
+    });
+
+    Outcome reset = kubelet.run(new Command("cmd-2", 2, "reset", "i-1", new JsonObject()), (s, m) -> { }).await();
+    assertThat(reset.succeeded()).isTrue();
+    assertThat(kube.nodes().withName("sim-7").get()).isNull();
+  }
+}
