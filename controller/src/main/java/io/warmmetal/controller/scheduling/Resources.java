@@ -1,0 +1,51 @@
+package io.warmmetal.controller.scheduling;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Amounts of resources: CPU in millicores, memory in bytes, and extended resources (e.g. {@code nvidia.com/gpu}) in
+ * units. Immutable.
+ */
+public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> extended) {
+  public static final Resources NONE = new Resources(0, 0, Map.of());
+
+  public Resources {
+    extended = Map.copyOf(extended);
+  }
+
+  public static Resources of(long cpuMilli, long memoryBytes) {
+    return new Resources(cpuMilli, memoryBytes, Map.of());
+  }
+
+  public Resources with(String name, long amount) {
+    Map<String, Long> more = new HashMap<>(extended);
+    more.merge(name, amount, Long::sum);
+    return new Resources(cpuMilli, memoryBytes, more);
+  }
+
+  public Resources plus(Resources o) {
+    Map<String, Long> sum = new HashMap<>(extended);
+    o.extended.forEach((k, v) -> sum.merge(k, v, Long::sum));
+    return new Resources(cpuMilli + o.cpuMilli, memoryBytes + o.memoryBytes, sum);
+  }
+
+  public Resources minus(Resources o) {
+    Map<String, Long> diff = new HashMap<>(extended);
+    o.extended.forEach((k, v) -> diff.merge(k, -v, Long::sum));
+    return new Resources(cpuMilli - o.cpuMilli, memoryBytes - o.memoryBytes, diff);
+  }
+
+  /** Whether {@code need} fits in this. */
+  public boolean fits(Resources need) {
+    if (need.cpuMilli > cpuMilli || need.memoryBytes > memoryBytes) {
+      return false;
+    }
+    for (Map.Entry<String, Long> e : need.extended.entrySet()) {
+      if (e.getValue() > extended.getOrDefault(e.getKey(), 0L)) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

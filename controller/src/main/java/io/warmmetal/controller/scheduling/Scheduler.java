@@ -1,0 +1,158 @@
+package io.warmmetal.controller.scheduling;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Decides which nodes to launch for pending pods, as Karpenter's provisioner does: pods largest first, each onto a
+ * node already planned if one fits and suits it (first fit), else onto a new node of the best (NodePool, instance
+ * type) pair that suits it — heaviest NodePool first, then instance types with warm machines, then the cheapest —
+ * within the NodePool's limits. DaemonSet overhead and a pods-per-node cap count against every node.
+ */
+public final class Scheduler {
+  private final Resources daemonSetOverhead;
+  private final int maxPodsPerNode;
+
+  public Scheduler(Resources daemonSetOverhead, int maxPodsPerNode) {
+    this.daemonSetOverhead = daemonSetOverhead;
+    this.maxPodsPerNode = maxPodsPerNode;
+  }
+
+  /** A node to launch: its pool, its instance type and the pods meant for it. */
+  public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {}
+
+  /** The nodes to launch, and the pods no node can take (with the reason left for the caller to report). */
+  public record Plan(List<PlannedNode> nodes, List<PodRequest> unschedulable) {}
+
+  public Plan schedule(List<PodRequest> pending, List<NodePoolView> pools, List<InstanceType> types) {
+    List<PodRequest> pods = new ArrayList<>(pending);
+    pods.sort(Comparator.comparingLong((PodRequest p) -> p.requests().cpuMilli())
+        .thenComparingLong(p -> p.requests().memoryBytes()).reversed());
+    List<NodePoolView> byWeight = new ArrayList<>(pools);
+    byWeight.sort(Comparator.comparingInt(NodePoolView::weight).reversed());
+    Map<String, Integer> warmLeft = new HashMap<>();
+    types.forEach(t -> warmLeft.put(t.name(), t.warm()));
+    Map<String, Resources> poolLeft = new HashMap<>();
+    pools.forEach(p -> poolLeft.put(p.name(), p.remaining()));
+
+    List<Open> open = new ArrayList<>();
+    List<PodRequest> unschedulable = new ArrayList<>();
+    for (PodRequest pod : pods) {
+      Open target = null;
+      for (Open node : open) {
+        if (node.takes(pod)) {
+          target = node;
+          break;
+        }
+      }
+      if (target == null) {
+        target = openNode(pod, byWeight, types, warmLeft, poolLeft);
+        if (target == null) {
+          unschedulable.add(pod);
+          continue;
+        }
+        open.add(target);
+      }
+      target.add(pod);
+    }
+    List<PlannedNode> nodes = new ArrayList<>();
+    for (Open node : open) {
+      nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free));
+    }
+    return new Plan(nodes, unschedulable);
+  }
+
+  private Open openNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types,
+      Map<String, Integer> warmLeft, Map<String, Resources> poolLeft) {
+    for (NodePoolView pool : pools) {
+      if (!pod.tolerates(pool.taints())) {
+        continue;
+      }
+      InstanceType best = null;
+      for (InstanceType type : types) {
+        Resources usable = type.allocatable().minus(daemonSetOverhead);
+        if (!usable.fits(pod.requests()) || !pool.allows(type) || !pod.accepts(labels(pool, type))) {
+          continue;
+        }
+        Resources left = poolLeft.get(pool.name());
+        if (left != null && !left.fits(type.allocatable())) {
+          continue;
+        }
+        if (best == null || better(type, best, pod, warmLeft)) {
+          best = type;
+        }
+      }
+      if (best != null) {
+        warmLeft.merge(best.name(), -1, Integer::sum);
+        Resources left = poolLeft.get(pool.name());
+        if (left != null) {
+          poolLeft.put(pool.name(), left.minus(best.allocatable()));
+        }
+        return new Open(pool, best, labels(pool, best), best.allocatable().minus(daemonSetOverhead));
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Types without special hardware the pod does not ask for first (GPUs stay for the pods that need them), then
+   * warm capacity (it arrives in seconds), then the lower price, then the smaller type.
+   */
+  private static boolean better(InstanceType a, InstanceType b, PodRequest pod, Map<String, Integer> warmLeft) {
+    boolean aWastes = wastes(a, pod);
+    boolean bWastes = wastes(b, pod);
+    if (aWastes != bWastes) {
+      return !aWastes;
+    }
+    boolean aWarm = warmLeft.get(a.name()) > 0;
+    boolean bWarm = warmLeft.get(b.name()) > 0;
+    if (aWarm != bWarm) {
+      return aWarm;
+    }
+    if (a.price() != b.price()) {
+      return a.price() < b.price();
+    }
+    return a.allocatable().cpuMilli() < b.allocatable().cpuMilli();
+  }
+
+  private static boolean wastes(InstanceType type, PodRequest pod) {
+    return type.allocatable().extended().keySet().stream()
+        .anyMatch(r -> pod.requests().extended().getOrDefault(r, 0L) == 0);
+  }
+
+  private static Map<String, String> labels(NodePoolView pool, InstanceType type) {
+    Map<String, String> labels = new HashMap<>(type.labels());
+    labels.putAll(pool.labels());
+    labels.put("karpenter.sh/nodepool", pool.name());
+    return labels;
+  }
+
+  /** A node being planned. */
+  private final class Open {
+    final NodePoolView pool;
+    final InstanceType type;
+    final Map<String, String> labels;
+    final List<PodRequest> pods = new ArrayList<>();
+    Resources free;
+
+    Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free) {
+      this.pool = pool;
+      this.type = type;
+      this.labels = labels;
+      this.free = free;
+    }
+
+    boolean takes(PodRequest pod) {
+      return pods.size() < maxPodsPerNode && free.fits(pod.requests()) && pod.tolerates(pool.taints())
+          && pod.accepts(labels);
+    }
+
+    void add(PodRequest pod) {
+      pods.add(pod);
+      free = free.minus(pod.requests());
+    }
+  }
+}

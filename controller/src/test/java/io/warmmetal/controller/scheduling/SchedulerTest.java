@@ -1,0 +1,134 @@
+package io.warmmetal.controller.scheduling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.warmmetal.controller.karpenter.Requirement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SchedulerTest {
+  static final long GIB = 1L << 30;
+  private final Scheduler scheduler = new Scheduler(Resources.of(100, GIB / 2), 110);
+
+  static InstanceType type(String arch, int cpus, int memGiB, int gpus, double price, int warm) {
+    String name = (arch.equals("amd64") ? "x86" : "arm") + "-" + cpus + "c-" + memGiB + "g" + (gpus > 0
+        ? "-" + gpus + "xh100" : "");
+    Map<String, String> labels = new HashMap<>(Map.of("node.kubernetes.io/instance-type", name,
+        "kubernetes.io/arch", arch, "karpenter.sh/capacity-type", "on-demand",
+        "warmmetal.io/cpu", String.valueOf(cpus), "warmmetal.io/gpu-count", String.valueOf(gpus)));
+    Resources allocatable = Resources.of(cpus * 1000L, memGiB * GIB);
+    if (gpus > 0) {
+      allocatable = allocatable.with("nvidia.com/gpu", gpus);
+    }
+    return new InstanceType(name, labels, allocatable, price, warm);
+  }
+
+  static PodRequest pod(String name, long cpuMilli, long memGiB) {
+    return new PodRequest(name, Resources.of(cpuMilli, memGiB * GIB), Map.of(), List.of(), List.of());
+  }
+
+  static NodePoolView pool(String name, int weight, List<Taint> taints, Resources limit, Requirement... reqs) {
+    return new NodePoolView(name, weight, Map.of(), List.of(reqs), taints, limit);
+  }
+
+  private final List<InstanceType> fleet = List.of(
+      type("amd64", 8, 32, 0, 0.4, 0),
+      type("amd64", 16, 64, 0, 0.8, 5),
+      type("amd64", 64, 512, 4, 12.0, 2),
+      type("arm64", 16, 64, 0, 0.6, 3));
+
+  @Test
+  void aBurstOfMixedPodsPacksOntoFewWarmNodes() {
+    List<PodRequest> pods = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      pods.add(i % 4 == 0 ? pod("big-" + i, 2000, 4) : pod("small-" + i, 500, 1));
+    }
+    Scheduler.Plan plan = scheduler.schedule(pods, List.of(pool("default", 0, List.of(), null,
+        new Requirement("kubernetes.io/arch", "In", List.of("amd64")))), fleet);
+    assertThat(plan.unschedulable()).isEmpty();
+    // 25 × 2 cpu + 75 × 0.5 cpu = 87.5 cpu. The five warm 16-cpu machines (15.9 cpu usable each) go first; the rest
+    // goes on the cheapest cold type; never on the GPU machines, warm as they are.
+    List<String> types = plan.nodes().stream().map(n -> n.type().name()).toList();
+    assertThat(types.subList(0, 5)).containsOnly("x86-16c-64g");
+    assertThat(types.subList(5, types.size())).containsOnly("x86-8c-32g");
+    assertThat(types).doesNotContain("x86-64c-512g-4xh100");
+    assertThat(plan.nodes().stream().mapToInt(n -> n.pods().size()).sum()).isEqualTo(100);
+    assertThat(plan.nodes()).allSatisfy(n -> assertThat(n.free().cpuMilli()).isGreaterThanOrEqualTo(0));
+  }
+
+  @Test
+  void gpuPodsGetGpuNodesAndCheapPodsAvoidThem() {
+    PodRequest gpu = new PodRequest("train", Resources.of(8000, 64 * GIB).with("nvidia.com/gpu", 2), Map.of(),
+        List.of(), List.of());
+    Scheduler.Plan plan = scheduler.schedule(List.of(gpu, pod("web", 500, 1)), List.of(pool("default", 0,
+        List.of(), null)), fleet);
+    assertThat(plan.nodes()).extracting(n -> n.type().name()).contains("x86-64c-512g-4xh100");
+    // The web pod fits on the GPU node already planned (first fit), so no second node is opened.
+    assertThat(plan.nodes()).hasSize(1);
+  }
+
+  @Test
+  void taintsSelectorsAndAffinityAreRespected() {
+    Taint gpuOnly = new TaintBuilder().withKey("gpu").withEffect("NoSchedule").build();
+    Toleration tolerateGpu = new TolerationBuilder().withKey("gpu").withOperator("Exists").build();
+    NodePoolView tainted = pool("gpu", 100, List.of(gpuOnly), null);
+    NodePoolView plain = pool("general", 1, List.of(), null);
+    PodRequest tolerant = new PodRequest("tolerant", Resources.of(1000, GIB), Map.of(), List.of(),
+        List.of(tolerateGpu));
+    PodRequest intolerant = pod("intolerant", 1000, 1);
+    PodRequest arm = new PodRequest("arm", Resources.of(1000, GIB), Map.of("kubernetes.io/arch", "arm64"),
+        List.of(), List.of());
+    PodRequest big = new PodRequest("big", Resources.of(1000, GIB), Map.of(), List.of(List.of(
+        new Requirement("warmmetal.io/cpu", "Gte", List.of("32")))), List.of());
+
+    Scheduler.Plan plan = scheduler.schedule(List.of(tolerant, intolerant, arm, big), List.of(tainted, plain),
+        fleet);
+    Map<String, String> placed = new HashMap<>();
+    plan.nodes().forEach(n -> n.pods().forEach(p -> placed.put(p.name(), n.pool().name() + "/" + n.type().name())));
+    assertThat(placed.get("tolerant")).startsWith("gpu/"); // the heavier pool first
+    assertThat(placed.get("intolerant")).startsWith("general/");
+    assertThat(placed.get("arm")).endsWith("arm-16c-64g");
+    assertThat(placed.get("big")).endsWith("x86-64c-512g-4xh100");
+  }
+
+  @Test
+  void limitsCapAPoolAndWarmMachinesWinOverCheaperColdOnes() {
+    NodePoolView capped = pool("capped", 0, List.of(), Resources.of(32_000, 1024 * GIB),
+        new Requirement("node.kubernetes.io/instance-type", "In", List.of("x86-16c-64g")));
+    List<PodRequest> pods = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      pods.add(pod("p" + i, 15_000, 8));
+    }
+    Scheduler.Plan plan = scheduler.schedule(pods, List.of(capped), fleet);
+    assertThat(plan.nodes()).hasSize(2); // 32 cpu of limit: two 16-cpu nodes
+    assertThat(plan.unschedulable()).hasSize(1);
+
+    // The 8-cpu type is cheaper but has no warm machine; the 16-cpu one has: the warm one is chosen.
+    Scheduler.Plan warm = scheduler.schedule(List.of(pod("small", 1000, 1)), List.of(pool("any", 0, List.of(),
+        null, new Requirement("kubernetes.io/arch", "In", List.of("amd64")))), fleet);
+    assertThat(warm.nodes().get(0).type().name()).isEqualTo("x86-16c-64g");
+  }
+
+  @Test
+  void daemonSetOverheadAndThePodCapCountOnEveryNode() {
+    // A pod asking for a whole 8-cpu node does not fit next to the DaemonSets: it needs a bigger one.
+    Scheduler.Plan plan = scheduler.schedule(List.of(pod("whole", 8000, 1)), List.of(pool("any", 0, List.of(),
+        null, new Requirement("kubernetes.io/arch", "In", List.of("amd64")))), List.of(type("amd64", 8, 32, 0, 0.1,
+        1), type("amd64", 16, 64, 0, 1.0, 1)));
+    assertThat(plan.nodes().get(0).type().name()).isEqualTo("x86-16c-64g");
+
+    Scheduler capped = new Scheduler(Resources.NONE, 3);
+    List<PodRequest> tiny = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      tiny.add(pod("t" + i, 10, 0));
+    }
+    assertThat(capped.schedule(tiny, List.of(pool("any", 0, List.of(), null)), fleet).nodes()).hasSize(3);
+  }
+}
