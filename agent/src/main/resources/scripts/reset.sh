@@ -17,4 +17,4 @@ for disk in ${WARMMETAL_DATA_DISKS:-}; do
   esac
 done
 
-printf '%s' "$params" | "$(dirname "$0")/prepare.sh"
+printf '%s' "$params" | /bin/sh "$(dirname "$0")/prepare.sh"

@@ -14,6 +14,7 @@ import io.vertx.core.net.TrustOptions;
 import io.warmmetal.agent.commands.Command;
 import io.warmmetal.agent.commands.CommandLog;
 import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.Outcome;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.protocol.CaPin;
 import io.warmmetal.protocol.Frames;
@@ -80,7 +81,10 @@ public final class ChannelClient {
   public Future<Void> stop() {
     stopped = true;
     vertx.cancelTimer(heartbeatTimer);
-    return socket == null ? Future.succeededFuture() : socket.close();
+    return (socket == null ? Future.<Void>succeededFuture() : socket.close()).eventually(() -> {
+      log.close();
+      return Future.succeededFuture();
+    });
   }
 
   /** Whether the channel is open now. */
@@ -136,9 +140,13 @@ public final class ChannelClient {
     }
   }
 
+  /** Beats at the API's interval, resending any result not yet acknowledged (the API may have failed to record it). */
   private void heartbeats(long seconds) {
     vertx.cancelTimer(heartbeatTimer);
-    heartbeatTimer = vertx.setPeriodic(seconds * 1000, t -> send(new JsonObject().put("type", Frames.HEARTBEAT)));
+    heartbeatTimer = vertx.setPeriodic(seconds * 1000, t -> {
+      send(new JsonObject().put("type", Frames.HEARTBEAT));
+      log.unacked().forEach(this::send);
+    });
   }
 
   /** A command arrives: queued unless it was taken before (then its result, if unacknowledged, goes again). */
@@ -162,8 +170,11 @@ public final class ChannelClient {
     Command command = queue.poll();
     LOG.info("Running {}", command);
     log.started(command)
-        .compose(x -> executor.run(command, (step, message) -> send(new JsonObject().put("type", Frames.PROGRESS)
-            .put("commandId", command.id()).put("step", step).put("message", message))))
+        .compose(x -> executor.run(command, (step, message) -> vertx.runOnContext(v -> send(new JsonObject()
+                .put("type", Frames.PROGRESS).put("commandId", command.id()).put("step", step)
+                .put("message", message))))
+            // A command that cannot be run still gets a result: the machine must not wait on it forever.
+            .recover(err -> Future.succeededFuture(Outcome.failed("could not run: " + err.getMessage()))))
         .compose(outcome -> log.finished(command, outcome))
         .onComplete(ar -> {
           running = false;
@@ -171,7 +182,10 @@ public final class ChannelClient {
             LOG.info("{} {}", command, ar.result().getString("status"));
             send(ar.result());
           } else {
-            LOG.error("{} could not be run or recorded: {}", command, ar.cause().getMessage());
+            // The command log cannot be written: the command did not run; say so (unrecorded, best effort).
+            LOG.error("{} could not be recorded, so it was not run: {}", command, ar.cause().getMessage());
+            send(new JsonObject().put("type", Frames.RESULT).put("commandId", command.id()).put("status", "failed")
+                .put("message", "the agent cannot record commands: " + ar.cause().getMessage()));
           }
           runNext();
         });

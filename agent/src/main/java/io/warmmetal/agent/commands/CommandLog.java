@@ -5,9 +5,11 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,6 +27,7 @@ public final class CommandLog {
   private final Path file;
   private long lastSeq;
   private JsonObject running;
+  private FileChannel lock;
   private final List<JsonObject> unacked = new ArrayList<>();
 
   private CommandLog(Vertx vertx, Path file) {
@@ -32,21 +35,55 @@ public final class CommandLog {
     this.file = file;
   }
 
-  /** Loads the log (blocking: call from a worker or at start-up); a command caught running becomes a failure. */
+  /**
+   * Loads the log (blocking: call from a worker or at start-up); a command caught running becomes a failure. Holds a
+   * lock on the state directory for the life of the process, so two agents never run one machine's commands.
+   */
   public static CommandLog load(Vertx vertx, Path stateDir) throws IOException {
     CommandLog log = new CommandLog(vertx, stateDir.resolve(FILE));
+    FileChannel lock = FileChannel.open(stateDir.resolve(".agent.lock"), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE);
+    java.nio.channels.FileLock held;
+    try {
+      held = lock.tryLock();
+    } catch (java.nio.channels.OverlappingFileLockException heldInThisProcess) {
+      held = null;
+    }
+    if (held == null) {
+      lock.close();
+      throw new IOException("another agent is running with the state directory " + stateDir);
+    }
+    log.lock = lock;
     if (Files.exists(log.file)) {
-      JsonObject json = new JsonObject(Files.readString(log.file));
+      JsonObject json;
+      try {
+        json = new JsonObject(Files.readString(log.file));
+      } catch (io.vertx.core.json.DecodeException e) {
+        throw new IOException(log.file + " is damaged; move it away to start over (commands in it may then run"
+            + " again)", e);
+      }
       log.lastSeq = json.getLong("lastSeq", 0L);
       json.getJsonArray("unacked", new JsonArray()).forEach(r -> log.unacked.add((JsonObject) r));
       JsonObject interrupted = json.getJsonObject("running");
       if (interrupted != null) {
         log.unacked.add(result(interrupted.getString("id"), Outcome.failed(
             "the agent stopped while running it; not run again")));
-        log.write();
+        log.writeNow(log.snapshot());
       }
     }
     return log;
+  }
+
+  /** Lets go of the state directory (the agent is stopping). */
+  public void close() {
+    try {
+      if (lock != null) {
+        lock.close();
+        lock = null;
+      }
+    } catch (IOException e) {
+      // closing a lock file
+    }
   }
 
   public long lastSeq() {
@@ -89,21 +126,32 @@ public final class CommandLog {
         .put("status", outcome.succeeded() ? "succeeded" : "failed").put("message", outcome.message());
   }
 
-  private Future<Void> persist() {
-    String snapshot = new JsonObject().put("lastSeq", lastSeq).put("running", running)
+  private String snapshot() {
+    return new JsonObject().put("lastSeq", lastSeq).put("running", running)
         .put("unacked", new JsonArray(new ArrayList<>(unacked))).encode();
+  }
+
+  private Future<Void> persist() {
+    String snapshot = snapshot();
     return vertx.executeBlocking(() -> {
-      synchronized (this) {
-        Path tmp = file.resolveSibling(FILE + ".tmp");
-        Files.writeString(tmp, snapshot);
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-      }
+      writeNow(snapshot);
       return null;
     }, true);
   }
 
-  private void write() throws IOException {
-    Files.writeString(file, new JsonObject().put("lastSeq", lastSeq)
-        .put("unacked", new JsonArray(new ArrayList<>(unacked))).encode());
+  /** Writes durably: the new content reaches the disk before it replaces the old (a power cut leaves one or the other). */
+  private synchronized void writeNow(String snapshot) throws IOException {
+    Path tmp = file.resolveSibling(FILE + ".tmp");
+    try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING)) {
+      out.write(java.nio.ByteBuffer.wrap(snapshot.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      out.force(true);
+    }
+    Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    try (FileChannel dir = FileChannel.open(file.getParent(), StandardOpenOption.READ)) {
+      dir.force(true); // the rename itself
+    } catch (IOException directoriesCannotSync) {
+      // some filesystems refuse to sync a directory; the file itself is on disk
+    }
   }
 }

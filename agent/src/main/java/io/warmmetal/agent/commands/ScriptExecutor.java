@@ -30,6 +30,9 @@ import java.util.function.BiConsumer;
  */
 public final class ScriptExecutor implements Executor {
   static final List<String> KINDS = List.of("prepare", "join", "reset", "reboot");
+  /** The agent's environment variables a script sees; everything else is withheld. */
+  static final java.util.Set<String> PASSED_ON = java.util.Set.of("PATH", "HOME", "LANG", "LC_ALL",
+      "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_DATA_DISKS", "WARMMETAL_WIPE_POLICY");
   private static final int TAIL_LINES = 20;
 
   private final Vertx vertx;
@@ -68,7 +71,28 @@ public final class ScriptExecutor implements Executor {
       return Outcome.failed("no script " + script);
     }
     ProcessBuilder pb = new ProcessBuilder("/bin/sh", script.toString()).redirectErrorStream(true);
+    // Only what scripts need: never the agent's own environment (it may hold the enrollment token).
     Map<String, String> env = pb.environment();
+    Map<String, String> inherited = Map.copyOf(env);
+    env.clear();
+    for (Map.Entry<String, String> e : inherited.entrySet()) {
+      if (PASSED_ON.contains(e.getKey())) {
+        env.put(e.getKey(), e.getValue());
+      }
+    }
+    // A private temporary directory per command, removed afterwards even if the script is killed.
+    Path tmp = Files.createTempDirectory("warmmetal-" + command.kind(),
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    env.put("TMPDIR", tmp.toString());
+    try {
+      return runIn(pb, env, script, command, progress);
+    } finally {
+      deleteTree(tmp);
+    }
+  }
+
+  private Outcome runIn(ProcessBuilder pb, Map<String, String> env, Path script, Command command,
+      BiConsumer<String, String> progress) throws Exception {
     env.put("WARMMETAL_COMMAND_ID", command.id());
     env.put("WARMMETAL_COMMAND", command.kind());
     if (command.instanceId() != null) {
@@ -86,6 +110,8 @@ public final class ScriptExecutor implements Executor {
     Thread reader = new Thread(() -> read(process, progress, tail), "script-output-" + command.id());
     reader.start();
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      // The script's children (kubeadm, dd, …) go too: they would hold the output open and keep changing the host.
+      process.descendants().forEach(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
       reader.join(1000);
       return Outcome.failed(command.kind() + " timed out after " + timeout.toSeconds() + " s");
@@ -98,6 +124,14 @@ public final class ScriptExecutor implements Executor {
     }
     return process.exitValue() == 0 ? Outcome.ok(command.kind() + " took " + ms + " ms")
         : Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + output);
+  }
+
+  private static void deleteTree(Path dir) {
+    try (var walk = Files.walk(dir)) {
+      walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+    } catch (IOException e) {
+      // best effort
+    }
   }
 
   /** Reads the script's output as it comes: steps become progress, the last lines explain a failure. */

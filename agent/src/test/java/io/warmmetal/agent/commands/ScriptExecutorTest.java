@@ -80,4 +80,49 @@ class ScriptExecutorTest {
     assertThat(Files.readString(scripts.resolve("prepare.sh"))).contains("::step container-runtime");
     assertThat(Files.readString(scripts.resolve("reset.sh"))).contains("kubeadm reset");
   }
+
+  @Test
+  void theShippedJoinWritesAJoinConfigurationKubeadmCanReadAndLeavesNothingBehind() throws Exception {
+    ScriptExecutor.installShipped(scripts);
+    Path bin = Files.createTempDirectory("fake-bin");
+    Path seen = bin.resolve("seen.json");
+    // A stand-in kubeadm that keeps the configuration it was given.
+    Files.writeString(bin.resolve("kubeadm"), "#!/bin/sh\ncp \"$3\" " + seen + "\n");
+    bin.resolve("kubeadm").toFile().setExecutable(true);
+    Path tmp = Files.createTempDirectory("join-tmp");
+    ProcessBuilder pb = new ProcessBuilder("/bin/sh", scripts.resolve("join.sh").toString()).redirectErrorStream(true);
+    pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
+    pb.environment().put("TMPDIR", tmp.toString());
+    Process p = pb.start();
+    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-1")
+        .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:ab")
+            .put("bootstrapToken", "abcdef.0123456789abcdef")
+            .put("nodeLabels", new JsonObject().put("team", "ml").put("karpenter.sh/nodepool", "a"))
+            .put("taints", new io.vertx.core.json.JsonArray().add(new JsonObject().put("key", "gpu")
+                .put("effect", "NoSchedule"))));
+    try (var in = p.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(p.waitFor()).as(out).isZero();
+    JsonObject config = new JsonObject(Files.readString(seen));
+    assertThat(config.getJsonObject("discovery").getJsonObject("bootstrapToken").getString("token"))
+        .isEqualTo("abcdef.0123456789abcdef");
+    assertThat(config.getJsonObject("nodeRegistration").getJsonObject("kubeletExtraArgs").getString("provider-id"))
+        .isEqualTo("warmmetal://m-1");
+    assertThat(config.getJsonObject("nodeRegistration").getJsonArray("taints").getJsonObject(0).getString("key"))
+        .isEqualTo("gpu");
+    try (var left = Files.list(tmp)) {
+      assertThat(left).isEmpty(); // the token's file and the parameters are gone
+    }
+
+    // A label value that would inject configuration is refused.
+    Process bad = pb.start();
+    params.getJsonObject("kubernetes").put("nodeLabels", new JsonObject().put("team", "ml,evil=1"));
+    try (var in = bad.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    bad.getInputStream().readAllBytes();
+    assertThat(bad.waitFor()).isNotZero();
+  }
 }

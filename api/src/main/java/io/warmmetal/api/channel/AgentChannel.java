@@ -82,6 +82,26 @@ public final class AgentChannel {
     return sessions.size();
   }
 
+  /**
+   * Machines this replica holds a live connection for, yet marked offline (by any replica, say after a database
+   * outage) or still enrolling (their hello's update failed), come back as a hello would bring them.
+   */
+  private Future<Void> returnHeldMachines(String[] held) {
+    if (held.length == 0) {
+      return Future.succeededFuture();
+    }
+    return db.preparedQuery("SELECT id FROM machines WHERE id = ANY($1) AND state IN ('offline', 'enrolling')")
+        .execute(Tuple.of((Object) held))
+        .compose(rows -> {
+          Future<Void> chain = Future.succeededFuture();
+          for (var r : rows) {
+            String id = r.getString("id");
+            chain = chain.compose(x -> lifecycle.agentConnected(id));
+          }
+          return chain;
+        });
+  }
+
   private void sweep() {
     long now = System.currentTimeMillis();
     String[] heard = sessions.all().stream()
@@ -96,6 +116,7 @@ public final class AgentChannel {
     Future<?> seen = heard.length == 0 ? Future.succeededFuture()
         : db.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = ANY($1)").execute(Tuple.of(heard));
     seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter()))
+        .compose(x -> returnHeldMachines(heard))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
         .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
   }

@@ -1,24 +1,31 @@
 package io.warmmetal.api.channel;
 
 import io.vertx.core.Context;
+import io.vertx.core.Future;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.json.JsonObject;
 
 /** One agent's live connection on this replica. Used from the connection's event loop only. */
 final class AgentSession {
   final String machineId;
+  /** The serial of the certificate this connection was opened with; only the machine's current one may speak. */
+  final String certSerial;
   final ServerWebSocket socket;
   /** The connection's event loop: whatever touches the session runs there. */
   final Context context;
-  boolean helloed;
+  volatile boolean helloed;
   /** The highest command seq sent (or, after hello, already taken by the agent). */
   long lastSentSeq;
-  long lastHeard = System.currentTimeMillis();
+  volatile long lastHeard = System.currentTimeMillis();
   private boolean delivering;
   private boolean deliverAgain;
 
-  AgentSession(String machineId, ServerWebSocket socket, Context context) {
+  /** Results are recorded one after another, in the order the agent sent them. */
+  Future<?> results = Future.succeededFuture();
+
+  AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context) {
     this.machineId = machineId;
+    this.certSerial = certSerial;
     this.socket = socket;
     this.context = context;
   }

@@ -70,12 +70,12 @@ final class ChannelEndpoint {
             handshake.reject(403);
             return;
           }
-          handshake.accept().onSuccess(ws -> open(machineId, ws));
+          handshake.accept().onSuccess(ws -> open(machineId, serial, ws));
         });
   }
 
-  private void open(String machineId, ServerWebSocket ws) {
-    AgentSession session = new AgentSession(machineId, ws, vertx.getOrCreateContext());
+  private void open(String machineId, String serial, ServerWebSocket ws) {
+    AgentSession session = new AgentSession(machineId, serial, ws, vertx.getOrCreateContext());
     sessions.add(session);
     ws.textMessageHandler(text -> onFrame(session, text));
     ws.binaryMessageHandler(b -> refuse(session, "binary frames are not part of the protocol"));
@@ -149,20 +149,25 @@ final class ChannelEndpoint {
     }
     String text = message == null ? null : ((String) message).substring(0, Math.min(4096, ((String) message)
         .length()));
-    lifecycle.reportAgentResult(session.machineId, commandId, "succeeded".equals(status), text)
-        .onComplete(ar -> {
-          if (ar.failed() && ar.cause() instanceof ApiError e
-              && (e.code() == ErrorCode.Forbidden || e.code() == ErrorCode.NotFound)) {
-            refuse(session, e.getMessage()); // speaking for another machine, or of nothing: not this agent's
-            return;
-          }
-          if (ar.failed() && !(ar.cause() instanceof ApiError)) {
-            LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId,
-                ar.cause().getMessage());
-            return; // not acknowledged: the agent sends it again after reconnecting
-          }
-          session.send(new JsonObject().put("type", Frames.ACK).put("commandId", commandId));
-        });
+    // One at a time, in order: a later result must not overtake an earlier one on its way to the database.
+    session.results = session.results.transform(x -> lifecycle.reportAgentResult(session.machineId,
+            session.certSerial, commandId, "succeeded".equals(status), text)
+        .onComplete(ar -> answer(session, commandId, ar.failed() ? ar.cause() : null)));
+  }
+
+  /** Acknowledges what is settled (so the agent forgets it); what may succeed later stays unacknowledged. */
+  private static void answer(AgentSession session, String commandId, Throwable failure) {
+    if (failure instanceof ApiError e && e.details() != null && e.details().getBoolean("retry", false)) {
+      return; // an earlier command's result is still missing: the agent sends this one again later
+    }
+    if (failure != null && !(failure instanceof ApiError)) {
+      LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId, failure.getMessage());
+      return; // not recorded: the agent resends it with its next heartbeat
+    }
+    session.send(new JsonObject().put("type", Frames.ACK).put("commandId", commandId));
+    if (failure instanceof ApiError e && (e.code() == ErrorCode.Forbidden || e.code() == ErrorCode.NotFound)) {
+      refuse(session, e.getMessage()); // not this agent's to report: dropped (acknowledged), and the connection closed
+    }
   }
 
   private static void refuse(AgentSession session, String why) {

@@ -42,7 +42,13 @@ final class CommandDelivery {
       if (!session.helloed || !session.beginDelivery()) {
         return;
       }
-      frames(session.machineId, session.lastSentSeq).onComplete(ar -> {
+      frames(session.machineId, session.certSerial, session.lastSentSeq).onComplete(ar -> {
+        if (ar.succeeded() && ar.result() == null) {
+          // Re-enrolled (another certificate) or retired since this connection opened: it may hear nothing more.
+          session.close(Frames.CLOSE_REFUSED, "this certificate is no longer the machine's");
+          session.endDelivery();
+          return;
+        }
         if (ar.succeeded()) {
           for (JsonObject frame : ar.result()) {
             session.send(frame);
@@ -59,7 +65,14 @@ final class CommandDelivery {
     });
   }
 
-  private Future<List<JsonObject>> frames(String machineId, long afterSeq) {
+  /** The frames to send, or null if the certificate is no longer the machine's (or the machine is retired). */
+  private Future<List<JsonObject>> frames(String machineId, String certSerial, long afterSeq) {
+    return db.preparedQuery("SELECT 1 FROM machines WHERE id = $1 AND cert_serial = $2 AND state <> 'retired'")
+        .execute(Tuple.of(machineId, certSerial))
+        .compose(current -> current.size() == 0 ? Future.succeededFuture(null) : pending(machineId, afterSeq));
+  }
+
+  private Future<List<JsonObject>> pending(String machineId, long afterSeq) {
     return db.preparedQuery("""
             UPDATE commands SET status = 'delivered', delivered_at = coalesce(delivered_at, now())
             WHERE machine_id = $1 AND seq > $2 AND status IN ('queued', 'delivered')

@@ -14,7 +14,7 @@ public final class EnrollmentRoutes {
     ops.json("createEnrollmentToken", 201, ctx -> {
       JsonObject body = Params.of(ctx).body();
       return tokens.create(body.getInteger("uses", 1), body.getInteger("expiresInSeconds", 3600),
-          body.getJsonObject("labels", new JsonObject()));
+          body.getJsonObject("labels", new JsonObject()), body.getBoolean("allowReenroll", false));
     });
     ops.json("listEnrollmentTokens", 200, ctx -> tokens.list().map(items -> new JsonObject().put("items", items)));
     ops.noContent("revokeEnrollmentToken", ctx -> tokens.revoke(Params.of(ctx).path("tokenId")));

@@ -28,17 +28,17 @@ public final class EnrollmentTokens {
     this.db = db;
   }
 
-  /** What a valid token grants the enrolling machine. */
-  public record Grant(String tokenId, JsonObject labels) {}
+  /** What a valid token grants the enrolling machine; {@code reenroll}: it may take back an existing machine. */
+  public record Grant(String tokenId, JsonObject labels, boolean reenroll) {}
 
-  public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels) {
+  public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels, boolean allowReenroll) {
     String id = Ids.random("et-", 16);
     String secret = "wme_" + Ids.tokenSecret().substring(3);
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> db.preparedQuery("""
-                INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at)
-                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5)) RETURNING *""")
-            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds)))
+                INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at, allow_reenroll)
+                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6) RETURNING *""")
+            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds, allowReenroll)))
         .map(rows -> toJson(rows.iterator().next()).put("token", secret));
   }
 
@@ -68,7 +68,7 @@ public final class EnrollmentTokens {
   public Future<Grant> consume(SqlConnection tx, String secret) {
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> tx.preparedQuery("""
-                SELECT id, uses_left, labels, expires_at < now() AS expired FROM enrollment_tokens
+                SELECT id, uses_left, labels, allow_reenroll, expires_at < now() AS expired FROM enrollment_tokens
                 WHERE token_hash = $1 AND revoked_at IS NULL FOR UPDATE""")
             .execute(Tuple.of(Buffer.buffer(hash))))
         .compose(rows -> {
@@ -84,7 +84,7 @@ public final class EnrollmentTokens {
           }
           return tx.preparedQuery("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE id = $1")
               .execute(Tuple.of(t.getString("id")))
-              .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels")));
+              .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels"), t.getBoolean("allow_reenroll")));
         });
   }
 
@@ -95,6 +95,7 @@ public final class EnrollmentTokens {
         .put("uses", r.getInteger("uses"))
         .put("usesLeft", r.getInteger("uses_left"))
         .put("labels", r.getJsonObject("labels"))
+        .put("allowReenroll", r.getBoolean("allow_reenroll"))
         .put("expiresAt", Json.time(r.getOffsetDateTime("expires_at")))
         .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
         .put("revokedAt", Json.time(revoked));

@@ -56,9 +56,10 @@ public interface Lifecycle {
 
   /**
    * A result from a machine's agent: as {@link #reportCommandResult}, but refused (403) if the command is not that
-   * machine's — an agent speaks for its own machine only.
+   * machine's, or the certificate it speaks with ({@code certSerial}) is no longer the machine's.
    */
-  Future<JsonObject> reportAgentResult(String machineId, String commandId, boolean succeeded, String message);
+  Future<JsonObject> reportAgentResult(String machineId, String certSerial, String commandId, boolean succeeded,
+      String message);
 
   /** Records a step an agent started (an event per step, so its timing can be read from the event log). */
   Future<Void> recordProgress(String machineId, String commandId, String step, String message);

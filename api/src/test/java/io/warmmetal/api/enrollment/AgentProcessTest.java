@@ -69,8 +69,9 @@ public class AgentProcessTest {
   void anAgentProcessRunsTheLifecycleAndItsDeathMidJoinQuarantinesTheMachine(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx, java.util.Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
         "WARMMETAL_OFFLINE_AFTER_SECONDS", "4", "WARMMETAL_JOIN_TIMEOUT_SECONDS", "4"))) {
-      String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 2))
-          .body().getString("token");
+      // Both agents run on this host and so report the same hardware: the second re-enrolls it.
+      String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 2)
+          .put("allowReenroll", true)).body().getString("token");
       Path log = Files.createTempFile("warmmetal-agent", ".log");
       Path quick = Files.createTempDirectory("agent-quick");
       Process agent = runningAgent(fx, quick, token, log,

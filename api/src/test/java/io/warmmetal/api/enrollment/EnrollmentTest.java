@@ -42,8 +42,12 @@ class EnrollmentTest {
   }
 
   private static String token(int uses, JsonObject labels) {
+    return token(uses, labels, false);
+  }
+
+  private static String token(int uses, JsonObject labels, boolean allowReenroll) {
     Response r = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN,
-        new JsonObject().put("uses", uses).put("labels", labels));
+        new JsonObject().put("uses", uses).put("labels", labels).put("allowReenroll", allowReenroll));
     assertThat(r.status()).as(r.raw()).isEqualTo(201);
     return r.body().getString("token");
   }
@@ -62,6 +66,7 @@ class EnrollmentTest {
   @Test
   void anAgentEnrollsAndGetsACertificateBoundToItsMachine() throws Exception {
     String token = token(2, new JsonObject().put("rack", "r9"));
+    String reenroll = token(1, new JsonObject(), true);
     String uuid = UUID.randomUUID().toString();
     AgentIdentity identity = agent.enroll(token, host(uuid)).await();
 
@@ -78,8 +83,13 @@ class EnrollmentTest {
     assertThat(cert.getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.2"); // client auth only
     assertThat(identity.keyPem()).contains("PRIVATE KEY");
 
-    // The same hardware enrolling again gets its machine back, with a new certificate.
-    AgentIdentity again = agent.enroll(token, host(uuid)).await();
+    // The same hardware enrolling again with an ordinary token would take the machine over: refused.
+    assertThatThrownBy(() -> agent.enroll(token, host(uuid)).await())
+        .isInstanceOf(EnrollmentRefused.class)
+        .satisfies(e -> assertThat(((EnrollmentRefused) e).code()).isEqualTo("Conflict"))
+        .hasMessageContaining(identity.machineId());
+    // With a token minted for re-enrollment it gets its machine back, with a new certificate.
+    AgentIdentity again = agent.enroll(reenroll, host(uuid)).await();
     assertThat(again.machineId()).isEqualTo(identity.machineId());
     assertThat(parse(again.certificatePem()).getSerialNumber()).isNotEqualTo(cert.getSerialNumber());
     assertThat(fx.count("SELECT count(*) FROM machines WHERE system_uuid = $1", uuid)).isEqualTo(1);

@@ -89,9 +89,16 @@ final class AgentPresence {
   }
 
   Future<Integer> expireJoins(Duration timeout, CommandResults results) {
+    // A join's clock starts when it can run: delivered, and its machine done preparing (in joining). One queued
+    // behind a long prepare is not timed while the prepare runs.
     return db.preparedQuery("""
-            SELECT id FROM commands WHERE type = 'join' AND status = 'delivered'
-              AND delivered_at < now() - make_interval(secs => $1) ORDER BY seq""")
+            SELECT c.id FROM commands c JOIN machines m ON m.id = c.machine_id
+            WHERE c.type = 'join' AND c.status = 'delivered'
+              AND ((m.state = 'joining'
+                    AND greatest(c.delivered_at, m.state_changed_at) < now() - make_interval(secs => $1))
+                OR (m.state = 'offline' AND m.offline_from = 'joining'
+                    AND c.delivered_at < now() - make_interval(secs => $1)))
+            ORDER BY c.seq""")
         .execute(Tuple.of((double) timeout.toMillis() / 1000))
         .compose(rows -> {
           Future<Integer> chain = Future.succeededFuture(0);

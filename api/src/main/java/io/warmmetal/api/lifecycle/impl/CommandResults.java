@@ -31,8 +31,11 @@ final class CommandResults {
     this.db = db;
   }
 
-  /** Reports a result; {@code reporter}, if not null, is the machine whose agent reports it. */
-  Future<JsonObject> report(String commandId, String reporter, boolean succeeded, String message) {
+  /** An agent reporting: its machine, and the serial of the certificate it speaks with. */
+  record Reporter(String machineId, String certSerial) {}
+
+  /** Reports a result; {@code reporter}, if not null, is the agent that reports it. */
+  Future<JsonObject> report(String commandId, Reporter reporter, boolean succeeded, String message) {
     String status = succeeded ? "succeeded" : "failed";
     return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM commands WHERE id = $1")
         .execute(Tuple.of(commandId))
@@ -41,13 +44,20 @@ final class CommandResults {
             throw ApiError.notFound("command", commandId);
           }
           String machineId = rows.iterator().next().getString("machine_id");
-          if (reporter != null && !reporter.equals(machineId)) {
-            throw ApiError.of(ErrorCode.Forbidden, "command " + commandId + " is not machine " + reporter + "'s");
+          if (reporter != null && !reporter.machineId().equals(machineId)) {
+            throw ApiError.of(ErrorCode.Forbidden, "command " + commandId + " is not machine "
+                + reporter.machineId() + "'s");
           }
-          return Registrar.lock(tx, machineId).compose(machine -> lockCommand(tx, commandId)
-              .compose(command -> record(tx, command, status, message)
-                  .compose(changed -> changed
-                      ? transition(tx, command, machine, succeeded, message) : Future.succeededFuture())));
+          return Registrar.lock(tx, machineId).compose(machine -> {
+            if (reporter != null && !reporter.certSerial().equals(machine.getString("cert_serial"))) {
+              throw ApiError.of(ErrorCode.Forbidden, "the certificate reporting is no longer machine "
+                  + machineId + "'s");
+            }
+            return lockCommand(tx, commandId)
+                .compose(command -> record(tx, command, status, message)
+                    .compose(changed -> changed
+                        ? transition(tx, command, machine, succeeded, message) : Future.succeededFuture()));
+          });
         })
         .compose(x -> tx.preparedQuery("SELECT * FROM commands WHERE id = $1").execute(Tuple.of(commandId)))
         .map(rows -> CommandJson.from(rows.iterator().next())));
@@ -78,8 +88,8 @@ final class CommandResults {
         .execute(Tuple.of(command.getString("machine_id"), command.getLong("seq")))
         .compose(earlier -> {
           if (earlier.size() > 0) {
-            throw ApiError.of(ErrorCode.InvalidState, "command " + earlier.iterator().next().getString("id")
-                + ", queued before " + id + ", has not finished");
+            throw new ApiError(ErrorCode.InvalidState, "command " + earlier.iterator().next().getString("id")
+                + ", queued before " + id + ", has not finished", null, new JsonObject().put("retry", true));
           }
           return store(tx, id, status, message);
         });

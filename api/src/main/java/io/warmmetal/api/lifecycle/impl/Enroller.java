@@ -48,14 +48,16 @@ final class Enroller {
     return vertx.executeBlocking(() -> CertificateAuthority.readCsr(request.csrPem()), false)
         .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
         .compose(csr -> Tx.run(db, tx -> tokens.consume(tx, request.token())
-            .compose(grant -> machineFor(tx, machine, shape, grant.labels()))
+            .compose(grant -> machineFor(tx, machine, shape, grant))
             .compose(machineId -> vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
                 .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
                 .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));
   }
 
   /** The machine this hardware already is, or a new one in {@code enrolling}. */
-  private static Future<String> machineFor(SqlConnection tx, JsonObject machine, String shape, JsonObject labels) {
+  private static Future<String> machineFor(SqlConnection tx, JsonObject machine, String shape,
+      EnrollmentTokens.Grant grant) {
+    JsonObject labels = grant.labels();
     JsonObject identity = machine.getJsonObject("identity");
     return tx.preparedQuery("SELECT id, state FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE")
         .execute(Tuple.of(identity.getString("systemUuid"), identity.getString("primaryMac")))
@@ -68,6 +70,12 @@ final class Enroller {
             if (MachineState.RETIRED.wire().equals(existing.getString("state"))) {
               throw ApiError.of(ErrorCode.InvalidState, "machine " + existing.getString("id")
                   + " (this hardware) is retired");
+            }
+            if (!grant.reenroll()) {
+              // Whoever re-enrolls takes over the machine (its commands, its joins' secrets): a fleet-wide token
+              // must not be enough; the identity is facts the agent merely reports.
+              throw ApiError.of(ErrorCode.Conflict, "this hardware is already enrolled as machine "
+                  + existing.getString("id") + "; re-enrolling it needs a token minted with allowReenroll");
             }
             return Future.succeededFuture(existing.getString("id"));
           }

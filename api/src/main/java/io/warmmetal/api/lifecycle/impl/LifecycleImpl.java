@@ -72,9 +72,9 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<JsonObject> reportAgentResult(String machineId, String commandId, boolean succeeded,
-      String message) {
-    return results.report(commandId, machineId, succeeded, message);
+  public Future<JsonObject> reportAgentResult(String machineId, String certSerial, String commandId,
+      boolean succeeded, String message) {
+    return results.report(commandId, new CommandResults.Reporter(machineId, certSerial), succeeded, message);
   }
 
   @Override

@@ -105,7 +105,7 @@ final class Registrar {
   /** Locks a machine row for the rest of the transaction; 404 if there is none. */
   static Future<Row> lock(SqlConnection tx, String machineId) {
     return tx.preparedQuery(
-            "SELECT state, cordoned, instance_id, offline_from FROM machines WHERE id = $1 FOR UPDATE")
+            "SELECT state, cordoned, instance_id, offline_from, cert_serial FROM machines WHERE id = $1 FOR UPDATE")
         .execute(Tuple.of(machineId))
         .map(rows -> {
           if (rows.size() == 0) {
