@@ -24,10 +24,19 @@ public final class Scheduler {
   /** A node to launch: its pool, its instance type and the pods meant for it. */
   public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {}
 
-  /** The nodes to launch, and the pods no node can take (with the reason left for the caller to report). */
+  /** The nodes to launch (not those already there), and the pods no node can take. */
   public record Plan(List<PlannedNode> nodes, List<PodRequest> unschedulable) {}
 
   public Plan schedule(List<PodRequest> pending, List<NodePoolView> pools, List<InstanceType> types) {
+    return schedule(pending, pools, types, List.of());
+  }
+
+  /**
+   * As {@link #schedule(List, List, List)}, with nodes already on their way ({@code inFlight}: launched, not yet
+   * ready) offered to the pods first, so capacity coming is not launched twice.
+   */
+  public Plan schedule(List<PodRequest> pending, List<NodePoolView> pools, List<InstanceType> types,
+      List<PlannedNode> inFlight) {
     List<PodRequest> pods = new ArrayList<>(pending);
     pods.sort(Comparator.comparingLong((PodRequest p) -> p.requests().cpuMilli())
         .thenComparingLong(p -> p.requests().memoryBytes()).reversed());
@@ -39,6 +48,11 @@ public final class Scheduler {
     pools.forEach(p -> poolLeft.put(p.name(), p.remaining()));
 
     List<Open> open = new ArrayList<>();
+    for (PlannedNode coming : inFlight) {
+      Open node = new Open(coming.pool(), coming.type(), labels(coming.pool(), coming.type()), coming.free());
+      node.inFlight = true;
+      open.add(node);
+    }
     List<PodRequest> unschedulable = new ArrayList<>();
     for (PodRequest pod : pods) {
       Open target = null;
@@ -60,7 +74,9 @@ public final class Scheduler {
     }
     List<PlannedNode> nodes = new ArrayList<>();
     for (Open node : open) {
-      nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free));
+      if (!node.inFlight) {
+        nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free));
+      }
     }
     return new Plan(nodes, unschedulable);
   }
@@ -137,6 +153,7 @@ public final class Scheduler {
     final Map<String, String> labels;
     final List<PodRequest> pods = new ArrayList<>();
     Resources free;
+    boolean inFlight;
 
     Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free) {
       this.pool = pool;

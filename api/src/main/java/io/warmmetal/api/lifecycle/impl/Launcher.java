@@ -22,8 +22,8 @@ import java.time.OffsetDateTime;
 import java.util.Base64;
 
 /**
- * The RunInstances transaction. It runs in the database as {@code launch_instances} (migration V2, which documents
- * its steps) so that a launch is one round trip: record the launch under its client token, claim machines with
+ * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2 and V6, which
+ * document its steps) so that a launch is one round trip: record the launch under its client token, claim machines with
  * {@code FOR UPDATE SKIP LOCKED} so concurrent launches neither share a machine nor wait for each other, and bind
  * instances, join commands and events in one statement. Below {@code minCount} nothing is written. This class
  * prepares the inputs off the event loop and turns the outcome into the API's answer.
@@ -31,8 +31,6 @@ import java.util.Base64;
 final class Launcher {
   private static final String LAUNCH_SQL =
       "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome";
-  /** A concurrent launch with the same token can make one attempt give way; the next one sees it. */
-  private static final int ATTEMPTS = 3;
 
   private final Vertx vertx;
   private final Pool db;
@@ -52,7 +50,7 @@ final class Launcher {
   Future<LaunchResult> launch(LaunchSpec spec) {
     long started = System.nanoTime();
     return vertx.executeBlocking(() -> prepare(spec), false)
-        .compose(p -> attempt(spec, p, 1))
+        .compose(p -> attempt(spec, p))
         .onComplete(ar -> metrics.launchFinished(System.nanoTime() - started,
             ar.succeeded() ? (ar.result().replayed() ? "replayed" : "launched")
                 : ar.cause() instanceof ApiError e ? e.code().name() : "error"));
@@ -75,29 +73,37 @@ final class Launcher {
     return new Prepared(launchId, hash, sealed);
   }
 
-  private Future<LaunchResult> attempt(LaunchSpec spec, Prepared p, int n) {
+  private Future<LaunchResult> attempt(LaunchSpec spec, Prepared p) {
     JsonObject publicJoin = InstanceJson.publicJoin(spec.kubernetes());
     Tuple args = Tuple.wrap(new Object[] {p.launchId, spec.caller().tokenId(), spec.clientToken(),
         Buffer.buffer(p.requestHash), spec.shapes().toArray(String[]::new), spec.allowPreparing(), spec.minCount(),
         spec.maxCount(), spec.labels(), publicJoin,
         p.sealedSecrets == null ? null : Buffer.buffer(p.sealedSecrets), spec.userData() != null});
-    return db.preparedQuery(LAUNCH_SQL).execute(args).compose(rows -> {
+    return db.preparedQuery(LAUNCH_SQL).execute(args).recover(err -> Future.failedFuture(refusal(spec, err)))
+        .compose(rows -> {
       JsonObject outcome = (JsonObject) rows.iterator().next().getValue("outcome");
       return switch (outcome.getString("outcome")) {
         case "launched" -> Future.succeededFuture(new LaunchResult(launched(spec, outcome, publicJoin), false));
         case "replayed" -> InstanceQueries.ofLaunch(db, outcome.getString("launchId"))
             .map(instances -> new LaunchResult(launchJson(outcome.getString("launchId"), spec, instances), true));
-        case "retry" -> n < ATTEMPTS ? attempt(spec, p, n + 1)
-            : Future.failedFuture(ApiError.of(ErrorCode.Conflict, "clientToken '" + spec.clientToken()
-                + "' is being used by concurrent launches; retry"));
         case "mismatch" -> Future.failedFuture(new ApiError(ErrorCode.IdempotentParameterMismatch, "clientToken '"
             + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken",
             null));
-        case "unknown-shape" -> Future.failedFuture(ApiError.invalid(spec.shapes().size() == 1 ? "shape" : "shapes",
-            "no such shape: " + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)"));
-        default -> Future.failedFuture(insufficient(spec, outcome));
+        default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
       };
     });
+  }
+
+  /** The function's refusals (SQLSTATE WM503: too few machines, WM400: no such shape) as the API's errors. */
+  private static Throwable refusal(LaunchSpec spec, Throwable err) {
+    if (err instanceof io.vertx.pgclient.PgException pg && "WM503".equals(pg.getSqlState())) {
+      return insufficient(spec, new JsonObject(pg.getDetail()));
+    }
+    if (err instanceof io.vertx.pgclient.PgException pg && "WM400".equals(pg.getSqlState())) {
+      return ApiError.invalid(spec.shapes().size() == 1 ? "shape" : "shapes", "no such shape: "
+          + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)");
+    }
+    return err;
   }
 
   private JsonObject launched(LaunchSpec spec, JsonObject outcome, JsonObject publicJoin) {

@@ -1,0 +1,80 @@
+package io.warmmetal.controller.instances;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/**
+ * The WarmMetal instances API as the controller uses it: shapes with their live counts, launches (idempotent by
+ * client token) and terminations. Blocking; called from the controller's reconcile thread.
+ */
+public final class InstancesApi {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final URI endpoint;
+  private final String token;
+
+  public InstancesApi(URI endpoint, String token) {
+    this.endpoint = endpoint;
+    this.token = token;
+  }
+
+  /** An error answer of the API: its status and stable code. */
+  public static final class ApiException extends IOException {
+    private final int status;
+    private final String code;
+
+    ApiException(int status, String code, String message) {
+      super(status + " " + code + ": " + message);
+      this.status = status;
+      this.code = code;
+    }
+
+    public int status() {
+      return status;
+    }
+
+    public String code() {
+      return code;
+    }
+  }
+
+  public JsonNode shapes() throws IOException, InterruptedException {
+    return send("GET", "/v1/shapes", null).get("items");
+  }
+
+  /** Launches one instance; the same client token always yields the same instance. */
+  public JsonNode launch(ObjectNode request) throws IOException, InterruptedException {
+    return send("POST", "/v1/instances", request).get("instances").get(0);
+  }
+
+  public JsonNode terminate(String instanceId) throws IOException, InterruptedException {
+    return send("DELETE", "/v1/instances/" + instanceId, null);
+  }
+
+  public static ObjectNode object() {
+    return JSON.createObjectNode();
+  }
+
+  private JsonNode send(String method, String path, JsonNode body) throws IOException, InterruptedException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
+        .timeout(Duration.ofSeconds(30))
+        .header("Authorization", "Bearer " + token)
+        .header("Content-Type", "application/json")
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+    HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    JsonNode json = response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+    if (response.statusCode() >= 400) {
+      throw new ApiException(response.statusCode(), json.path("code").asText(), json.path("message").asText());
+    }
+    return json;
+  }
+}

@@ -1,0 +1,51 @@
+package io.warmmetal.controller.provisioning;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warmmetal.controller.scheduling.InstanceType;
+import io.warmmetal.controller.scheduling.Resources;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
+public final class InstanceTypes {
+  public static final String INSTANCE_TYPE = "node.kubernetes.io/instance-type";
+  private static final long GIB = 1L << 30;
+
+  private InstanceTypes() {}
+
+  public static List<InstanceType> of(JsonNode shapes) {
+    List<InstanceType> types = new ArrayList<>();
+    for (JsonNode s : shapes) {
+      String name = s.get("name").asText();
+      int cpus = s.get("cpus").asInt();
+      long memGiB = s.get("memoryGiB").asLong();
+      int gpus = 0;
+      String gpuModel = null;
+      for (JsonNode g : s.get("gpus")) {
+        gpus += g.get("count").asInt();
+        gpuModel = g.get("model").asText();
+      }
+      Map<String, String> labels = new HashMap<>();
+      labels.put(INSTANCE_TYPE, name);
+      labels.put("kubernetes.io/arch", "arm".equals(s.get("arch").asText()) ? "arm64" : "amd64");
+      labels.put("kubernetes.io/os", "linux");
+      labels.put("karpenter.sh/capacity-type", "on-demand");
+      labels.put("warmmetal.io/cpu", String.valueOf(cpus));
+      labels.put("warmmetal.io/memory-gib", String.valueOf(memGiB));
+      labels.put("warmmetal.io/gpu-count", String.valueOf(gpus));
+      if (gpuModel != null) {
+        labels.put("warmmetal.io/gpu-model", gpuModel);
+      }
+      Resources allocatable = Resources.of(cpus * 1000L, memGiB * GIB).with("pods", 110);
+      if (gpus > 0) {
+        allocatable = allocatable.with("nvidia.com/gpu", gpus);
+      }
+      double price = s.hasNonNull("pricePerHour") ? s.get("pricePerHour").asDouble()
+          : cpus * 0.03 + memGiB * 0.004 + gpus * 2.0; // a stand-in proportional to size until an operator sets one
+      types.add(new InstanceType(name, labels, allocatable, price, s.path("counts").path("warm").asInt(0)));
+    }
+    return types;
+  }
+}

@@ -1,0 +1,221 @@
+package io.warmmetal.controller.provisioning;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.scheduling.InstanceType;
+import io.warmmetal.controller.scheduling.NodePoolView;
+import io.warmmetal.controller.scheduling.PodRequest;
+import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.controller.scheduling.Scheduler;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns unschedulable pods into NodeClaims and NodeClaims into launches. One pass: plan with the scheduler (nodes
+ * already on their way count first), create a NodeClaim per new node, then launch every NodeClaim not launched yet —
+ * through the instances API, with the NodeClaim's UID as client token, so a retried or restarted launch never
+ * launches twice. The acceptable shapes go in order of preference, so the API falls back by itself when the first
+ * has no capacity.
+ */
+public final class Provisioner {
+  private static final Logger LOG = LoggerFactory.getLogger(Provisioner.class);
+  public static final String NODEPOOL_LABEL = "karpenter.sh/nodepool";
+  public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
+  public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
+  public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
+
+  private final KubernetesClient kube;
+  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final Scheduler scheduler;
+  private final Resources overhead;
+
+  public Provisioner(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis, Scheduler scheduler,
+      Resources overhead) {
+    this.kube = kube;
+    this.apis = apis;
+    this.scheduler = scheduler;
+    this.overhead = overhead;
+  }
+
+  public void reconcile(List<Pod> pods) throws Exception {
+    List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
+    List<NodeClaim> claims = new ArrayList<>(kube.resources(NodeClaim.class).list().getItems());
+    if (!pending.isEmpty()) {
+      plan(pending, claims, pods);
+    }
+    for (NodeClaim claim : claims) {
+      if (claim.getStatus() == null || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
+        launch(claim);
+      }
+    }
+  }
+
+  private void plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods) throws Exception {
+    Map<String, NodePool> pools = new HashMap<>();
+    Map<String, List<InstanceType>> typesByPool = new HashMap<>();
+    List<NodePoolView> views = new ArrayList<>();
+    List<InstanceType> allTypes = new ArrayList<>();
+    for (NodePool pool : kube.resources(NodePool.class).list().getItems()) {
+      WarmMetalNodeClass nodeClass = nodeClass(pool.getSpec().template.spec);
+      if (nodeClass == null) {
+        LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
+        continue;
+      }
+      List<InstanceType> types = InstanceTypes.of(apis.apply(nodeClass).shapes());
+      pools.put(pool.getMetadata().getName(), pool);
+      typesByPool.put(pool.getMetadata().getName(), types);
+      allTypes.addAll(types.stream().filter(t -> allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
+          .toList());
+      views.add(view(pool));
+    }
+    // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
+    // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
+    Map<String, Resources> boundByNode = new HashMap<>();
+    for (Pod pod : pods) {
+      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
+        boundByNode.merge(pod.getSpec().getNodeName(), PodRequests.of(pod).requests(), Resources::plus);
+      }
+    }
+    List<Scheduler.PlannedNode> inFlight = new ArrayList<>();
+    for (NodeClaim claim : claims) {
+      String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
+      Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
+      String pool = claim.getMetadata().getLabels().get(NODEPOOL_LABEL);
+      String type = instanceType(claim);
+      NodePoolView view = views.stream().filter(v -> v.name().equals(pool)).findFirst().orElse(null);
+      InstanceType t = allTypes.stream().filter(x -> x.name().equals(type)).findFirst().orElse(null);
+      if (view != null && t != null) {
+        inFlight.add(new Scheduler.PlannedNode(view, t, List.of(), t.allocatable().minus(overhead).minus(bound)));
+      }
+    }
+    Scheduler.Plan plan = scheduler.schedule(pending, views, allTypes, inFlight);
+    for (Scheduler.PlannedNode node : plan.nodes()) {
+      claims.add(create(pools.get(node.pool().name()), node, typesByPool.get(node.pool().name())));
+    }
+    if (!plan.unschedulable().isEmpty()) {
+      LOG.info("{} pod(s) fit no NodePool and shape: {}", plan.unschedulable().size(),
+          plan.unschedulable().stream().map(PodRequest::name).limit(5).toList());
+    }
+  }
+
+  private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types) {
+    NodeClaim claim = new NodeClaim();
+    String name = pool.getMetadata().getName() + "-" + UUID.randomUUID().toString().substring(0, 5);
+    claim.getMetadata().setName(name);
+    claim.getMetadata().setLabels(new HashMap<>(Map.of(NODEPOOL_LABEL, pool.getMetadata().getName())));
+    var template = pool.getSpec().template.spec;
+    claim.getSpec().nodeClassRef = template.nodeClassRef;
+    claim.getSpec().taints = template.taints;
+    claim.getSpec().startupTaints = template.startupTaints;
+    claim.getSpec().expireAfter = template.expireAfter;
+    claim.getSpec().terminationGracePeriod = template.terminationGracePeriod;
+    List<Requirement> requirements = new ArrayList<>(template.requirements);
+    requirements.add(new Requirement(InstanceTypes.INSTANCE_TYPE, "In", List.of(node.type().name())));
+    claim.getSpec().requirements = requirements;
+    Resources requested = node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
+    claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
+        "memory", new Quantity(String.valueOf(requested.memoryBytes())));
+    LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
+    return kube.resources(NodeClaim.class).resource(claim).create();
+  }
+
+  private void launch(NodeClaim claim) throws Exception {
+    WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
+    NodePool pool = kube.resources(NodePool.class).withName(claim.getMetadata().getLabels().get(NODEPOOL_LABEL))
+        .get();
+    if (nodeClass == null || pool == null) {
+      return;
+    }
+    InstancesApi api = apis.apply(nodeClass);
+    ObjectNode request = InstancesApi.object();
+    request.put("clientToken", claim.getMetadata().getUid());
+    request.putArray("shapes").add(instanceType(claim));
+    request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
+        .put(NODECLAIM_LABEL, claim.getMetadata().getName());
+    ObjectNode join = request.putObject("kubernetes");
+    join.put("apiServer", nodeClass.getSpec().join.apiServer);
+    join.put("caCertHash", nodeClass.getSpec().join.caCertHash);
+    join.put("bootstrapToken", BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)));
+    ObjectNode nodeLabels = join.putObject("nodeLabels");
+    Map<String, String> labels = pool.getSpec().template.metadata.labels;
+    if (labels != null) {
+      labels.forEach(nodeLabels::put);
+    }
+    nodeLabels.put(NODEPOOL_LABEL, pool.getMetadata().getName());
+    ArrayNode taints = join.putArray("taints");
+    List<Taint> all = new ArrayList<>(claim.getSpec().taints);
+    all.addAll(claim.getSpec().startupTaints);
+    all.add(new TaintBuilder().withKey(UNREGISTERED_TAINT).withEffect("NoExecute").build());
+    for (Taint t : all) {
+      ObjectNode taint = taints.addObject().put("key", t.getKey()).put("effect", t.getEffect());
+      if (t.getValue() != null && !t.getValue().isEmpty()) {
+        taint.put("value", t.getValue());
+      }
+    }
+    if (claim.getStatus() == null) {
+      claim.setStatus(new NodeClaim.Status());
+    }
+    try {
+      JsonNode instance = api.launch(request);
+      claim.getStatus().providerID = instance.get("providerId").asText();
+      Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched",
+          "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
+      claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
+      kube.resources(NodeClaim.class).resource(claim).update();
+      kube.resources(NodeClaim.class).resource(claim).updateStatus();
+      LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
+    } catch (InstancesApi.ApiException e) {
+      if (e.status() == 503) {
+        // No capacity of the chosen shape now: forget this claim; the next pass plans again with live counts.
+        LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
+        kube.resources(NodeClaim.class).resource(claim).delete();
+        return;
+      }
+      throw e;
+    }
+  }
+
+  private WarmMetalNodeClass nodeClass(io.warmmetal.controller.karpenter.NodeClaimTemplate.Spec spec) {
+    if (spec.nodeClassRef == null || !"WarmMetalNodeClass".equals(spec.nodeClassRef.kind)) {
+      return null;
+    }
+    return kube.resources(WarmMetalNodeClass.class).withName(spec.nodeClassRef.name).get();
+  }
+
+  private static String instanceType(NodeClaim claim) {
+    return claim.getSpec().requirements.stream().filter(r -> InstanceTypes.INSTANCE_TYPE.equals(r.getKey())
+        && "In".equals(r.getOperator()) && !r.getValues().isEmpty()).map(r -> r.getValues().get(0)).findFirst()
+        .orElse(null);
+  }
+
+  private NodePoolView view(NodePool pool) {
+    var template = pool.getSpec().template;
+    Resources remaining = null;
+    if (pool.getSpec().limits != null) {
+      Resources limit = PodRequests.of(pool.getSpec().limits);
+      remaining = new Resources(limit.cpuMilli() == 0 ? Long.MAX_VALUE / 4 : limit.cpuMilli(),
+          limit.memoryBytes() == 0 ? Long.MAX_VALUE / 4 : limit.memoryBytes(), limit.extended());
+    }
+    return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
+        template.metadata.labels == null ? Map.of() : template.metadata.labels, template.spec.requirements,
+        template.spec.taints, remaining);
+  }
+}
