@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * this JVM on a real PostgreSQL (the embedded one unless WARMMETAL_TEST_DATABASE_URL names another), over real
  * HTTP on loopback. Not a test: it asserts nothing, it measures.
  *
- * <pre>mvn -B -q -pl api test-compile exec:java -Dexec.classpathScope=test \
+ * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl api exec:java -Dexec.classpathScope=test \
  *   -Dexec.mainClass=io.warmmetal.api.bench.LaunchBenchmark -Dexec.args="20000 200"</pre>
  * Arguments: launches (default 20000), concurrency (default 200), warm-up launches (default 2000).
  */
