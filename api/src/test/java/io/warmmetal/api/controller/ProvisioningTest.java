@@ -56,6 +56,7 @@ class ProvisioningTest {
   KubernetesClient kube;
   private ApiFixture fx;
   private Controller controller;
+  private KubernetesClient controllerClient;
   private final List<SimulatedAgent> agents = new ArrayList<>();
   private Enrollment enrollment;
   private WebSocketClient ws;
@@ -110,13 +111,25 @@ class ProvisioningTest {
     pool.getSpec().template.spec.nodeClassRef.name = "default";
     kube.resources(NodePool.class).resource(pool).create();
 
-    controller = new Controller(kube, Duration.ofMillis(20), Resources.of(100, 256L << 20));
+    startController();
+  }
+
+  /** A controller with a client of its own, so stopping it closes its watches before the mock server goes. */
+  private void startController() {
+    controllerClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
+        .withConfig(kube.getConfiguration()).build();
+    controller = new Controller(controllerClient, Duration.ofMillis(20), Resources.of(100, 256L << 20));
     controller.start();
+  }
+
+  private void stopController() {
+    controller.close();
+    controllerClient.close();
   }
 
   @AfterEach
   void stop() {
-    controller.close();
+    stopController();
     agents.forEach(a -> a.stop().await());
     ws.close().await();
     enrollment.close().await();
@@ -187,16 +200,14 @@ class ProvisioningTest {
     kube.pods().inNamespace("default").resource(pending("web-2", "1")).create();
     await("launched", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)));
-    // A controller that crashed after the API launched but before it recorded so: the claim looks unlaunched.
-    controller.close();
+    // A controller that crashed after the API launched but before it recorded so: the claim looks unlaunched. The
+    // controller keeps no launch state in memory, so the next pass sees what a restarted controller would.
     NodeClaim claim = kube.resources(NodeClaim.class).list().getItems().get(0);
     String provider = claim.getStatus().providerID;
     claim.getStatus().conditions.clear();
     claim.getStatus().providerID = null;
     kube.resources(NodeClaim.class).resource(claim).updateStatus();
-
-    controller = new Controller(kube, Duration.ofMillis(20), Resources.of(100, 256L << 20));
-    controller.start();
+    controller.trigger();
     await("launched again", () -> {
       NodeClaim c = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
       return c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED);
@@ -204,5 +215,21 @@ class ProvisioningTest {
     NodeClaim relaunched = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
     assertThat(relaunched.getStatus().providerID).isEqualTo(provider); // the same instance, replayed by its token
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(1);
+  }
+
+  @Test
+  void aShapeWithoutMachinesByLaunchTimeFallsBackToTheNextAcceptableOne() throws Exception {
+    // The 8-cpu shape looks warm and is cheaper, but its one machine is cordoned: the launch cannot have it.
+    String small = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
+    fx.client.post("/v1/machines/" + small + "/cordon", ApiFixture.ADMIN, null);
+    kube.pods().inNamespace("default").resource(pending("small-1", "1")).create();
+
+    await("a NodeClaim initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
+        .anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)));
+    NodeClaim claim = kube.resources(NodeClaim.class).list().getItems().get(0);
+    assertThat(claim.getSpec().requirements.stream().filter(r -> r.getKey().equals("node.kubernetes.io/instance-type"))
+        .findFirst().orElseThrow().getValues()).startsWith("x86-8c-32g").contains("x86-16c-64g");
+    assertThat(claim.getMetadata().getLabels()).containsEntry("node.kubernetes.io/instance-type", "x86-16c-64g");
+    assertThat(fx.count("SELECT count(*) FROM instances WHERE shape = 'x86-16c-64g'")).isEqualTo(1);
   }
 }

@@ -127,14 +127,36 @@ public final class Provisioner {
     claim.getSpec().startupTaints = template.startupTaints;
     claim.getSpec().expireAfter = template.expireAfter;
     claim.getSpec().terminationGracePeriod = template.terminationGracePeriod;
-    List<Requirement> requirements = new ArrayList<>(template.requirements);
-    requirements.add(new Requirement(InstanceTypes.INSTANCE_TYPE, "In", List.of(node.type().name())));
-    claim.getSpec().requirements = requirements;
     Resources requested = node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
+    List<Requirement> requirements = new ArrayList<>(template.requirements);
+    requirements.add(new Requirement(InstanceTypes.INSTANCE_TYPE, "In", acceptable(node, types, requested)));
+    claim.getSpec().requirements = requirements;
     claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
         "memory", new Quantity(String.valueOf(requested.memoryBytes())));
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
     return kube.resources(NodeClaim.class).resource(claim).create();
+  }
+
+  /**
+   * The planned type first, then every other type of the pool that would hold the same pods, cheapest first: the
+   * API takes them in order, so a type that has no machine left by launch time falls back to the next.
+   */
+  private List<String> acceptable(Scheduler.PlannedNode node, List<InstanceType> types, Resources requested) {
+    List<String> names = new ArrayList<>(List.of(node.type().name()));
+    types.stream()
+        .filter(t -> !t.name().equals(node.type().name()))
+        .filter(t -> node.pool().allows(t) && t.allocatable().minus(overhead).fits(requested))
+        .filter(t -> node.pods().stream().allMatch(p -> p.accepts(labelsOf(node.pool(), t))))
+        .sorted(java.util.Comparator.comparingDouble(InstanceType::price))
+        .forEach(t -> names.add(t.name()));
+    return names;
+  }
+
+  private static Map<String, String> labelsOf(NodePoolView pool, InstanceType type) {
+    Map<String, String> labels = new HashMap<>(type.labels());
+    labels.putAll(pool.labels());
+    labels.put(NODEPOOL_LABEL, pool.name());
+    return labels;
   }
 
   private void launch(NodeClaim claim) throws Exception {
@@ -147,7 +169,8 @@ public final class Provisioner {
     InstancesApi api = apis.apply(nodeClass);
     ObjectNode request = InstancesApi.object();
     request.put("clientToken", claim.getMetadata().getUid());
-    request.putArray("shapes").add(instanceType(claim));
+    ArrayNode shapes = request.putArray("shapes");
+    acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
         .put(NODECLAIM_LABEL, claim.getMetadata().getName());
     ObjectNode join = request.putObject("kubernetes");
@@ -179,6 +202,7 @@ public final class Provisioner {
       Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched",
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
+      claim.getMetadata().getLabels().put(InstanceTypes.INSTANCE_TYPE, instance.get("shape").asText());
       kube.resources(NodeClaim.class).resource(claim).update();
       kube.resources(NodeClaim.class).resource(claim).updateStatus();
       LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
@@ -200,10 +224,19 @@ public final class Provisioner {
     return kube.resources(WarmMetalNodeClass.class).withName(spec.nodeClassRef.name).get();
   }
 
+  /** The type the claim got (once launched), else the one it was planned for. */
   private static String instanceType(NodeClaim claim) {
+    String launched = claim.getMetadata().getLabels().get(InstanceTypes.INSTANCE_TYPE);
+    if (launched != null) {
+      return launched;
+    }
+    List<String> acceptable = acceptableTypes(claim);
+    return acceptable.isEmpty() ? null : acceptable.get(0);
+  }
+
+  private static List<String> acceptableTypes(NodeClaim claim) {
     return claim.getSpec().requirements.stream().filter(r -> InstanceTypes.INSTANCE_TYPE.equals(r.getKey())
-        && "In".equals(r.getOperator()) && !r.getValues().isEmpty()).map(r -> r.getValues().get(0)).findFirst()
-        .orElse(null);
+        && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
   }
 
   private NodePoolView view(NodePool pool) {
