@@ -1,0 +1,72 @@
+package io.warmmetal.controller;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.warmmetal.controller.scheduling.Resources;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code java -jar warmmetal-controller.jar}: the controller in a cluster (in-cluster credentials, or the kubeconfig
+ * of {@code KUBECONFIG} / {@code ~/.kube/config}). Replicas elect one leader with a Lease. Flags fall back to
+ * {@code WARMMETAL_CONTROLLER_*} environment variables.
+ */
+@Command(name = "warmmetal-controller", mixinStandardHelpOptions = true, version = "WarmMetal controller 0.1.0",
+    description = "Provisions nodes for pending pods from WarmMetal's warm pools (Karpenter's NodePool API).")
+public final class Main implements Callable<Integer> {
+  @Option(names = "--namespace", defaultValue = "${env:WARMMETAL_CONTROLLER_NAMESPACE:-warmmetal-system}",
+      description = "where the leader-election Lease lives")
+  String namespace;
+
+  @Option(names = "--batch-window", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_WINDOW:-PT0.05S}",
+      description = "how long to gather pending pods before deciding (ISO-8601; Karpenter waits 1 s to 10 s)")
+  Duration batchWindow;
+
+  @Option(names = "--daemonset-cpu", defaultValue = "${env:WARMMETAL_CONTROLLER_DAEMONSET_CPU_MILLI:-200}",
+      description = "CPU (millicores) the DaemonSets take on every node")
+  long daemonSetCpu;
+
+  @Option(names = "--daemonset-memory-mib", defaultValue = "${env:WARMMETAL_CONTROLLER_DAEMONSET_MEMORY_MIB:-512}",
+      description = "memory (MiB) the DaemonSets take on every node")
+  long daemonSetMemoryMiB;
+
+  public static void main(String[] args) {
+    if (System.getProperty("logback.configurationFile") == null) {
+      System.setProperty("logback.configurationFile", "logback-controller.xml"); // apart from the API's logback.xml
+    }
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    KubernetesClient kube = new KubernetesClientBuilder().build();
+    String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    Resources overhead = Resources.of(daemonSetCpu, daemonSetMemoryMiB << 20);
+    AtomicReference<Controller> running = new AtomicReference<>();
+    var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
+        () -> {
+          Controller controller = new Controller(kube, batchWindow, overhead);
+          running.set(controller);
+          controller.start();
+        },
+        () -> {
+          Controller controller = running.getAndSet(null);
+          if (controller != null) {
+            controller.close();
+          }
+        });
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> election.cancel(true), "warmmetal-controller-shutdown"));
+    try {
+      election.join();
+    } catch (java.util.concurrent.CancellationException stopped) {
+      // shutting down
+    }
+    return 0;
+  }
+}
