@@ -25,6 +25,7 @@ import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.protocol.Frames;
 import io.warmmetal.protocol.PinnedTrustManager;
 import java.net.URI;
@@ -35,7 +36,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,23 +94,14 @@ class ChannelTest {
     return fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN).body().getString("state");
   }
 
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 15_000;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      Thread.sleep(25);
-    }
-  }
 
   @Test
   void launchJoinRunTerminateResetWarmThroughTheChannel() throws Exception {
     SimulatedAgent agent = agent(simulated());
-    await("the agent's hello makes the machine standby", () -> "standby".equals(state(agent.machineId())));
+    Await.until("the agent's hello makes the machine standby", () -> "standby".equals(state(agent.machineId())));
 
     fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-    await("prepared and warm", () -> "warm".equals(state(agent.machineId())));
+    Await.until("prepared and warm", () -> "warm".equals(state(agent.machineId())));
 
     String bootstrap = "abcdef.0123456789abcdef";
     JsonObject instance = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
@@ -119,7 +110,7 @@ class ChannelTest {
             .put("nodeLabels", new JsonObject().put("pool", "a"))))
         .body().getJsonArray("instances").getJsonObject(0);
     String id = instance.getString("id");
-    await("the instance runs", () -> "running".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN)
+    Await.until("the instance runs", () -> "running".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN)
         .body().getString("state")));
     assertThat(state(agent.machineId())).isEqualTo("in-use");
 
@@ -130,9 +121,9 @@ class ChannelTest {
     assertThat(join.params().getString("providerId")).isEqualTo("warmmetal://" + agent.machineId());
 
     fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
-    await("terminated", () -> "terminated".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
+    Await.until("terminated", () -> "terminated".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
         .getString("state")));
-    await("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
+    Await.until("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
     assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join", "reset", "prepare");
     // Every step the agent ran is in the event log, timed by its timestamp.
     Thread.sleep(400); // the log hands out events once they have settled
@@ -151,15 +142,15 @@ class ChannelTest {
         .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
     SimulatedAgent first = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine, state, simulated())
         .await();
-    await("standby", () -> "standby".equals(state(first.machineId())));
+    Await.until("standby", () -> "standby".equals(state(first.machineId())));
     first.stop().await();
-    await("offline after the silence", () -> "offline".equals(state(first.machineId())));
+    Await.until("offline after the silence", () -> "offline".equals(state(first.machineId())));
 
     // The same agent (same state directory, same identity) comes back.
     SimulatedAgent again = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine, state,
         simulated()).await();
     assertThat(again.machineId()).isEqualTo(first.machineId());
-    await("back to standby", () -> "standby".equals(state(first.machineId())));
+    Await.until("back to standby", () -> "standby".equals(state(first.machineId())));
     again.stop().await();
   }
 
@@ -172,10 +163,10 @@ class ChannelTest {
     };
     SimulatedAgent agent = agent(hangsOnJoin);
     fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-    await("warm", () -> "warm".equals(state(agent.machineId())));
+    Await.until("warm", () -> "warm".equals(state(agent.machineId())));
     String id = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).body()
         .getJsonArray("instances").getJsonObject(0).getString("id");
-    await("the join times out", () -> "failed".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
+    Await.until("the join times out", () -> "failed".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
         .getString("state")));
     assertThat(state(agent.machineId())).isEqualTo("failed");
     agent.stop().await();
@@ -196,9 +187,9 @@ class ChannelTest {
     Executor idle = (command, progress) -> Promise.<Outcome>promise().future(); // takes commands, never finishes
     SimulatedAgent a = agent(idle);
     SimulatedAgent b = agent(idle);
-    await("both standby", () -> "standby".equals(state(a.machineId())) && "standby".equals(state(b.machineId())));
+    Await.until("both standby", () -> "standby".equals(state(a.machineId())) && "standby".equals(state(b.machineId())));
     fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
-    await("both preparing", () -> "preparing".equals(state(a.machineId())) && "preparing".equals(state(b.machineId())));
+    Await.until("both preparing", () -> "preparing".equals(state(a.machineId())) && "preparing".equals(state(b.machineId())));
     String bPrepare = fx.openCommands(b.machineId(), "prepare").isEmpty()
         ? fx.db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1").execute(
             io.vertx.sqlclient.Tuple.of(b.machineId())).await().iterator().next().getString("id")
@@ -236,7 +227,7 @@ class ChannelTest {
     assertThat(((UpgradeRejectedException) anonymous).getStatus()).isEqualTo(401);
 
     SimulatedAgent agent = agent(simulated());
-    await("standby", () -> "standby".equals(state(agent.machineId())));
+    Await.until("standby", () -> "standby".equals(state(agent.machineId())));
     agent.stop().await();
     assertThat(fx.client.post("/v1/machines/" + agent.machineId() + "/retire", ApiFixture.ADMIN, null).status())
         .isEqualTo(200);

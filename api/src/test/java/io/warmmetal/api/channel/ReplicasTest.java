@@ -14,6 +14,7 @@ import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.TestDatabase;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -25,7 +26,6 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -44,15 +44,6 @@ class ReplicasTest {
     };
   }
 
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 20_000;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      Thread.sleep(25);
-    }
-  }
 
   private static String state(ApiFixture fx, String machineId) {
     return fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN).body().getString("state");
@@ -81,16 +72,16 @@ class ReplicasTest {
       Enrollment enrollment = new Enrollment(vertx, port, one.api.caPin());
       WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
       SimulatedAgent agent = agent(vertx, one, enrollment, ws, port, Files.createTempDirectory("sim"));
-      await("standby", () -> "standby".equals(state(two, agent.machineId())));
+      Await.until("standby", () -> "standby".equals(state(two, agent.machineId())));
       assertThat(one.api.channel().connectedAgents()).isEqualTo(1);
       assertThat(two.api.channel().connectedAgents()).isZero();
 
       // Everything through replica two; the commands reach the agent held by replica one.
       two.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-      await("warm", () -> "warm".equals(state(two, agent.machineId())));
+      Await.until("warm", () -> "warm".equals(state(two, agent.machineId())));
       String id = two.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).body()
           .getJsonArray("instances").getJsonObject(0).getString("id");
-      await("running", () -> "running".equals(instanceState(two, id)));
+      Await.until("running", () -> "running".equals(instanceState(two, id)));
       agent.stop().await();
       ws.close().await();
       enrollment.close().await();
@@ -111,7 +102,7 @@ class ReplicasTest {
     WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
     SimulatedAgent agent = agent(vertx, first, enrollment, ws, port, Files.createTempDirectory("sim"));
     first.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-    await("warm", () -> "warm".equals(state(first, agent.machineId())));
+    Await.until("warm", () -> "warm".equals(state(first, agent.machineId())));
     first.close();
 
     // While the API is down, nothing can reach the agent; a launch is made as soon as the API is back.
@@ -119,7 +110,7 @@ class ReplicasTest {
     try {
       String id = second.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
           .body().getJsonArray("instances").getJsonObject(0).getString("id");
-      await("the reconnected agent joins", () -> "running".equals(instanceState(second, id)));
+      Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)));
       assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join");
       assertThat(seen.stream().map(Command::id).distinct()).hasSize(seen.size());
     } finally {

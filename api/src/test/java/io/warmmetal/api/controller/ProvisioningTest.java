@@ -23,6 +23,7 @@ import io.warmmetal.agent.commands.SimulatedKubelet;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
@@ -39,7 +40,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -81,7 +81,7 @@ class ProvisioningTest {
           Files.createTempDirectory("sim"), kubelet).await());
     }
     fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 3).put("maxWarm", 3));
-    await("three warm machines", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'warm'") == 3);
+    Await.until("three warm machines", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'warm'") == 3);
 
     for (String crd : new String[] {"nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
         "warmmetalnodeclasses.warmmetal.io-v1.yml"}) {
@@ -146,21 +146,12 @@ class ProvisioningTest {
         .build();
   }
 
-  private static void await(String what, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      Thread.sleep(25);
-    }
-  }
 
   @Test
   void aPendingPodBecomesAReadyNodeFromTheWarmPool() throws Exception {
     kube.pods().inNamespace("default").resource(pending("web-1", "2")).create();
 
-    await("a NodeClaim initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
+    Await.until("a NodeClaim initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)));
     List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
     assertThat(claims).hasSize(1);
@@ -187,7 +178,7 @@ class ProvisioningTest {
       kube.pods().inNamespace("default").resource(pending("batch-" + i, "1500m")).create();
     }
     // 20 × 1.5 cpu = 30 cpu; a 16-cpu node holds 10 such pods next to its DaemonSets: 2 nodes, not 20.
-    await("two NodeClaims initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
+    Await.until("two NodeClaims initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .filter(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
         .count() == 2);
     Thread.sleep(300); // nothing more follows
@@ -198,7 +189,7 @@ class ProvisioningTest {
   @Test
   void aControllerThatLostItsLaunchRecordLaunchesNothingTwice() throws Exception {
     kube.pods().inNamespace("default").resource(pending("web-2", "1")).create();
-    await("launched", () -> kube.resources(NodeClaim.class).list().getItems().stream()
+    Await.until("launched", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)));
     // A controller that crashed after the API launched but before it recorded so: the claim looks unlaunched. The
     // controller keeps no launch state in memory, so the next pass sees what a restarted controller would.
@@ -208,7 +199,7 @@ class ProvisioningTest {
     claim.getStatus().providerID = null;
     kube.resources(NodeClaim.class).resource(claim).updateStatus();
     controller.trigger();
-    await("launched again", () -> {
+    Await.until("launched again", () -> {
       NodeClaim c = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
       return c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED);
     });
@@ -224,7 +215,7 @@ class ProvisioningTest {
     fx.client.post("/v1/machines/" + small + "/cordon", ApiFixture.ADMIN, null);
     kube.pods().inNamespace("default").resource(pending("small-1", "1")).create();
 
-    await("a NodeClaim initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
+    Await.until("a NodeClaim initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)));
     NodeClaim claim = kube.resources(NodeClaim.class).list().getItems().get(0);
     assertThat(claim.getSpec().requirements.stream().filter(r -> r.getKey().equals("node.kubernetes.io/instance-type"))

@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -44,15 +45,6 @@ public class AgentProcessTest {
     return pb.start();
   }
 
-  private static void await(String what, java.util.function.BooleanSupplier condition) throws Exception {
-    long deadline = System.currentTimeMillis() + 30_000;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
-      }
-      Thread.sleep(50);
-    }
-  }
 
   private static Process runningAgent(ApiFixture fx, Path stateDir, String token, Path log, String durations)
       throws Exception {
@@ -77,16 +69,16 @@ public class AgentProcessTest {
       Process agent = runningAgent(fx, quick, token, log,
           "prepare=fixed:100ms,join=fixed:100ms,reset=fixed:100ms,reboot=fixed:0s");
       try {
-        await("enrolled", () -> Files.exists(quick.resolve("machine-id")));
+        Await.until("enrolled", () -> Files.exists(quick.resolve("machine-id")));
         String machine = Files.readString(quick.resolve("machine-id")).trim();
         fx.client.put("/v1/pools/x86-" + cpus(fx, machine), ApiFixture.ADMIN,
             new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-        await("warm", () -> "warm".equals(machineState(fx, machine)));
+        Await.until("warm", () -> "warm".equals(machineState(fx, machine)));
         String id = launch(fx, machine);
-        await("running", () -> "running".equals(instanceState(fx, id)));
+        Await.until("running", () -> "running".equals(instanceState(fx, id)));
         fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
-        await("terminated", () -> "terminated".equals(instanceState(fx, id)));
-        await("warm again", () -> "warm".equals(machineState(fx, machine)));
+        Await.until("terminated", () -> "terminated".equals(instanceState(fx, id)));
+        Await.until("warm again", () -> "warm".equals(machineState(fx, machine)));
       } finally {
         agent.destroyForcibly().waitFor();
       }
@@ -94,16 +86,16 @@ public class AgentProcessTest {
       // An agent whose join takes long is killed in the middle of it.
       Path slow = Files.createTempDirectory("agent-slow");
       Process doomed = runningAgent(fx, slow, token, log, "prepare=fixed:100ms,join=fixed:60s,reset=fixed:100ms");
-      await("enrolled", () -> Files.exists(slow.resolve("machine-id")));
+      Await.until("enrolled", () -> Files.exists(slow.resolve("machine-id")));
       String machine = Files.readString(slow.resolve("machine-id")).trim();
       fx.client.put("/v1/pools/x86-" + cpus(fx, machine), ApiFixture.ADMIN,
           new JsonObject().put("minWarm", 2).put("maxWarm", 2));
-      await("warm", () -> "warm".equals(machineState(fx, machine)));
+      Await.until("warm", () -> "warm".equals(machineState(fx, machine)));
       String id = launch(fx, machine);
-      await("the join is under way", () -> fx.count(
+      Await.until("the join is under way", () -> fx.count(
           "SELECT count(*) FROM commands WHERE instance_id = $1 AND status = 'delivered'", id) == 1);
       doomed.destroyForcibly().waitFor(); // kill -9, mid-join
-      await("the instance fails", () -> "failed".equals(instanceState(fx, id)));
+      Await.until("the instance fails", () -> "failed".equals(instanceState(fx, id)));
       assertThat(machineState(fx, machine)).isIn("failed", "offline");
       assertThat(fx.count("SELECT count(*) FROM events WHERE machine_id = $1 AND type = 'MachineState'"
           + " AND to_state = 'failed'", machine)).isEqualTo(1);
