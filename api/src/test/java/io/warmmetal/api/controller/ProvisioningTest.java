@@ -223,4 +223,42 @@ class ProvisioningTest {
     assertThat(claim.getMetadata().getLabels()).containsEntry("node.kubernetes.io/instance-type", "x86-16c-64g");
     assertThat(fx.count("SELECT count(*) FROM instances WHERE shape = 'x86-16c-64g'")).isEqualTo(1);
   }
+
+  @Test
+  void aNodeThatNeverRegistersIsGivenUpAfterTheNodeClassTimeout(Vertx vertx) throws Exception {
+    // One more machine, of another shape, whose agent joins but has no kubelet: its Node never appears.
+    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject()).body()
+        .getString("token");
+    JsonObject machine = new JsonObject().put("name", "silent").put("facts", ApiFixture.facts(8, 32))
+        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+    agents.add(SimulatedAgent.start(vertx, enrollment, ws, URI.create("https://127.0.0.1:" + fx.api.agentPort()),
+        token, machine, Files.createTempDirectory("sim"), new SimulatedExecutor(vertx, Map.of(), 0.0,
+            new Random(9))).await());
+    fx.client.put("/v1/pools/x86-8c-32g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    Await.until("the silent machine warm", () -> fx.count(
+        "SELECT count(*) FROM machines WHERE shape = 'x86-8c-32g' AND state = 'warm'") == 1);
+    WarmMetalNodeClass nodeClass = kube.resources(WarmMetalNodeClass.class).withName("default").get();
+    nodeClass.getSpec().registrationTimeout = "2s";
+    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).update();
+
+    Pod pod = pending("small-2", "1");
+    pod.getSpec().setNodeSelector(Map.of("node.kubernetes.io/instance-type", "x86-8c-32g"));
+    kube.pods().inNamespace("default").resource(pod).create();
+    Await.until("launched on the silent machine", () -> fx.count(
+        "SELECT count(*) FROM instances WHERE shape = 'x86-8c-32g'") == 1);
+    String silent = fx.db().query("SELECT id FROM machines WHERE name = 'silent'").execute().await().iterator()
+        .next().getString("id");
+    List<String> claimOnSilent = new ArrayList<>();
+    Await.until("the claim records its launch", () -> {
+      kube.resources(NodeClaim.class).list().getItems().stream().filter(c -> c.getStatus() != null
+          && ("warmmetal://" + silent).equals(c.getStatus().providerID)).forEach(c -> claimOnSilent.add(
+              c.getMetadata().getName()));
+      return !claimOnSilent.isEmpty();
+    });
+    // Given up: that claim is deleted and its instance terminated (the pod is then planned again, as in Karpenter).
+    Await.until("the late claim given up", () -> kube.resources(NodeClaim.class)
+        .withName(claimOnSilent.get(0)).get() == null);
+    assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1 AND state IN ('shutting-down',"
+        + " 'terminated')", silent)).isGreaterThanOrEqualTo(1);
+  }
 }

@@ -41,6 +41,7 @@ public final class Provisioner {
   public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
   public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
+  static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofMinutes(15);
 
   private final KubernetesClient kube;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
@@ -64,8 +65,36 @@ public final class Provisioner {
     for (NodeClaim claim : claims) {
       if (claim.getStatus() == null || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
         launch(claim);
+      } else if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
+        expireIfLate(claim);
       }
     }
+  }
+
+  /**
+   * A launched claim whose Node has not registered within the node class's {@code registrationTimeout} (default
+   * 15 minutes, as Karpenter; bare metal may want more or, with warm machines, far less) is given up: its instance
+   * is terminated (the machine resets and returns to its pool) and the claim deleted, so its pods are planned again.
+   */
+  private void expireIfLate(NodeClaim claim) throws Exception {
+    WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
+    if (nodeClass == null) {
+      return;
+    }
+    Duration limit = GoDuration.parse(nodeClass.getSpec().registrationTimeout, DEFAULT_REGISTRATION_TIMEOUT);
+    String launchedAt = claim.getStatus().conditions.stream()
+        .filter(c -> Conditions.LAUNCHED.equals(c.getType())).map(c -> c.getLastTransitionTime()).findFirst()
+        .orElse(null);
+    if (launchedAt == null || java.time.Instant.parse(launchedAt).plus(limit).isAfter(java.time.Instant.now())) {
+      return;
+    }
+    String instance = claim.getMetadata().getAnnotations().get(INSTANCE_ANNOTATION);
+    LOG.info("NodeClaim {}: no Node registered within {}; terminating {}", claim.getMetadata().getName(), limit,
+        instance);
+    if (instance != null) {
+      apis.apply(nodeClass).terminate(instance);
+    }
+    kube.resources(NodeClaim.class).resource(claim).delete();
   }
 
   private void plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods) throws Exception {
