@@ -16,14 +16,13 @@ import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.config.ApiConfig;
-import io.warmmetal.api.testing.TestDatabase;
+import io.warmmetal.api.testing.TestEnv;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -71,15 +70,7 @@ public final class ChannelBenchmark {
   }
 
   private static ApiConfig config() throws Exception {
-    Map<String, String> env = new HashMap<>(System.getenv());
-    env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
-    env.put("WARMMETAL_HTTP_PORT", "0");
-    env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
-    env.put("WARMMETAL_AGENT_PORT", "0");
-    env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
-    env.put("WARMMETAL_ADMIN_TOKEN", ADMIN);
-    env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
-    return ApiConfig.fromEnv(env);
+    return TestEnv.benchmark(ADMIN);
   }
 
   private static void latency(Vertx vertx, WarmMetalApi api, WebClient http, int count) throws Exception {

@@ -8,12 +8,8 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.warmmetal.api.WarmMetalApi;
-import io.warmmetal.api.config.ApiConfig;
-import io.warmmetal.api.testing.TestDatabase;
-import java.nio.file.Files;
+import io.warmmetal.api.testing.TestEnv;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -36,16 +32,7 @@ public final class LaunchBenchmark {
     String admin = "bench-admin-token-0123456789abcdef";
 
     Vertx vertx = Vertx.vertx();
-    Map<String, String> env = new HashMap<>(System.getenv()); // WARMMETAL_* settings apply, e.g. the pool size
-    env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
-    env.put("WARMMETAL_HTTP_PORT", "0");
-    env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
-    env.put("WARMMETAL_AGENT_PORT", "0");
-    env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
-    env.put("WARMMETAL_ADMIN_TOKEN", admin);
-    env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
-    ApiConfig config = ApiConfig.fromEnv(env);
-    WarmMetalApi api = WarmMetalApi.start(vertx, config).await();
+    WarmMetalApi api = WarmMetalApi.start(vertx, TestEnv.benchmark(admin)).await();
     WebClient http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
         new PoolOptions().setHttp1MaxSize(concurrency));
     int port = api.port();

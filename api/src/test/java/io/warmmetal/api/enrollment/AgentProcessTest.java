@@ -32,15 +32,16 @@ public class AgentProcessTest {
     return Path.of("../agent/target/warmmetal-agent.jar").toAbsolutePath().normalize();
   }
 
-  private static Process agent(ApiFixture fx, Path stateDir, String token, Path log) throws Exception {
+  /** {@code java -jar warmmetal-agent.jar} against the fixture's agent port, with the token and extra flags. */
+  private static Process agent(ApiFixture fx, Path stateDir, String token, Path log, String... flags)
+      throws Exception {
     assertThat(AGENT_JAR).as("the agent jar (run mvn verify from the repository root)").exists();
-    ProcessBuilder pb = new ProcessBuilder(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", AGENT_JAR.toString(),
-        "--api", "https://127.0.0.1:" + fx.api.agentPort(),
-        "--ca-pin", fx.api.caPin().value(),
-        "--state-dir", stateDir.toString(),
-        "--name", "process-agent", "--address", "127.0.0.1", "--enroll-only"))
-        .redirectErrorStream(true).redirectOutput(log.toFile());
+    List<String> command = new java.util.ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m", "-jar", AGENT_JAR.toString(),
+        "--api", "https://127.0.0.1:" + fx.api.agentPort(), "--ca-pin", fx.api.caPin().value(),
+        "--state-dir", stateDir.toString(), "--name", "process-agent", "--address", "127.0.0.1"));
+    command.addAll(List.of(flags));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("WARMMETAL_AGENT_TOKEN", token);
     return pb.start();
   }
@@ -48,13 +49,7 @@ public class AgentProcessTest {
 
   private static Process runningAgent(ApiFixture fx, Path stateDir, String token, Path log, String durations)
       throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m", "-jar", AGENT_JAR.toString(),
-        "--api", "https://127.0.0.1:" + fx.api.agentPort(), "--ca-pin", fx.api.caPin().value(),
-        "--state-dir", stateDir.toString(), "--name", "process-agent", "--simulate", "--durations", durations))
-        .redirectErrorStream(true).redirectOutput(log.toFile());
-    pb.environment().put("WARMMETAL_AGENT_TOKEN", token);
-    return pb.start();
+    return agent(fx, stateDir, token, log, "--simulate", "--durations", durations);
   }
 
   @Test
@@ -131,7 +126,7 @@ public class AgentProcessTest {
       Path stateDir = Files.createTempDirectory("warmmetal-agent-state").resolve("agent");
       Path log = Files.createTempFile("warmmetal-agent", ".log");
 
-      Process first = agent(fx, stateDir, token, log);
+      Process first = agent(fx, stateDir, token, log, "--enroll-only");
       assertThat(first.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(first.exitValue()).as(Files.readString(log)).isZero();
       String machineId = Files.readString(stateDir.resolve("machine-id")).trim();
@@ -142,7 +137,7 @@ public class AgentProcessTest {
       assertThat(Files.readString(log)).contains(machineId).doesNotContain(token);
 
       // Started again, it keeps its identity: no second enrollment (the one-use token is spent anyway).
-      Process second = agent(fx, stateDir, token, log);
+      Process second = agent(fx, stateDir, token, log, "--enroll-only");
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(second.exitValue()).as(Files.readString(log)).isZero();
       assertThat(fx.count("SELECT count(*) FROM machines")).isEqualTo(1);

@@ -11,7 +11,6 @@ import io.warmmetal.api.config.ApiConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -43,11 +42,7 @@ public final class ApiFixture implements AutoCloseable {
 
   /** Starts a server; {@code overrides} are WARMMETAL_* settings on top of the test defaults. */
   public static ApiFixture start(Vertx vertx, Map<String, String> overrides) throws Exception {
-    Map<String, String> env = new HashMap<>();
-    env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
-    env.put("WARMMETAL_HTTP_PORT", "0");
-    env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
-    env.put("WARMMETAL_AGENT_PORT", "0");
+    Map<String, String> env = TestEnv.loopback(Map.of());
     boolean ownDataDir = !overrides.containsKey("WARMMETAL_DATA_DIR");
     if (ownDataDir) {
       env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-test-data").toString());
