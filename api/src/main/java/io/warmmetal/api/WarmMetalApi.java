@@ -15,6 +15,7 @@ import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.channel.AgentChannel;
 import io.warmmetal.api.channel.AgentPortVerticle;
+import io.warmmetal.api.channel.CommandAnnouncer;
 import io.warmmetal.api.db.EmbeddedPostgres;
 import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.enrollment.EnrollmentRoutes;
@@ -85,10 +86,11 @@ public final class WarmMetalApi {
         })
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
+          CommandAnnouncer announcer = new CommandAnnouncer(db);
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, enrollmentTokens, ca,
-              config.agentCertValidity());
+              config.agentCertValidity(), announcer);
           poolManager = new PoolManager(vertx, lifecycle, config.poolInterval());
-          channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
+          channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, announcer, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout()),
               poolManager::nudge);
           TokenStore tokens = new TokenStore(vertx, db);

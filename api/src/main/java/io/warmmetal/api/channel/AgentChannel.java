@@ -15,10 +15,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The push channel to agents on this replica. Commands are durable in PostgreSQL; a replica learns of new ones from
- * {@code LISTEN warmmetal_commands} (the commands table's trigger notifies at commit) and pushes them to the agents
- * it holds, and catches up with a query for every connected agent whenever it (re)subscribes. Each heartbeat
- * interval it records who was heard, and sweeps: silent machines go offline, joins without a result time out.
+ * The push channel to agents on this replica. Commands are durable in PostgreSQL; the lifecycle tells the
+ * {@link CommandAnnouncer} after each commit that queued some, which pushes them at once to the agents held here and
+ * tells other replicas with {@code NOTIFY warmmetal_commands}. A replica catches up with a query for every connected
+ * agent whenever it (re)subscribes, and each heartbeat interval for the agents that still have queued commands (a
+ * replica that died between commit and announcement loses nothing). Each heartbeat interval it also records who was
+ * heard, and sweeps: silent machines go offline, joins without a result time out.
  */
 public final class AgentChannel {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
@@ -35,14 +37,16 @@ public final class AgentChannel {
   private final CommandDelivery delivery;
   private final ChannelEndpoint endpoint;
   private final PgSubscriber subscriber;
+  private final CommandAnnouncer announcer;
   private long timer = -1;
 
   /**
    * @param machineArrived called when an agent connects (a machine may have become available to its pool)
    */
-  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
-      Timing timing, Runnable machineArrived) {
+  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, CommandAnnouncer announcer,
+      SecretBox secrets, Timing timing, Runnable machineArrived) {
     this.vertx = vertx;
+    this.announcer = announcer;
     this.db = db;
     this.lifecycle = lifecycle;
     this.timing = timing;
@@ -57,13 +61,9 @@ public final class AgentChannel {
   }
 
   public Future<Void> start() {
+    announcer.onLocal(this::deliverTo);
     subscriber.channel(NOTIFY_CHANNEL)
-        .handler(machineId -> {
-          AgentSession session = sessions.get(machineId);
-          if (session != null) {
-            delivery.deliver(session);
-          }
-        })
+        .handler(payload -> announcer.fromOthers(payload).forEach(this::deliverTo))
         .subscribeHandler(v -> sessions.all().forEach(delivery::deliver)); // catch up on every (re)subscribe
     timer = vertx.setPeriodic(timing.heartbeat().toMillis(), id -> sweep());
     return subscriber.connect();
@@ -75,6 +75,24 @@ public final class AgentChannel {
     }
     sessions.all().forEach(s -> s.close((short) 1001, "server going away"));
     return subscriber.close();
+  }
+
+  private void deliverTo(String machineId) {
+    AgentSession session = sessions.get(machineId);
+    if (session != null) {
+      delivery.deliver(session);
+    }
+  }
+
+  /** Held agents with queued commands get them: the catch-up for announcements that never came. */
+  private Future<Void> deliverQueued(String[] held) {
+    if (held.length == 0) {
+      return Future.succeededFuture();
+    }
+    return db.preparedQuery("SELECT DISTINCT machine_id FROM commands WHERE machine_id = ANY($1) AND status = 'queued'")
+        .execute(Tuple.of((Object) held))
+        .onSuccess(rows -> rows.forEach(r -> deliverTo(r.getString("machine_id"))))
+        .mapEmpty();
   }
 
   /** Agents connected to this replica now. */
@@ -117,6 +135,7 @@ public final class AgentChannel {
         : db.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = ANY($1)").execute(Tuple.of(heard));
     seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter()))
         .compose(x -> returnHeldMachines(heard))
+        .compose(x -> deliverQueued(heard))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
         .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
   }

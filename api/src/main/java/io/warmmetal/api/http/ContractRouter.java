@@ -20,7 +20,8 @@ public final class ContractRouter {
 
   public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
       List<Handler<RoutingContext>> rootHandlers, Consumer<Operations> mountOperations) {
-    RouterBuilder builder = RouterBuilder.create(vertx, contract, RequestExtractor.withBodyHandler())
+    RouterBuilder builder = RouterBuilder.create(vertx, CachedValidators.wrap(contract),
+            RequestExtractor.withBodyHandler())
         .rootHandler(BodyHandler.create(false).setBodyLimit(bodyLimit)) // first, as Vert.x wants
         .rootHandler(RequestIds::assign);
     rootHandlers.forEach(builder::rootHandler);

@@ -23,8 +23,8 @@ import java.time.Duration;
 public interface Lifecycle {
 
   static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
-      CertificateAuthority ca, Duration agentCertValidity) {
-    return new LifecycleImpl(vertx, db, secrets, metrics, tokens, ca, agentCertValidity);
+      CertificateAuthority ca, Duration agentCertValidity, CommandWakeups wakeups) {
+    return new LifecycleImpl(vertx, db, secrets, metrics, tokens, ca, agentCertValidity, wakeups);
   }
 
   /** Registers a machine by hand: straight to {@code warm} if prepared, else {@code standby}. */

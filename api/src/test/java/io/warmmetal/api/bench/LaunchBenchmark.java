@@ -25,7 +25,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class LaunchBenchmark {
 
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) {
+    try {
+      measure(args);
+    } catch (Throwable t) {
+      t.printStackTrace(); // and exit: the server's threads would keep the JVM waiting
+      System.exit(1);
+    }
+  }
+
+  private static void measure(String[] args) throws Exception {
     int launches = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
     int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 200;
     int warmup = args.length > 2 ? Integer.parseInt(args[2]) : 2_000;

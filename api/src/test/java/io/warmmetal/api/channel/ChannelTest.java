@@ -136,6 +136,18 @@ class ChannelTest {
   }
 
   @Test
+  void aCommandThatWasNeverAnnouncedIsDeliveredByTheSweep() throws Exception {
+    SimulatedAgent agent = agent(simulated());
+    Await.until("standby", () -> "standby".equals(state(agent.machineId())));
+    // Queued behind the lifecycle's back, as if the replica that committed it died before announcing it.
+    fx.api.database().preparedQuery("INSERT INTO commands (id, machine_id, type, status) VALUES ($1, $2, 'reboot', "
+        + "'queued')").execute(io.vertx.sqlclient.Tuple.of("cmd-unannounced", agent.machineId())).await();
+    Await.until("the heartbeat's catch-up delivers it", () -> seen.stream()
+        .anyMatch(c -> c.id().equals("cmd-unannounced")), 5_000);
+    agent.stop().await();
+  }
+
+  @Test
   void silenceMakesAMachineOfflineAndAReconnectBringsItBack() throws Exception {
     Path state = Files.createTempDirectory("warmmetal-sim");
     JsonObject machine = new JsonObject().put("name", "sim-offline").put("facts", ApiFixture.facts(16, 64))

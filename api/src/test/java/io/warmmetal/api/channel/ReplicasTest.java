@@ -76,12 +76,13 @@ class ReplicasTest {
       assertThat(one.api.channel().connectedAgents()).isEqualTo(1);
       assertThat(two.api.channel().connectedAgents()).isZero();
 
-      // Everything through replica two; the commands reach the agent held by replica one.
+      // Everything through replica two; the commands reach the agent held by replica one — announced across at
+      // once: within 5 s, well inside the 10 s heartbeat whose catch-up would deliver them anyway.
       two.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-      Await.until("warm", () -> "warm".equals(state(two, agent.machineId())));
+      Await.until("warm", () -> "warm".equals(state(two, agent.machineId())), 5_000);
       String id = two.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).body()
           .getJsonArray("instances").getJsonObject(0).getString("id");
-      Await.until("running", () -> "running".equals(instanceState(two, id)));
+      Await.until("running", () -> "running".equals(instanceState(two, id)), 5_000);
       agent.stop().await();
       ws.close().await();
       enrollment.close().await();

@@ -6,6 +6,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.lifecycle.CommandWakeups;
+import java.util.List;
 import io.warmmetal.api.commands.CommandJson;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
@@ -26,9 +28,11 @@ import io.warmmetal.api.lifecycle.MachineState;
  */
 final class CommandResults {
   private final Pool db;
+  private final CommandWakeups wakeups;
 
-  CommandResults(Pool db) {
+  CommandResults(Pool db, CommandWakeups wakeups) {
     this.db = db;
+    this.wakeups = wakeups;
   }
 
   /** An agent reporting: its machine, and the serial of the certificate it speaks with. */
@@ -60,7 +64,12 @@ final class CommandResults {
           });
         })
         .compose(x -> tx.preparedQuery("SELECT * FROM commands WHERE id = $1").execute(Tuple.of(commandId)))
-        .map(rows -> CommandJson.from(rows.iterator().next())));
+        .map(rows -> CommandJson.from(rows.iterator().next())))
+        .onSuccess(command -> {
+          if ("reset".equals(command.getString("type")) && "succeeded".equals(command.getString("status"))) {
+            wakeups.commandsQueued(List.of(command.getString("machineId"))); // a reset is followed by a prepare
+          }
+        });
   }
 
   private static Future<Row> lockCommand(SqlConnection tx, String commandId) {

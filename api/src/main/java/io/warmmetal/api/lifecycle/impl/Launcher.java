@@ -14,12 +14,15 @@ import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Json;
 import io.warmmetal.api.instances.InstanceJson;
 import io.warmmetal.api.instances.InstanceQueries;
+import io.warmmetal.api.lifecycle.CommandWakeups;
 import io.warmmetal.api.lifecycle.LaunchResult;
 import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 
 /**
  * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2 and V6, which
@@ -36,11 +39,13 @@ final class Launcher {
   private final Pool db;
   private final SecretBox secrets;
   private final FleetMetrics metrics;
+  private final CommandWakeups wakeups;
 
   /** What the worker thread computes before the transaction: crypto stays off the event loop. */
   private record Prepared(String launchId, byte[] requestHash, byte[] sealedSecrets) {}
 
-  Launcher(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics) {
+  Launcher(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CommandWakeups wakeups) {
+    this.wakeups = wakeups;
     this.vertx = vertx;
     this.db = db;
     this.secrets = secrets;
@@ -110,9 +115,11 @@ final class Launcher {
     String launchId = outcome.getString("launchId");
     String createdAt = Json.time(OffsetDateTime.parse(outcome.getString("createdAt")));
     JsonArray instances = new JsonArray();
+    List<String> joining = new ArrayList<>();
     for (Object o : outcome.getJsonArray("instances")) {
       JsonObject claimed = (JsonObject) o;
       metrics.claimed(claimed.getString("shape"));
+      joining.add(claimed.getString("machineId"));
       instances.add(new JsonObject()
           .put("id", claimed.getString("id"))
           .put("launchId", launchId)
@@ -129,6 +136,7 @@ final class Launcher {
           .put("runningAt", null)
           .put("terminatedAt", null));
     }
+    wakeups.commandsQueued(joining); // their join commands, committed
     return launchJson(launchId, spec, instances);
   }
 

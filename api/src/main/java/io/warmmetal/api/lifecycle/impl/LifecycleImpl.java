@@ -8,6 +8,7 @@ import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
+import io.warmmetal.api.lifecycle.CommandWakeups;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.LaunchResult;
 import io.warmmetal.api.lifecycle.LaunchSpec;
@@ -26,13 +27,13 @@ public final class LifecycleImpl implements Lifecycle {
   private final AgentPresence presence;
 
   public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
-      CertificateAuthority ca, Duration agentCertValidity) {
+      CertificateAuthority ca, Duration agentCertValidity, CommandWakeups wakeups) {
     this.registrar = new Registrar(db);
     this.enroller = new Enroller(vertx, db, tokens, ca, agentCertValidity);
-    this.launcher = new Launcher(vertx, db, secrets, metrics);
-    this.terminator = new Terminator(db);
-    this.results = new CommandResults(db);
-    this.pools = new PoolReconciler(db, metrics);
+    this.launcher = new Launcher(vertx, db, secrets, metrics, wakeups);
+    this.terminator = new Terminator(db, wakeups);
+    this.results = new CommandResults(db, wakeups);
+    this.pools = new PoolReconciler(db, metrics, wakeups);
     this.presence = new AgentPresence(db);
   }
 

@@ -6,6 +6,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.lifecycle.CommandWakeups;
 import io.warmmetal.api.lifecycle.MachineState;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.util.ArrayList;
@@ -28,27 +29,34 @@ final class PoolReconciler {
 
   private final Pool db;
   private final FleetMetrics metrics;
+  private final CommandWakeups wakeups;
 
-  PoolReconciler(Pool db, FleetMetrics metrics) {
+  PoolReconciler(Pool db, FleetMetrics metrics, CommandWakeups wakeups) {
     this.db = db;
     this.metrics = metrics;
+    this.wakeups = wakeups;
   }
 
   Future<Void> reconcile() {
-    return Tx.run(db, tx -> tx.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
-            .compose(locked -> tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape")
-                .execute())
-            .compose(pools -> {
-              Future<Void> chain = Future.succeededFuture();
-              for (Row pool : pools) {
-                chain = chain.compose(x -> reconcile(tx, pool));
-              }
-              return chain;
-            }))
+    List<String> prepared = new ArrayList<>();
+    return Tx.run(db, tx -> {
+          prepared.clear(); // a retried transaction starts over
+          return tx.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
+              .compose(locked -> tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape")
+                  .execute())
+              .compose(pools -> {
+                Future<Void> chain = Future.succeededFuture();
+                for (Row pool : pools) {
+                  chain = chain.compose(x -> reconcile(tx, pool, prepared));
+                }
+                return chain;
+              });
+        })
+        .onSuccess(x -> wakeups.commandsQueued(prepared))
         .compose(x -> publishCounts());
   }
 
-  private Future<Void> reconcile(SqlConnection tx, Row pool) {
+  private Future<Void> reconcile(SqlConnection tx, Row pool, List<String> prepared) {
     String shape = pool.getString("shape");
     int minWarm = pool.getInteger("min_warm");
     int maxWarm = pool.getInteger("max_warm");
@@ -62,7 +70,7 @@ final class PoolReconciler {
           int ready = (int) (c.getLong("warm") + c.getLong("preparing"));
           int surplus = (int) (c.getLong("warm") - maxWarm);
           if (ready < minWarm) {
-            return prepareStandby(tx, shape, minWarm - ready)
+            return prepareStandby(tx, shape, minWarm - ready, prepared)
                 .compose(started -> recordDeficit(tx, pool, minWarm - ready - started));
           }
           Future<Void> demoted = surplus > 0 ? demote(tx, shape, surplus) : Future.succeededFuture();
@@ -70,7 +78,7 @@ final class PoolReconciler {
         });
   }
 
-  private static Future<Integer> prepareStandby(SqlConnection tx, String shape, int wanted) {
+  private static Future<Integer> prepareStandby(SqlConnection tx, String shape, int wanted, List<String> prepared) {
     return tx.preparedQuery("""
             SELECT id FROM machines WHERE shape = $1 AND state = 'standby' AND NOT cordoned AND instance_id IS NULL
             ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED""")
@@ -78,6 +86,7 @@ final class PoolReconciler {
         .compose(rows -> {
           List<String> ids = new ArrayList<>();
           rows.forEach(r -> ids.add(r.getString("id")));
+          prepared.addAll(ids);
           Future<Void> chain = Future.succeededFuture();
           for (String id : ids) {
             chain = chain.compose(x -> Transitions.machine(tx, id, MachineState.STANDBY, MachineState.PREPARING,

@@ -6,6 +6,8 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.lifecycle.CommandWakeups;
+import java.util.List;
 import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.instances.InstanceQueries;
@@ -23,9 +25,11 @@ final class Terminator {
       EnumSet.of(MachineState.JOINING, MachineState.IN_USE, MachineState.PREPARING);
 
   private final Pool db;
+  private final CommandWakeups wakeups;
 
-  Terminator(Pool db) {
+  Terminator(Pool db, CommandWakeups wakeups) {
     this.db = db;
+    this.wakeups = wakeups;
   }
 
   Future<JsonObject> terminate(String instanceId, Principal caller) {
@@ -40,7 +44,8 @@ final class Terminator {
               .compose(machine -> lockInstance(tx, instanceId)
                   .compose(instance -> apply(tx, instanceId, machineId, machine, instance, caller)));
         })
-        .compose(x -> InstanceQueries.get(tx, instanceId)));
+        .compose(x -> InstanceQueries.get(tx, instanceId)))
+        .onSuccess(instance -> wakeups.commandsQueued(List.of(instance.getString("machineId")))); // its reset
   }
 
   private static Future<Row> lockInstance(SqlConnection tx, String instanceId) {
