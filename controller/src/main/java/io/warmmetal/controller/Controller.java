@@ -3,9 +3,11 @@ package io.warmmetal.controller;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.warmmetal.controller.disruption.Disruption;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -13,10 +15,12 @@ import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.termination.Termination;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -27,9 +31,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The controller: informers on Pods, Nodes and NodeClaims wake one reconcile thread (so one pass at a time) after a
- * short batching window — far below Karpenter's 1 s idle / 10 s max, since a launch here takes milliseconds — and
- * each pass provisions (pending pods → NodeClaims → launches) and registers (NodeClaims ↔ Nodes).
+ * The controller: informers on Pods, Nodes, NodeClaims and PodDisruptionBudgets wake one reconcile thread (so one
+ * pass at a time) after a short batching window — far below Karpenter's 1 s idle / 10 s max, since a launch here
+ * takes milliseconds — and each pass provisions (pending pods → NodeClaims → launches), registers (NodeClaims ↔
+ * Nodes), disrupts (expired, empty and underutilized nodes) and terminates (drains deleted NodeClaims' Nodes).
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
@@ -45,15 +50,21 @@ public final class Controller implements AutoCloseable {
   private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
   private final Provisioner provisioner;
   private final Registration registration;
+  private final Disruption disruption;
+  private final Termination termination;
   private SharedIndexInformer<Pod> pods;
+  private SharedIndexInformer<PodDisruptionBudget> pdbs;
   private SharedIndexInformer<Node> nodes;
   private SharedIndexInformer<NodeClaim> claims;
 
   public Controller(KubernetesClient kube, Duration batchWindow, Resources daemonSetOverhead) {
     this.kube = kube;
     this.batchWindow = batchWindow;
-    this.provisioner = new Provisioner(kube, this::api, new Scheduler(daemonSetOverhead, 110), daemonSetOverhead);
+    Scheduler scheduler = new Scheduler(daemonSetOverhead, 110);
+    this.provisioner = new Provisioner(kube, this::api, scheduler, daemonSetOverhead);
     this.registration = new Registration(kube);
+    this.disruption = new Disruption(kube, this::api, scheduler, daemonSetOverhead);
+    this.termination = new Termination(kube, this::api);
   }
 
   public void start() {
@@ -76,6 +87,7 @@ public final class Controller implements AutoCloseable {
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
     nodes = kube.nodes().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
+    pdbs = kube.resources(PodDisruptionBudget.class).inAnyNamespace().inform(cast(wake));
     queue.scheduleAtFixedRate(this::trigger, 5, 5, TimeUnit.SECONDS); // timeouts and missed events
     trigger();
   }
@@ -94,11 +106,24 @@ public final class Controller implements AutoCloseable {
 
   private void pass() {
     scheduled.set(false);
+    List<Pod> allPods = pods.getStore().list();
+    step("provisioning", () -> provisioner.reconcile(allPods));
+    step("registration", () -> registration.reconcile(nodes.getStore().list()));
+    step("disruption", () -> disruption.reconcile(allPods));
+    step("termination", () -> termination.reconcile(kube.resources(NodeClaim.class).list().getItems(), allPods,
+        pdbs.getStore().list()));
+  }
+
+  private interface Step {
+    void run() throws Exception;
+  }
+
+  /** One part of a pass; its failure does not keep the others from running. */
+  private static void step(String name, Step step) {
     try {
-      provisioner.reconcile(pods.getStore().list());
-      registration.reconcile(nodes.getStore().list());
+      step.run();
     } catch (Exception e) {
-      LOG.warn("Reconcile failed: {}", e.getMessage(), e);
+      LOG.warn("Reconcile ({}) failed: {}", name, e.getMessage(), e);
     }
   }
 
@@ -124,6 +149,7 @@ public final class Controller implements AutoCloseable {
       pods.close();
       nodes.close();
       claims.close();
+      pdbs.close();
     }
   }
 }

@@ -4,37 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.SecretBuilder;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocketClient;
-import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.SimulatedExecutor;
-import io.warmmetal.agent.commands.SimulatedKubelet;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
-import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.karpenter.NodeClassReference;
-import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Conditions;
-import io.warmmetal.controller.scheduling.Resources;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -54,98 +40,29 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @EnableKubernetesMockClient(crud = true)
 class ProvisioningTest {
   KubernetesClient kube;
+  private ClusterFixture cluster;
   private ApiFixture fx;
-  private Controller controller;
-  private KubernetesClient controllerClient;
   private final List<SimulatedAgent> agents = new ArrayList<>();
   private Enrollment enrollment;
   private WebSocketClient ws;
 
   @BeforeEach
   void start(Vertx vertx) throws Exception {
-    fx = ApiFixture.start(vertx);
-    URI port = URI.create("https://127.0.0.1:" + fx.api.agentPort());
-    enrollment = new Enrollment(vertx, port, fx.api.caPin());
-    ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
-    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 10))
-        .body().getString("token");
-    for (int i = 0; i < 3; i++) {
-      JsonObject facts = ApiFixture.facts(16, 64);
-      String name = "sim-node-" + i;
-      JsonObject machine = new JsonObject().put("name", name).put("facts", facts)
-          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
-      SimulatedKubelet kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of("prepare",
-          Distribution.parse("fixed:20ms"), "join", Distribution.parse("fixed:50ms")), 0.0, new Random(i)),
-          kube, name, facts);
-      agents.add(SimulatedAgent.start(vertx, enrollment, ws, port, token, machine,
-          Files.createTempDirectory("sim"), kubelet).await());
-    }
-    fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 3).put("maxWarm", 3));
-    Await.until("three warm machines", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'warm'") == 3);
-
-    for (String crd : new String[] {"nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
-        "warmmetalnodeclasses.warmmetal.io-v1.yml"}) {
-      try (InputStream in = getClass().getClassLoader().getResourceAsStream("META-INF/fabric8/" + crd)) {
-        kube.apiextensions().v1().customResourceDefinitions()
-            .resource(Serialization.unmarshal(in, CustomResourceDefinition.class)).create();
-      }
-    }
-    kube.secrets().inNamespace("warmmetal-system").resource(new SecretBuilder().withNewMetadata()
-        .withName("warmmetal-credentials").withNamespace("warmmetal-system").endMetadata()
-        .withStringData(Map.of("token", fx.token("client"))).build()).create();
-    WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
-    nodeClass.getMetadata().setName("default");
-    nodeClass.getSpec().endpoint = "http://127.0.0.1:" + fx.api.port();
-    nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
-    nodeClass.getSpec().credentialsSecretRef.name = "warmmetal-credentials";
-    nodeClass.getSpec().credentialsSecretRef.namespace = "warmmetal-system";
-    nodeClass.getSpec().join.apiServer = "10.0.0.1:6443";
-    nodeClass.getSpec().join.caCertHash = "sha256:" + "ab".repeat(32);
-    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
-    NodePool pool = new NodePool();
-    pool.getMetadata().setName("default");
-    pool.getSpec().template.metadata.labels = Map.of("team", "ml");
-    pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
-    pool.getSpec().template.spec.nodeClassRef.group = "warmmetal.io";
-    pool.getSpec().template.spec.nodeClassRef.kind = "WarmMetalNodeClass";
-    pool.getSpec().template.spec.nodeClassRef.name = "default";
-    kube.resources(NodePool.class).resource(pool).create();
-
-    startController();
-  }
-
-  /** A controller with a client of its own, so stopping it closes its watches before the mock server goes. */
-  private void startController() {
-    controllerClient = new io.fabric8.kubernetes.client.KubernetesClientBuilder()
-        .withConfig(kube.getConfiguration()).build();
-    controller = new Controller(controllerClient, Duration.ofMillis(20), Resources.of(100, 256L << 20));
-    controller.start();
-  }
-
-  private void stopController() {
-    controller.close();
-    controllerClient.close();
+    cluster = ClusterFixture.start(vertx, kube, 3, pool -> {});
+    fx = cluster.fx;
+    enrollment = cluster.enrollment;
+    ws = cluster.ws;
   }
 
   @AfterEach
   void stop() {
-    stopController();
     agents.forEach(a -> a.stop().await());
-    ws.close().await();
-    enrollment.close().await();
-    fx.close();
+    cluster.close();
   }
 
   private static Pod pending(String name, String cpu) {
-    return new PodBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
-        .withNewSpec().addNewContainer().withName("app").withImage("busybox").withNewResources()
-        .addToRequests("cpu", new Quantity(cpu)).addToRequests("memory", new Quantity("1Gi")).endResources()
-        .endContainer().endSpec()
-        .withNewStatus().withConditions(new PodConditionBuilder().withType("PodScheduled").withStatus("False")
-            .withReason("Unschedulable").build()).endStatus()
-        .build();
+    return ClusterFixture.pending(name, cpu);
   }
-
 
   @Test
   void aPendingPodBecomesAReadyNodeFromTheWarmPool() throws Exception {
@@ -198,7 +115,7 @@ class ProvisioningTest {
     claim.getStatus().conditions.clear();
     claim.getStatus().providerID = null;
     kube.resources(NodeClaim.class).resource(claim).updateStatus();
-    controller.trigger();
+    cluster.trigger();
     Await.until("launched again", () -> {
       NodeClaim c = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
       return c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED);
@@ -260,5 +177,74 @@ class ProvisioningTest {
         .withName(claimOnSilent.get(0)).get() == null);
     assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1 AND state IN ('shutting-down',"
         + " 'terminated')", silent)).isGreaterThanOrEqualTo(1);
+  }
+
+  @Test
+  void aBurstOfAHundredMixedPodsIsPackedOntoTheFewestNodes() throws Exception {
+    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 3)
+        .put("maxWarm", 7));
+    fx.registerMachines(4, ApiFixture.facts(16, 64), true); // warm too (their Nodes never come): seven in all
+    Await.until("seven warm", () -> cluster.warm() == 7);
+    // While the pool names no node class that exists it plans nothing: the whole burst arrives at once.
+    cluster.updatePool(pool -> pool.getSpec().template.spec.nodeClassRef.name = "later");
+    for (int i = 0; i < 100; i++) {
+      String cpu = i < 20 ? "2" : i < 50 ? "1" : "500m";
+      kube.pods().inNamespace("default").resource(pending("mixed-" + i, cpu)).create();
+    }
+    cluster.updatePool(pool -> pool.getSpec().template.spec.nodeClassRef.name = "default");
+    // 95 cpu on 15.9-cpu nodes, first-fit decreasing: 20 × 2 fill three nodes (7, 7, 6), 30 × 1 fill their gaps and
+    // two more (15 and 10 pods), 50 × 0.5 top all five up and need two more — seven nodes, not 100, not six.
+    Await.until("seven NodeClaims launched", () -> cluster.claims().stream().filter(c -> c.getStatus() != null
+        && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)).count() == 7);
+    Thread.sleep(500); // nothing more follows
+    assertThat(cluster.claims()).hasSize(7).allSatisfy(c -> assertThat(c.getMetadata().getLabels())
+        .containsEntry("node.kubernetes.io/instance-type", ClusterFixture.SHAPE));
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(7);
+  }
+
+  @Test
+  void aNodePoolsLimitsCountTheNodesItAlreadyHas() throws Exception {
+    cluster.updatePool(pool -> pool.getSpec().limits = Map.of("cpu", new Quantity("20")));
+    kube.pods().inNamespace("default").resource(pending("big-1", "10")).create();
+    Await.until("one node", () -> cluster.initialized().size() == 1);
+    // A second 10-cpu pod fits neither on that node (5.9 cpu left) nor under the limit (16 + 16 > 20).
+    kube.pods().inNamespace("default").resource(pending("big-2", "10")).create();
+    Thread.sleep(1_500);
+    assertThat(cluster.claims()).hasSize(1);
+    cluster.updatePool(pool -> pool.getSpec().limits = Map.of("cpu", new Quantity("32")));
+    Await.until("the second node once the limit allows it", () -> cluster.claims().size() == 2);
+  }
+
+  @Test
+  void taintsAndNodeAffinityDecideWhichPodsGetANode() throws Exception {
+    cluster.updatePool(pool -> pool.getSpec().template.spec.taints = List.of(new io.fabric8.kubernetes.api.model
+        .TaintBuilder().withKey("dedicated").withValue("ml").withEffect("NoSchedule").build()));
+    io.fabric8.kubernetes.api.model.Toleration ml = new io.fabric8.kubernetes.api.model.TolerationBuilder()
+        .withKey("dedicated").withOperator("Equal").withValue("ml").withEffect("NoSchedule").build();
+    Pod intolerant = pending("intolerant", "1");
+    Pod tooBig = pending("wants-64-cpus", "1");
+    tooBig.getSpec().setTolerations(List.of(ml));
+    tooBig.getSpec().setAffinity(affinity("warmmetal.io/cpu", "Gt", "32"));
+    kube.pods().inNamespace("default").resource(intolerant).create();
+    kube.pods().inNamespace("default").resource(tooBig).create();
+    Thread.sleep(1_500);
+    assertThat(cluster.claims()).isEmpty(); // neither can go to this pool's nodes
+
+    Pod fits = pending("tolerates-and-wants-16", "1");
+    fits.getSpec().setTolerations(List.of(ml));
+    fits.getSpec().setAffinity(affinity("warmmetal.io/cpu", "In", "16"));
+    kube.pods().inNamespace("default").resource(fits).create();
+    Await.until("a node for the pod that fits", () -> cluster.initialized().size() == 1);
+    Node node = kube.nodes().withName(cluster.initialized().get(0).getStatus().nodeName).get();
+    assertThat(node.getSpec().getTaints()).anyMatch(t -> t.getKey().equals("dedicated"));
+    Thread.sleep(500);
+    assertThat(cluster.claims()).hasSize(1);
+  }
+
+  private static io.fabric8.kubernetes.api.model.Affinity affinity(String key, String operator, String value) {
+    return new io.fabric8.kubernetes.api.model.AffinityBuilder().withNewNodeAffinity()
+        .withNewRequiredDuringSchedulingIgnoredDuringExecution().addNewNodeSelectorTerm().addNewMatchExpression()
+        .withKey(key).withOperator(operator).withValues(value).endMatchExpression().endNodeSelectorTerm()
+        .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().build();
   }
 }

@@ -15,6 +15,20 @@ public final class InstanceTypes {
 
   private InstanceTypes() {}
 
+  /**
+   * The shapes a launch can have a machine of now: warm ones, or ones being prepared (a launch may take those; its
+   * node then comes when the machine is ready). Standby and in-use machines do not count.
+   */
+  public static java.util.Set<String> available(JsonNode shapes) {
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (JsonNode s : shapes) {
+      if (s.path("counts").path("warm").asInt(0) + s.path("counts").path("preparing").asInt(0) > 0) {
+        names.add(s.get("name").asText());
+      }
+    }
+    return names;
+  }
+
   public static List<InstanceType> of(JsonNode shapes) {
     List<InstanceType> types = new ArrayList<>();
     for (JsonNode s : shapes) {

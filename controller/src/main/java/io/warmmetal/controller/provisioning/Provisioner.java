@@ -18,6 +18,7 @@ import io.warmmetal.controller.scheduling.NodePoolView;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.termination.Termination;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,11 +43,16 @@ public final class Provisioner {
   public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
   static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofMinutes(15);
+  /** How long a shape that answered InsufficientCapacity is left out of plans (counts may lag a launch). */
+  static final Duration UNAVAILABLE_FOR = Duration.ofSeconds(10);
 
   private final KubernetesClient kube;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Resources overhead;
+  /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
+  private final Map<String, java.time.Instant> insufficient = new HashMap<>();
+  private int lastUnschedulable;
 
   public Provisioner(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis, Scheduler scheduler,
       Resources overhead) {
@@ -63,6 +69,9 @@ public final class Provisioner {
       plan(pending, claims, pods);
     }
     for (NodeClaim claim : claims) {
+      if (claim.getMetadata().getDeletionTimestamp() != null) {
+        continue; // termination's now
+      }
       if (claim.getStatus() == null || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
         launch(claim);
       } else if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
@@ -73,8 +82,9 @@ public final class Provisioner {
 
   /**
    * A launched claim whose Node has not registered within the node class's {@code registrationTimeout} (default
-   * 15 minutes, as Karpenter; bare metal may want more or, with warm machines, far less) is given up: its instance
-   * is terminated (the machine resets and returns to its pool) and the claim deleted, so its pods are planned again.
+   * 15 minutes, as Karpenter; bare metal may want more or, with warm machines, far less) is given up: the claim is
+   * deleted, its termination terminates the instance (the machine resets and returns to its pool), and its pods
+   * are planned again.
    */
   private void expireIfLate(NodeClaim claim) throws Exception {
     WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
@@ -88,61 +98,29 @@ public final class Provisioner {
     if (launchedAt == null || java.time.Instant.parse(launchedAt).plus(limit).isAfter(java.time.Instant.now())) {
       return;
     }
-    String instance = claim.getMetadata().getAnnotations().get(INSTANCE_ANNOTATION);
-    LOG.info("NodeClaim {}: no Node registered within {}; terminating {}", claim.getMetadata().getName(), limit,
-        instance);
-    if (instance != null) {
-      apis.apply(nodeClass).terminate(instance);
-    }
+    LOG.info("NodeClaim {}: no Node registered within {}; giving it up", claim.getMetadata().getName(), limit);
     kube.resources(NodeClaim.class).resource(claim).delete();
   }
 
   private void plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    Map<String, NodePool> pools = new HashMap<>();
-    Map<String, List<InstanceType>> typesByPool = new HashMap<>();
-    List<NodePoolView> views = new ArrayList<>();
-    List<InstanceType> allTypes = new ArrayList<>();
-    for (NodePool pool : kube.resources(NodePool.class).list().getItems()) {
-      WarmMetalNodeClass nodeClass = nodeClass(pool.getSpec().template.spec);
-      if (nodeClass == null) {
-        LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
-        continue;
-      }
-      List<InstanceType> types = InstanceTypes.of(apis.apply(nodeClass).shapes());
-      pools.put(pool.getMetadata().getName(), pool);
-      typesByPool.put(pool.getMetadata().getName(), types);
-      allTypes.addAll(types.stream().filter(t -> allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
-          .toList());
-      views.add(view(pool));
-    }
+    ClusterState state = ClusterState.of(kube, apis, claims, pods, overhead);
+    java.time.Instant now = java.time.Instant.now();
+    insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
+    List<InstanceType> launchable = state.allTypes.stream()
+        .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name())).toList();
     // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
     // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
-    Map<String, Resources> boundByNode = new HashMap<>();
-    for (Pod pod : pods) {
-      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
-        boundByNode.merge(pod.getSpec().getNodeName(), PodRequests.of(pod).requests(), Resources::plus);
-      }
-    }
-    List<Scheduler.PlannedNode> inFlight = new ArrayList<>();
-    for (NodeClaim claim : claims) {
-      String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
-      Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
-      String pool = claim.getMetadata().getLabels().get(NODEPOOL_LABEL);
-      String type = instanceType(claim);
-      NodePoolView view = views.stream().filter(v -> v.name().equals(pool)).findFirst().orElse(null);
-      InstanceType t = allTypes.stream().filter(x -> x.name().equals(type)).findFirst().orElse(null);
-      if (view != null && t != null) {
-        inFlight.add(new Scheduler.PlannedNode(view, t, List.of(), t.allocatable().minus(overhead).minus(bound)));
-      }
-    }
-    Scheduler.Plan plan = scheduler.schedule(pending, views, allTypes, inFlight);
+    Scheduler.Plan plan = scheduler.schedule(pending, state.views, launchable, List.copyOf(state.nodes.values()));
     for (Scheduler.PlannedNode node : plan.nodes()) {
-      claims.add(create(pools.get(node.pool().name()), node, typesByPool.get(node.pool().name())));
+      String pool = node.pool().name();
+      claims.add(create(state.pools.get(pool), node, state.typesByPool.get(pool).stream()
+          .filter(launchable::contains).toList()));
     }
-    if (!plan.unschedulable().isEmpty()) {
-      LOG.info("{} pod(s) fit no NodePool and shape: {}", plan.unschedulable().size(),
+    if (plan.unschedulable().size() != lastUnschedulable && !plan.unschedulable().isEmpty()) {
+      LOG.info("{} pod(s) fit no NodePool and shape with a machine to be had now: {}", plan.unschedulable().size(),
           plan.unschedulable().stream().map(PodRequest::name).limit(5).toList());
     }
+    lastUnschedulable = plan.unschedulable().size();
   }
 
   private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types) {
@@ -150,6 +128,7 @@ public final class Provisioner {
     String name = pool.getMetadata().getName() + "-" + UUID.randomUUID().toString().substring(0, 5);
     claim.getMetadata().setName(name);
     claim.getMetadata().setLabels(new HashMap<>(Map.of(NODEPOOL_LABEL, pool.getMetadata().getName())));
+    claim.getMetadata().setFinalizers(List.of(Termination.FINALIZER)); // its instance goes before it does
     var template = pool.getSpec().template.spec;
     claim.getSpec().nodeClassRef = template.nodeClassRef;
     claim.getSpec().taints = template.taints;
@@ -198,8 +177,9 @@ public final class Provisioner {
     InstancesApi api = apis.apply(nodeClass);
     ObjectNode request = InstancesApi.object();
     request.put("clientToken", claim.getMetadata().getUid());
+    request.put("allowPreparing", true); // a machine being prepared is nearer than none
     ArrayNode shapes = request.putArray("shapes");
-    acceptableTypes(claim).forEach(shapes::add);
+    ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
         .put(NODECLAIM_LABEL, claim.getMetadata().getName());
     ObjectNode join = request.putObject("kubernetes");
@@ -237,8 +217,11 @@ public final class Provisioner {
       LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
     } catch (InstancesApi.ApiException e) {
       if (e.status() == 503) {
-        // No capacity of the chosen shape now: forget this claim; the next pass plans again with live counts.
+        // No capacity of the acceptable shapes now: forget this claim and leave those shapes out of plans for a
+        // while; the next pass plans its pods again with live counts.
         LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
+        java.time.Instant now = java.time.Instant.now();
+        ClusterState.acceptableTypes(claim).forEach(t -> insufficient.put(t, now));
         kube.resources(NodeClaim.class).resource(claim).delete();
         return;
       }
@@ -247,37 +230,6 @@ public final class Provisioner {
   }
 
   private WarmMetalNodeClass nodeClass(io.warmmetal.controller.karpenter.NodeClaimTemplate.Spec spec) {
-    if (spec.nodeClassRef == null || !"WarmMetalNodeClass".equals(spec.nodeClassRef.kind)) {
-      return null;
-    }
-    return kube.resources(WarmMetalNodeClass.class).withName(spec.nodeClassRef.name).get();
-  }
-
-  /** The type the claim got (once launched), else the one it was planned for. */
-  private static String instanceType(NodeClaim claim) {
-    String launched = claim.getMetadata().getLabels().get(InstanceTypes.INSTANCE_TYPE);
-    if (launched != null) {
-      return launched;
-    }
-    List<String> acceptable = acceptableTypes(claim);
-    return acceptable.isEmpty() ? null : acceptable.get(0);
-  }
-
-  private static List<String> acceptableTypes(NodeClaim claim) {
-    return claim.getSpec().requirements.stream().filter(r -> InstanceTypes.INSTANCE_TYPE.equals(r.getKey())
-        && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
-  }
-
-  private NodePoolView view(NodePool pool) {
-    var template = pool.getSpec().template;
-    Resources remaining = null;
-    if (pool.getSpec().limits != null) {
-      Resources limit = PodRequests.of(pool.getSpec().limits);
-      remaining = new Resources(limit.cpuMilli() == 0 ? Long.MAX_VALUE / 4 : limit.cpuMilli(),
-          limit.memoryBytes() == 0 ? Long.MAX_VALUE / 4 : limit.memoryBytes(), limit.extended());
-    }
-    return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
-        template.metadata.labels == null ? Map.of() : template.metadata.labels, template.spec.requirements,
-        template.spec.taints, remaining);
+    return NodeClasses.of(kube, spec);
   }
 }

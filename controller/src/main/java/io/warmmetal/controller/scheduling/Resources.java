@@ -36,6 +36,13 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
     return new Resources(cpuMilli - o.cpuMilli, memoryBytes - o.memoryBytes, diff);
   }
 
+  /** These amounts with only the named extended resources: what a limit that names only those counts. */
+  public Resources onlyExtended(java.util.Set<String> names) {
+    Map<String, Long> kept = new HashMap<>(extended);
+    kept.keySet().retainAll(names);
+    return new Resources(cpuMilli, memoryBytes, kept);
+  }
+
   /** Whether {@code need} fits in this. */
   public boolean fits(Resources need) {
     if (need.cpuMilli > cpuMilli || need.memoryBytes > memoryBytes) {

@@ -94,7 +94,7 @@ public final class Scheduler {
           continue;
         }
         Resources left = poolLeft.get(pool.name());
-        if (left != null && !left.fits(type.allocatable())) {
+        if (left != null && !left.fits(type.allocatable().onlyExtended(left.extended().keySet()))) {
           continue;
         }
         if (best == null || better(type, best, pod, warmLeft)) {
@@ -105,7 +105,7 @@ public final class Scheduler {
         warmLeft.merge(best.name(), -1, Integer::sum);
         Resources left = poolLeft.get(pool.name());
         if (left != null) {
-          poolLeft.put(pool.name(), left.minus(best.allocatable()));
+          poolLeft.put(pool.name(), left.minus(best.allocatable().onlyExtended(left.extended().keySet())));
         }
         return new Open(pool, best, labels(pool, best), best.allocatable().minus(daemonSetOverhead));
       }

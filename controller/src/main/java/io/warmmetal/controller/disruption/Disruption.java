@@ -1,0 +1,202 @@
+package io.warmmetal.controller.disruption;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.provisioning.ClusterState;
+import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.provisioning.GoDuration;
+import io.warmmetal.controller.provisioning.PodRequests;
+import io.warmmetal.controller.provisioning.Provisioner;
+import io.warmmetal.controller.scheduling.PodRequest;
+import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.termination.Termination;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes nodes away, as Karpenter's disruption controller does, by deleting their NodeClaims (termination drains
+ * them): expired ones ({@code expireAfter}, forcefully: no budgets), then — once a node has had no pod come or go for
+ * its pool's {@code consolidateAfter} — empty ones, then under {@code WhenEmptyOrUnderutilized} one node whose pods
+ * all fit on the other nodes. Consolidation waits while pods are pending (provisioning goes first), spares nodes
+ * with {@code karpenter.sh/do-not-disrupt} pods, and stays within the pool's disruption budgets.
+ */
+public final class Disruption {
+  private static final Logger LOG = LoggerFactory.getLogger(Disruption.class);
+  static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
+
+  private final KubernetesClient kube;
+  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final Scheduler scheduler;
+  private final Resources overhead;
+  /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
+  private final Map<String, Set<String>> podsSeen = new HashMap<>();
+
+  public Disruption(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis, Scheduler scheduler,
+      Resources overhead) {
+    this.kube = kube;
+    this.apis = apis;
+    this.scheduler = scheduler;
+    this.overhead = overhead;
+  }
+
+  public void reconcile(List<Pod> pods) throws Exception {
+    Instant now = Instant.now();
+    List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
+    Map<String, List<Pod>> byNode = new HashMap<>();
+    for (Pod pod : pods) {
+      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
+          && pod.getMetadata().getDeletionTimestamp() == null && !Termination.daemonOrMirror(pod)) {
+        byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
+      }
+    }
+    List<NodeClaim> live = new ArrayList<>();
+    for (NodeClaim claim : claims) {
+      if (claim.getMetadata().getDeletionTimestamp() != null) {
+        continue;
+      }
+      if (expired(claim, now)) {
+        LOG.info("NodeClaim {} expired (expireAfter {})", claim.getMetadata().getName(), claim.getSpec().expireAfter);
+        kube.resources(NodeClaim.class).resource(claim).delete();
+        continue;
+      }
+      if (initialized(claim)) {
+        recordPodEvents(claim, byNode.getOrDefault(claim.getStatus().nodeName, List.of()), now);
+        live.add(claim);
+      }
+    }
+    if (pods.stream().anyMatch(PodRequests::unschedulable)) {
+      return;
+    }
+    Map<String, NodePool> pools = new HashMap<>();
+    kube.resources(NodePool.class).list().getItems().forEach(p -> pools.put(p.getMetadata().getName(), p));
+    List<NodeClaim> candidates = live.stream()
+        .filter(c -> consolidatable(c, pools.get(pool(c)), now))
+        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().noneMatch(Disruption::pinned))
+        .toList();
+    if (candidates.isEmpty()) {
+      return;
+    }
+    List<NodeClaim> empty = candidates.stream()
+        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).toList();
+    if (!empty.isEmpty()) {
+      for (NodeClaim claim : empty) {
+        disrupt(claim, "Empty", pools.get(pool(claim)), claims, now);
+      }
+      return; // one kind of consolidation per pass: the next pass sees the cluster as it is then
+    }
+    consolidateOne(candidates, pools, claims, pods, byNode, now);
+  }
+
+  /** Removes the cheapest node whose pods all fit, unchanged, on the other nodes. */
+  private void consolidateOne(List<NodeClaim> candidates, Map<String, NodePool> pools, List<NodeClaim> claims,
+      List<Pod> pods, Map<String, List<Pod>> byNode, Instant now) throws Exception {
+    ClusterState state = ClusterState.of(kube, apis, claims, pods, overhead);
+    List<NodeClaim> underutilized = new ArrayList<>(candidates.stream()
+        .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
+    underutilized.sort(Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
+    for (NodeClaim claim : underutilized) {
+      List<PodRequest> moving = byNode.get(claim.getStatus().nodeName).stream().map(PodRequests::of).toList();
+      List<Scheduler.PlannedNode> others = new ArrayList<>();
+      state.nodes.forEach((c, node) -> {
+        if (!c.getMetadata().getName().equals(claim.getMetadata().getName()) && initialized(c)) {
+          others.add(node);
+        }
+      });
+      // No new nodes (no instance types offered): only the nodes there are.
+      Scheduler.Plan plan = scheduler.schedule(moving, state.views, List.of(), others);
+      if (plan.nodes().isEmpty() && plan.unschedulable().isEmpty()
+          && disrupt(claim, "Underutilized", pools.get(pool(claim)), claims, now)) {
+        return;
+      }
+    }
+  }
+
+  private boolean disrupt(NodeClaim claim, String reason, NodePool pool, List<NodeClaim> claims, Instant now) {
+    String poolName = pool.getMetadata().getName();
+    List<NodeClaim> ofPool = claims.stream().filter(c -> poolName.equals(pool(c))).toList();
+    int disrupting = (int) ofPool.stream().filter(c -> c.getMetadata().getDeletionTimestamp() != null).count();
+    if (NodePoolBudgets.allowed(pool, reason, ofPool.size(), disrupting, now) <= 0) {
+      LOG.debug("NodeClaim {}: {} but the disruption budget of NodePool {} allows no more now",
+          claim.getMetadata().getName(), reason, poolName);
+      return false;
+    }
+    LOG.info("NodeClaim {}: disrupting ({})", claim.getMetadata().getName(), reason);
+    kube.resources(NodeClaim.class).resource(claim).delete();
+    claim.getMetadata().setDeletionTimestamp(now.toString()); // counts as disrupting for the rest of this pass
+    return true;
+  }
+
+  /** Keeps {@code status.lastPodEventTime} at the last time a pod came to or left the node. */
+  private void recordPodEvents(NodeClaim claim, List<Pod> onNode, Instant now) {
+    Set<String> uids = new TreeSet<>(onNode.stream().map(p -> p.getMetadata().getUid()).toList());
+    Set<String> before = podsSeen.put(claim.getStatus().nodeName, uids);
+    boolean changed = before == null ? claim.getStatus().lastPodEventTime == null : !before.equals(uids);
+    if (changed) {
+      claim.getStatus().lastPodEventTime = now.toString();
+      kube.resources(NodeClaim.class).resource(claim).updateStatus();
+    }
+  }
+
+  private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
+    if (pool == null || "true".equals(annotation(claim, Termination.DO_NOT_DISRUPT))) {
+      return false;
+    }
+    String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;
+    if ("Never".equals(after)) {
+      return false;
+    }
+    Instant quietSince = Instant.parse(claim.getStatus().lastPodEventTime);
+    return !now.isBefore(quietSince.plus(GoDuration.parse(after, Duration.ZERO)));
+  }
+
+  private static boolean expired(NodeClaim claim, Instant now) {
+    String after = claim.getSpec().expireAfter;
+    if ("Never".equals(after) || claim.getMetadata().getCreationTimestamp() == null) {
+      return false;
+    }
+    return now.isAfter(Instant.parse(claim.getMetadata().getCreationTimestamp())
+        .plus(GoDuration.parse(after, DEFAULT_EXPIRE_AFTER)));
+  }
+
+  private static boolean pinned(Pod pod) {
+    return pod.getMetadata().getAnnotations() != null
+        && "true".equals(pod.getMetadata().getAnnotations().get(Termination.DO_NOT_DISRUPT));
+  }
+
+  private static boolean initialized(NodeClaim claim) {
+    return claim.getStatus() != null && claim.getStatus().nodeName != null
+        && Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED);
+  }
+
+  private static String policy(NodePool pool) {
+    return pool.getSpec().disruption == null || pool.getSpec().disruption.consolidationPolicy == null
+        ? "WhenEmptyOrUnderutilized" : pool.getSpec().disruption.consolidationPolicy;
+  }
+
+  private static long requested(List<Pod> pods) {
+    return pods.stream().mapToLong(p -> PodRequests.of(p).requests().cpuMilli()).sum();
+  }
+
+  private static String pool(NodeClaim claim) {
+    return claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+  }
+
+  private static String annotation(NodeClaim claim, String key) {
+    return claim.getMetadata().getAnnotations() == null ? null : claim.getMetadata().getAnnotations().get(key);
+  }
+}

@@ -1,0 +1,127 @@
+package io.warmmetal.controller.provisioning;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.scheduling.InstanceType;
+import io.warmmetal.controller.scheduling.NodePoolView;
+import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.controller.scheduling.Scheduler;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster as provisioning and consolidation both plan against it: the NodePools with their node classes and the
+ * fleet's shapes, each NodePool's limits less what its nodes already hold, and every NodeClaim of ours as a node
+ * with what its bound pods leave free (the same for a node on its way and a node that is ready).
+ */
+public final class ClusterState {
+  private static final Logger LOG = LoggerFactory.getLogger(ClusterState.class);
+
+  public final Map<String, NodePool> pools = new HashMap<>();
+  public final Map<String, List<InstanceType>> typesByPool = new HashMap<>();
+  public final List<NodePoolView> views = new ArrayList<>();
+  public final List<InstanceType> allTypes = new ArrayList<>();
+  /** Types with a machine to be had now (warm or being prepared): the ones worth planning new nodes of. */
+  public final java.util.Set<String> available = new java.util.HashSet<>();
+  /** Each NodeClaim not being deleted, as a node the scheduler can place pods on. */
+  public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
+
+  private ClusterState() {}
+
+  public static ClusterState of(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis,
+      List<NodeClaim> claims, List<Pod> pods, Resources overhead) throws Exception {
+    ClusterState state = new ClusterState();
+    Map<String, Resources> poolCapacity = new HashMap<>();
+    for (NodePool pool : kube.resources(NodePool.class).list().getItems()) {
+      WarmMetalNodeClass nodeClass = NodeClasses.of(kube, pool.getSpec().template.spec);
+      if (nodeClass == null) {
+        LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
+        continue;
+      }
+      var shapes = apis.apply(nodeClass).shapes();
+      List<InstanceType> types = InstanceTypes.of(shapes);
+      state.available.addAll(InstanceTypes.available(shapes));
+      String name = pool.getMetadata().getName();
+      state.pools.put(name, pool);
+      state.typesByPool.put(name, types);
+      types.stream().filter(t -> state.allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
+          .forEach(state.allTypes::add);
+    }
+    Map<String, Resources> boundByNode = new HashMap<>();
+    for (Pod pod : pods) {
+      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
+          && pod.getMetadata().getDeletionTimestamp() == null) {
+        boundByNode.merge(pod.getSpec().getNodeName(), PodRequests.of(pod).requests(), Resources::plus);
+      }
+    }
+    Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
+    for (NodeClaim claim : claims) {
+      String pool = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+      String typeName = instanceType(claim);
+      InstanceType type = state.allTypes.stream().filter(x -> x.name().equals(typeName)).findFirst().orElse(null);
+      if (type != null && state.pools.containsKey(pool)) {
+        poolCapacity.merge(pool, type.allocatable(), Resources::plus); // a node counts against limits until gone
+        if (claim.getMetadata().getDeletionTimestamp() == null) {
+          typed.put(claim, type);
+        }
+      }
+    }
+    for (NodePool pool : state.pools.values()) {
+      state.views.add(view(pool, poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE)));
+    }
+    typed.forEach((claim, type) -> {
+      String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
+      Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
+      String pool = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+      NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
+      state.nodes.put(claim, new Scheduler.PlannedNode(view, type, List.of(),
+          type.allocatable().minus(overhead).minus(bound)));
+    });
+    return state;
+  }
+
+  public NodePoolView view(String pool) {
+    return views.stream().filter(v -> v.name().equals(pool)).findFirst().orElse(null);
+  }
+
+  /** The type the claim got (once launched), else the one it was planned for. */
+  static String instanceType(NodeClaim claim) {
+    String launched = claim.getMetadata().getLabels().get(InstanceTypes.INSTANCE_TYPE);
+    if (launched != null) {
+      return launched;
+    }
+    List<String> acceptable = acceptableTypes(claim);
+    return acceptable.isEmpty() ? null : acceptable.get(0);
+  }
+
+  static List<String> acceptableTypes(NodeClaim claim) {
+    return claim.getSpec().requirements.stream().filter(r -> InstanceTypes.INSTANCE_TYPE.equals(r.getKey())
+        && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
+  }
+
+  /** The pool as the scheduler sees it; its limits less the capacity of the nodes it has. */
+  private static NodePoolView view(NodePool pool, Resources used) {
+    var template = pool.getSpec().template;
+    Resources remaining = null;
+    if (pool.getSpec().limits != null) {
+      Resources limit = PodRequests.of(pool.getSpec().limits);
+      remaining = new Resources(limit.cpuMilli() == 0 ? Long.MAX_VALUE / 4 : limit.cpuMilli(),
+          limit.memoryBytes() == 0 ? Long.MAX_VALUE / 4 : limit.memoryBytes(), limit.extended())
+          .minus(used.onlyExtended(limit.extended().keySet()));
+    }
+    return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
+        template.metadata.labels == null ? Map.of() : template.metadata.labels, template.spec.requirements,
+        template.spec.taints, remaining);
+  }
+}

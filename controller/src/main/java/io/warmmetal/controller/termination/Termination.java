@@ -1,0 +1,180 @@
+package io.warmmetal.controller.termination;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.provisioning.GoDuration;
+import io.warmmetal.controller.provisioning.NodeClasses;
+import io.warmmetal.controller.provisioning.Provisioner;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.List;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * The {@code karpenter.sh/termination} finalizer of a NodeClaim being deleted (by consolidation, expiry, a lapsed
+ * registration, or by hand): taint its Node {@code karpenter.sh/disrupted:NoSchedule}, drain it by eviction —
+ * PodDisruptionBudgets honoured, {@code karpenter.sh/do-not-disrupt} pods left alone — until nothing but DaemonSet
+ * and mirror pods is left, then terminate the instance (the machine resets and goes back to its pool), delete the
+ * Node and let the NodeClaim go. Past the claim's {@code terminationGracePeriod} the drain stops waiting: whatever
+ * is left is deleted, budgets and do-not-disrupt notwithstanding, as in Karpenter.
+ */
+public final class Termination {
+  private static final Logger LOG = LoggerFactory.getLogger(Termination.class);
+  public static final String FINALIZER = "karpenter.sh/termination";
+  public static final String DISRUPTED_TAINT = "karpenter.sh/disrupted";
+  public static final String DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt";
+  private static final Duration EVICTION_MEMORY = Duration.ofMinutes(2);
+
+  private final KubernetesClient kube;
+  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  /**
+   * Pods this controller evicted, by UID, and when: until the informer shows them terminating they are neither
+   * evicted again nor counted healthy (as the disruption controller's own record of disrupted pods does).
+   */
+  private final Map<String, Instant> evicted = new HashMap<>();
+
+  public Termination(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis) {
+    this.kube = kube;
+    this.apis = apis;
+  }
+
+  public void reconcile(List<NodeClaim> claims, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
+    Instant now = Instant.now();
+    evicted.values().removeIf(at -> at.isBefore(now.minus(EVICTION_MEMORY)));
+    PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
+    for (NodeClaim claim : claims) {
+      if (claim.getMetadata().getDeletionTimestamp() == null
+          || !claim.getMetadata().getFinalizers().contains(FINALIZER)) {
+        continue;
+      }
+      MDC.put("nodeclaim", claim.getMetadata().getName());
+      try {
+        finish(claim, pods, budgets);
+      } catch (Exception e) {
+        LOG.warn("Terminating NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
+      } finally {
+        MDC.remove("nodeclaim");
+      }
+    }
+  }
+
+  private void finish(NodeClaim claim, List<Pod> pods, PodBudgets budgets) throws Exception {
+    String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
+    Node node = nodeName == null ? null : kube.nodes().withName(nodeName).get();
+    if (node != null) {
+      taintDisrupted(node);
+      Duration grace = GoDuration.parse(claim.getSpec().terminationGracePeriod, null);
+      boolean forced = grace != null
+          && Instant.now().isAfter(Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace));
+      List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
+          .filter(p -> !daemonOrMirror(p)).toList();
+      for (Pod pod : left) {
+        if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
+          drain(pod, forced, budgets);
+        }
+      }
+      if (!left.isEmpty()) {
+        return; // the next pass looks again: pods take their time to go
+      }
+    }
+    if (!terminateInstance(claim)) {
+      return;
+    }
+    if (node != null) {
+      kube.nodes().withName(nodeName).delete();
+    }
+    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).edit(c -> {
+      c.getMetadata().setFinalizers(new ArrayList<>(c.getMetadata().getFinalizers().stream()
+          .filter(f -> !FINALIZER.equals(f)).toList()));
+      return c;
+    });
+    LOG.info("NodeClaim {} terminated{}", claim.getMetadata().getName(), node == null ? "" : ": Node " + nodeName
+        + " drained and deleted");
+  }
+
+  private void drain(Pod pod, boolean forced, PodBudgets budgets) {
+    String name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    var client = kube.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName());
+    if (forced) {
+      LOG.info("Deleting {}: the termination grace period is over", name);
+      client.delete();
+      return;
+    }
+    if (pod.getMetadata().getAnnotations() != null
+        && "true".equals(pod.getMetadata().getAnnotations().get(DO_NOT_DISRUPT))) {
+      LOG.info("Waiting for {}: it is marked {}", name, DO_NOT_DISRUPT);
+      return;
+    }
+    if (!budgets.allows(pod)) {
+      LOG.info("Waiting for {}: PodDisruptionBudget {} allows no disruption now", name, budgets.blocking(pod));
+      return;
+    }
+    if (client.evict()) {
+      evicted.put(pod.getMetadata().getUid(), Instant.now());
+      budgets.evicted(pod);
+      LOG.info("Evicted {}", name);
+    } else {
+      LOG.info("Waiting for {}: the Eviction API refused (a budget)", name);
+    }
+  }
+
+  /** Terminates the claim's instance; false if that cannot be done now (the claim then waits). */
+  private boolean terminateInstance(NodeClaim claim) throws Exception {
+    String instance = claim.getMetadata().getAnnotations() == null ? null
+        : claim.getMetadata().getAnnotations().get(Provisioner.INSTANCE_ANNOTATION);
+    if (instance == null) {
+      return true; // never launched
+    }
+    WarmMetalNodeClass nodeClass = NodeClasses.of(kube, claim.getSpec());
+    if (nodeClass == null) {
+      LOG.warn("NodeClaim {}: its node class is gone, so instance {} cannot be terminated; waiting",
+          claim.getMetadata().getName(), instance);
+      return false;
+    }
+    try {
+      apis.apply(nodeClass).terminate(instance);
+    } catch (InstancesApi.ApiException e) {
+      if (e.status() != 404) {
+        throw e;
+      }
+    }
+    return true;
+  }
+
+  private void taintDisrupted(Node node) {
+    List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
+    if (taints.stream().anyMatch(t -> DISRUPTED_TAINT.equals(t.getKey()))) {
+      return;
+    }
+    kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
+      List<Taint> more = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
+      more.add(new TaintBuilder().withKey(DISRUPTED_TAINT).withEffect("NoSchedule").build());
+      n.getSpec().setTaints(more);
+      return n;
+    });
+  }
+
+  /** DaemonSet pods go with the node; mirror (static) pods are the kubelet's. */
+  public static boolean daemonOrMirror(Pod pod) {
+    if (pod.getMetadata().getAnnotations() != null
+        && pod.getMetadata().getAnnotations().containsKey("kubernetes.io/config.mirror")) {
+      return true;
+    }
+    List<OwnerReference> owners = pod.getMetadata().getOwnerReferences();
+    return owners != null && owners.stream().anyMatch(o -> "DaemonSet".equals(o.getKind()));
+  }
+}

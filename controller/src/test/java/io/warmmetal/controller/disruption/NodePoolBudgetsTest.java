@@ -1,0 +1,62 @@
+package io.warmmetal.controller.disruption;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.warmmetal.controller.karpenter.NodePool;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class NodePoolBudgetsTest {
+
+  private static NodePool pool(NodePool.Budget... budgets) {
+    NodePool pool = new NodePool();
+    pool.getSpec().disruption = new NodePool.Disruption();
+    pool.getSpec().disruption.budgets.addAll(List.of(budgets));
+    return pool;
+  }
+
+  private static NodePool.Budget budget(String nodes, String schedule, String duration, String... reasons) {
+    NodePool.Budget b = new NodePool.Budget();
+    b.nodes = nodes;
+    b.schedule = schedule;
+    b.duration = duration;
+    b.reasons = reasons.length == 0 ? null : List.of(reasons);
+    return b;
+  }
+
+  @Test
+  void withoutBudgetsTenPercentRoundedUpLessWhatIsAlreadyGoing() {
+    Instant now = Instant.parse("2026-11-30T12:00:00Z");
+    assertThat(NodePoolBudgets.allowed(pool(), "Empty", 1, 0, now)).isEqualTo(1);
+    assertThat(NodePoolBudgets.allowed(pool(), "Empty", 25, 0, now)).isEqualTo(3);
+    assertThat(NodePoolBudgets.allowed(pool(), "Empty", 25, 2, now)).isEqualTo(1);
+    assertThat(NodePoolBudgets.allowed(pool(), "Empty", 25, 5, now)).isZero();
+  }
+
+  @Test
+  void theTightestActiveBudgetForTheReasonWins() {
+    Instant noon = Instant.parse("2026-11-30T12:00:00Z"); // a Monday
+    NodePool pool = pool(budget("50%", null, null), budget("0", null, null, "Underutilized"),
+        budget("1", "0 9 * * 1-5", "8h"));
+    assertThat(NodePoolBudgets.allowed(pool, "Underutilized", 10, 0, noon)).isZero();
+    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, noon)).isEqualTo(1); // business hours: 1 at a time
+    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-30T18:00:00Z"))).isEqualTo(5);
+    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z"))) // Sunday
+        .isEqualTo(5);
+  }
+
+  @Test
+  void cronSchedulesMatchAsCronDoes() {
+    Cron weekdayMornings = Cron.parse("*/15 9-11 * * mon-fri".replace("mon-fri", "1-5"));
+    assertThat(weekdayMornings.matches(ZonedDateTime.parse("2026-11-30T09:45:00Z"))).isTrue();
+    assertThat(weekdayMornings.matches(ZonedDateTime.parse("2026-11-30T09:44:00Z"))).isFalse();
+    assertThat(weekdayMornings.matches(ZonedDateTime.parse("2026-11-29T09:45:00Z"))).isFalse(); // Sunday
+    assertThat(Cron.parse("@daily").activeAt(ZonedDateTime.parse("2026-11-30T00:59:00Z"), 60)).isTrue();
+    assertThat(Cron.parse("@daily").activeAt(ZonedDateTime.parse("2026-11-30T01:00:00Z"), 60)).isFalse();
+    assertThatThrownBy(() -> Cron.parse("61 * * * *")).hasMessageContaining("0-59");
+    assertThatThrownBy(() -> Cron.parse("* * *")).hasMessageContaining("five fields");
+  }
+}
