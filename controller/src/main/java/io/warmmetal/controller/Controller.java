@@ -10,6 +10,8 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.warmmetal.controller.disruption.Disruption;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.registration.Registration;
@@ -32,39 +34,60 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller: informers on Pods, Nodes, NodeClaims and PodDisruptionBudgets wake one reconcile thread (so one
- * pass at a time) after a short batching window — far below Karpenter's 1 s idle / 10 s max, since a launch here
- * takes milliseconds — and each pass provisions (pending pods → NodeClaims → launches), registers (NodeClaims ↔
+ * pass at a time) once events have paused for the batch idle time or the batch max time has passed since the first
+ * — as Karpenter's batching, but milliseconds where Karpenter waits 1 s idle / 10 s max, since a launch here takes
+ * milliseconds — and each pass provisions (pending pods → NodeClaims → launches), registers (NodeClaims ↔
  * Nodes), disrupts (expired, empty and underutilized nodes) and terminates (drains deleted NodeClaims' Nodes).
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
+  /** How the controller's requests name themselves to the API server (audit logs; the RBAC test). */
+  public static final String USER_AGENT = "warmmetal-controller/0.1.0";
+
+  /**
+   * @param batchIdle how long events must pause before a pass
+   * @param batchMax the longest a pass waits after the first event
+   * @param daemonSetOverhead what DaemonSets take on every node
+   * @param launchParallelism how many NodeClaims are created and launched at once
+   */
+  public record Settings(Duration batchIdle, Duration batchMax, Resources daemonSetOverhead, int launchParallelism) {}
 
   private final KubernetesClient kube;
-  private final Duration batchWindow;
+  private final Settings settings;
+  private volatile long firstEvent;
+  private volatile long lastEvent;
   private final ScheduledExecutorService queue = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "warmmetal-reconcile");
     t.setDaemon(true);
     return t;
   });
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  private static final Duration CREDENTIALS_TTL = Duration.ofSeconds(30);
   private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
+  private final Map<String, Credentials> credentials = new ConcurrentHashMap<>();
   private final Provisioner provisioner;
   private final Registration registration;
   private final Disruption disruption;
   private final Termination termination;
   private SharedIndexInformer<Pod> pods;
   private SharedIndexInformer<PodDisruptionBudget> pdbs;
+  private final SharedIndexInformer<NodePool> poolInformer;
+  private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
   private SharedIndexInformer<Node> nodes;
   private SharedIndexInformer<NodeClaim> claims;
 
-  public Controller(KubernetesClient kube, Duration batchWindow, Resources daemonSetOverhead) {
+  public Controller(KubernetesClient kube, Settings settings) {
     this.kube = kube;
-    this.batchWindow = batchWindow;
-    Scheduler scheduler = new Scheduler(daemonSetOverhead, 110);
-    this.provisioner = new Provisioner(kube, this::api, scheduler, daemonSetOverhead);
-    this.registration = new Registration(kube);
-    this.disruption = new Disruption(kube, this::api, scheduler, daemonSetOverhead);
-    this.termination = new Termination(kube, this::api);
+    this.settings = settings;
+    Resources overhead = settings.daemonSetOverhead();
+    Scheduler scheduler = new Scheduler(overhead, 110);
+    this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
+    this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
+    Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
+    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, overhead, settings.launchParallelism());
+    this.registration = new Registration(kube, defs);
+    this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead);
+    this.termination = new Termination(kube, defs, this::api);
   }
 
   public void start() {
@@ -88,6 +111,10 @@ public final class Controller implements AutoCloseable {
     nodes = kube.nodes().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
     pdbs = kube.resources(PodDisruptionBudget.class).inAnyNamespace().inform(cast(wake));
+    poolInformer.addEventHandler(cast(wake));
+    classInformer.addEventHandler(cast(wake));
+    poolInformer.run();
+    classInformer.run();
     queue.scheduleAtFixedRate(this::trigger, 5, 5, TimeUnit.SECONDS); // timeouts and missed events
     trigger();
   }
@@ -97,21 +124,46 @@ public final class Controller implements AutoCloseable {
     return (ResourceEventHandler<T>) (ResourceEventHandler<?>) handler;
   }
 
-  /** A pass soon: events within the batching window fold into one. */
+  /** A pass soon: events close together fold into one. */
   public void trigger() {
+    long now = System.nanoTime();
+    lastEvent = now;
     if (scheduled.compareAndSet(false, true)) {
-      queue.schedule(this::pass, batchWindow.toMillis(), TimeUnit.MILLISECONDS);
+      firstEvent = now;
+      queue.schedule(this::passWhenQuiet, settings.batchIdle().toNanos(), TimeUnit.NANOSECONDS);
     }
+  }
+
+  /** Runs the pass once events have paused for the idle time, or the max time has passed since the first. */
+  private void passWhenQuiet() {
+    long now = System.nanoTime();
+    long quietAt = lastEvent + settings.batchIdle().toNanos();
+    long deadline = firstEvent + settings.batchMax().toNanos();
+    if (now < quietAt && now < deadline) {
+      queue.schedule(this::passWhenQuiet, Math.min(quietAt, deadline) - now, TimeUnit.NANOSECONDS);
+      return;
+    }
+    pass();
   }
 
   private void pass() {
     scheduled.set(false);
     List<Pod> allPods = pods.getStore().list();
-    step("provisioning", () -> provisioner.reconcile(allPods));
-    step("registration", () -> registration.reconcile(nodes.getStore().list()));
-    step("disruption", () -> disruption.reconcile(allPods));
-    step("termination", () -> termination.reconcile(kube.resources(NodeClaim.class).list().getItems(), allPods,
-        pdbs.getStore().list()));
+    // NodeClaims are listed from the API server, once per pass: a claim this controller created a moment ago must
+    // not be missed (an informer may not have it yet), or its pods would be planned twice.
+    List<NodeClaim> listed;
+    try {
+      listed = kube.resources(NodeClaim.class).list().getItems();
+    } catch (Exception e) {
+      LOG.warn("Listing NodeClaims failed: {}", e.getMessage());
+      return;
+    }
+    // Registration first: it is cheap when there is nothing to do, and a Node that just arrived should not wait
+    // for a plan of pods that may well fit on it already.
+    step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
+    step("provisioning", () -> provisioner.reconcile(allPods, listed));
+    step("disruption", () -> disruption.reconcile(allPods, listed));
+    step("termination", () -> termination.reconcile(listed, allPods, pdbs.getStore().list()));
   }
 
   private interface Step {
@@ -127,29 +179,47 @@ public final class Controller implements AutoCloseable {
     }
   }
 
-  /** The instances API a node class names, with the token from its Secret. */
+  /**
+   * The instances API a node class names, with the token from its Secret — read again at most every
+   * {@link #CREDENTIALS_TTL}, so a rotated token is picked up without a Secret read on every launch.
+   */
   private InstancesApi api(WarmMetalNodeClass nodeClass) {
     var spec = nodeClass.getSpec();
     var ref = spec.credentialsSecretRef;
-    Secret secret = kube.secrets().inNamespace(ref.namespace).withName(ref.name).get();
-    if (secret == null) {
-      throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
-    }
     String key = ref.key == null ? "token" : ref.key;
-    String token = secret.getData() != null && secret.getData().containsKey(key)
-        ? new String(Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8).trim()
-        : secret.getStringData().get(key);
+    String secretId = ref.namespace + "/" + ref.name + "#" + key;
+    Credentials cached = credentials.get(secretId);
+    if (cached == null || cached.readAt().plus(CREDENTIALS_TTL).isBefore(java.time.Instant.now())) {
+      Secret secret = kube.secrets().inNamespace(ref.namespace).withName(ref.name).get();
+      if (secret == null) {
+        throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
+      }
+      String token = secret.getData() != null && secret.getData().containsKey(key)
+          ? new String(Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8).trim()
+          : secret.getStringData() == null ? null : secret.getStringData().get(key);
+      if (token == null) {
+        throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " has no key '" + key + "'");
+      }
+      cached = new Credentials(token, java.time.Instant.now());
+      credentials.put(secretId, cached);
+    }
+    String token = cached.token();
     return apis.computeIfAbsent(spec.endpoint + "#" + token, k -> new InstancesApi(URI.create(spec.endpoint), token));
   }
+
+  private record Credentials(String token, java.time.Instant readAt) {}
 
   @Override
   public void close() {
     queue.shutdownNow();
+    provisioner.close();
     if (pods != null) {
       pods.close();
       nodes.close();
       claims.close();
       pdbs.close();
+      poolInformer.close();
+      classInformer.close();
     }
   }
 }

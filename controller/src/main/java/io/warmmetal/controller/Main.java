@@ -24,9 +24,17 @@ public final class Main implements Callable<Integer> {
       description = "where the leader-election Lease lives")
   String namespace;
 
-  @Option(names = "--batch-window", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_WINDOW:-PT0.05S}",
-      description = "how long to gather pending pods before deciding (ISO-8601; Karpenter waits 1 s to 10 s)")
-  Duration batchWindow;
+  @Option(names = "--batch-idle", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_IDLE:-PT0.005S}",
+      description = "decide once events have paused this long (ISO-8601; Karpenter: 1 s)")
+  Duration batchIdle;
+
+  @Option(names = "--batch-max", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_MAX:-PT0.1S}",
+      description = "decide at the latest this long after the first event (ISO-8601; Karpenter: 10 s)")
+  Duration batchMax;
+
+  @Option(names = "--launch-parallelism", defaultValue = "${env:WARMMETAL_CONTROLLER_LAUNCH_PARALLELISM:-32}",
+      description = "NodeClaims created and launched at once")
+  int launchParallelism;
 
   @Option(names = "--daemonset-cpu", defaultValue = "${env:WARMMETAL_CONTROLLER_DAEMONSET_CPU_MILLI:-200}",
       description = "CPU (millicores) the DaemonSets take on every node")
@@ -45,13 +53,15 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    KubernetesClient kube = new KubernetesClientBuilder().build();
+    KubernetesClient kube = new KubernetesClientBuilder().withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(
+        io.fabric8.kubernetes.client.Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
     String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
     Resources overhead = Resources.of(daemonSetCpu, daemonSetMemoryMiB << 20);
     AtomicReference<Controller> running = new AtomicReference<>();
     var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
         () -> {
-          Controller controller = new Controller(kube, batchWindow, overhead);
+          Controller controller = new Controller(kube,
+              new Controller.Settings(batchIdle, batchMax, overhead, launchParallelism));
           running.set(controller);
           controller.start();
         },

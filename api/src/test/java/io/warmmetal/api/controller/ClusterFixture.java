@@ -44,8 +44,8 @@ import java.util.function.Consumer;
  * shape {@code x86-16c-64g} whose simulated kubelets register real Node objects, a node class and a NodePool named
  * {@code default}, and the real controller.
  */
-final class ClusterFixture implements AutoCloseable {
-  static final String SHAPE = "x86-16c-64g";
+public final class ClusterFixture implements AutoCloseable {
+  public static final String SHAPE = "x86-16c-64g";
   final KubernetesClient kube;
   final ApiFixture fx;
   final List<SimulatedAgent> agents = new ArrayList<>();
@@ -84,6 +84,17 @@ final class ClusterFixture implements AutoCloseable {
         .put("maxWarm", agents));
     Await.until(agents + " warm machines", () -> c.warm() == agents);
 
+    install(kube, "http://127.0.0.1:" + c.fx.api.port(), c.fx.token("client"), pool);
+    c.startController();
+    return c;
+  }
+
+  /**
+   * What a cluster gets to use WarmMetal: the CRDs, the credentials Secret, a node class for the API at
+   * {@code endpoint} and a NodePool {@code default} (adjusted by {@code pool}).
+   */
+  public static void install(KubernetesClient kube, String endpoint, String clientToken, Consumer<NodePool> pool)
+      throws Exception {
     for (String crd : new String[] {"nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
         "warmmetalnodeclasses.warmmetal.io-v1.yml"}) {
       try (InputStream in = ClusterFixture.class.getClassLoader().getResourceAsStream("META-INF/fabric8/" + crd)) {
@@ -93,10 +104,10 @@ final class ClusterFixture implements AutoCloseable {
     }
     kube.secrets().inNamespace("warmmetal-system").resource(new SecretBuilder().withNewMetadata()
         .withName("warmmetal-credentials").withNamespace("warmmetal-system").endMetadata()
-        .withStringData(Map.of("token", c.fx.token("client"))).build()).create();
+        .withStringData(Map.of("token", clientToken)).build()).create();
     WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
     nodeClass.getMetadata().setName("default");
-    nodeClass.getSpec().endpoint = "http://127.0.0.1:" + c.fx.api.port();
+    nodeClass.getSpec().endpoint = endpoint;
     nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
     nodeClass.getSpec().credentialsSecretRef.name = "warmmetal-credentials";
     nodeClass.getSpec().credentialsSecretRef.namespace = "warmmetal-system";
@@ -112,15 +123,14 @@ final class ClusterFixture implements AutoCloseable {
     nodePool.getSpec().template.spec.nodeClassRef.name = "default";
     pool.accept(nodePool);
     kube.resources(NodePool.class).resource(nodePool).create();
-
-    c.startController();
-    return c;
   }
 
   /** A controller with a client of its own, so stopping it closes its watches before the mock server goes. */
   void startController() {
-    controllerClient = new KubernetesClientBuilder().withConfig(kube.getConfiguration()).build();
-    controller = new Controller(controllerClient, Duration.ofMillis(20), Resources.of(100, 256L << 20));
+    controllerClient = new KubernetesClientBuilder().withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(
+        kube.getConfiguration()).withUserAgent(Controller.USER_AGENT).build()).build();
+    controller = new Controller(controllerClient, new Controller.Settings(Duration.ofMillis(10), Duration.ofMillis(100),
+        Resources.of(100, 256L << 20), 8));
     controller.start();
   }
 
@@ -133,7 +143,7 @@ final class ClusterFixture implements AutoCloseable {
   }
 
   /** A pod kube-scheduler has found no node for. */
-  static Pod pending(String name, String cpu) {
+  public static Pod pending(String name, String cpu) {
     return new PodBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
         .withNewSpec().addNewContainer().withName("app").withImage("busybox").withNewResources()
         .addToRequests("cpu", new Quantity(cpu)).addToRequests("memory", new Quantity("1Gi")).endResources()

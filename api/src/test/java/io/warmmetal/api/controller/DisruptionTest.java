@@ -40,9 +40,27 @@ class DisruptionTest {
   private final ExecutorService kubelet = Executors.newSingleThreadExecutor();
 
   @AfterEach
-  void stop() {
-    cluster.close();
-    kubelet.shutdownNow();
+  void stop() throws Exception {
+    try {
+      everyRequestOfTheControllerIsAllowedByTheShippedRbac();
+    } finally {
+      cluster.close();
+      kubelet.shutdownNow();
+    }
+  }
+
+  /** What the controller asked of the API server in this test, against deploy/controller.yaml's RBAC. */
+  private void everyRequestOfTheControllerIsAllowedByTheShippedRbac() throws Exception {
+    RbacRules rbac = RbacRules.shipped();
+    java.util.Set<String> needs = new java.util.TreeSet<>();
+    for (var r = server.takeRequest(0, java.util.concurrent.TimeUnit.MILLISECONDS); r != null;
+        r = server.takeRequest(0, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      if (io.warmmetal.controller.Controller.USER_AGENT.equals(r.getHeader("User-Agent"))) {
+        needs.add(RbacRules.need(r.getMethod(), r.getPath()));
+      }
+    }
+    assertThat(needs).isNotEmpty().allSatisfy(need -> assertThat(rbac.allows(need))
+        .as("deploy/controller.yaml allows '%s'", need).isTrue());
   }
 
   private void evictable(String pod) {
@@ -162,5 +180,26 @@ class DisruptionTest {
     Await.until("b consolidated away", () -> claimOf(b) == null);
     assertThat(evicted).containsExactly("small");
     assertThat(claimOf(a)).isNotNull(); // a holds big-0, which fits nowhere else
+  }
+
+  @Test
+  void aDeletedNodeClaimsInstanceIsTerminatedEvenIfItsLaunchWasNeverRecorded(Vertx vertx) throws Exception {
+    cluster = ClusterFixture.start(vertx, kube, 1, pool -> disruption(pool, "WhenEmpty", "Never", null));
+    String node = nodeFor(ClusterFixture.pending("web", "1"));
+    NodeClaim claim = claimOf(node);
+    String instance = claim.getMetadata().getAnnotations().get("warmmetal.io/instance-id");
+    // As if the controller had stopped between the launch and recording it on the claim.
+    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).edit(c -> {
+      c.getMetadata().getAnnotations().remove("warmmetal.io/instance-id");
+      return c;
+    });
+    kube.pods().inNamespace("default").withName("web").delete();
+    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).delete();
+
+    Await.until("the claim gone", () -> kube.resources(NodeClaim.class).withName(claim.getMetadata().getName())
+        .get() == null);
+    assertThat(cluster.fx.db().preparedQuery("SELECT state FROM instances WHERE id = $1")
+        .execute(io.vertx.sqlclient.Tuple.of(instance)).await().iterator().next().getString("state"))
+        .isIn("shutting-down", "terminated");
   }
 }

@@ -8,6 +8,7 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.ClusterState;
 import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.provisioning.GoDuration;
 import io.warmmetal.controller.provisioning.PodRequests;
 import io.warmmetal.controller.provisioning.Provisioner;
@@ -40,23 +41,24 @@ public final class Disruption {
   static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
 
   private final KubernetesClient kube;
+  private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Resources overhead;
   /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
   private final Map<String, Set<String>> podsSeen = new HashMap<>();
 
-  public Disruption(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis, Scheduler scheduler,
-      Resources overhead) {
+  public Disruption(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
+      Scheduler scheduler, Resources overhead) {
+    this.defs = defs;
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
     this.overhead = overhead;
   }
 
-  public void reconcile(List<Pod> pods) throws Exception {
+  public void reconcile(List<Pod> pods, List<NodeClaim> claims) throws Exception {
     Instant now = Instant.now();
-    List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
@@ -83,7 +85,7 @@ public final class Disruption {
       return;
     }
     Map<String, NodePool> pools = new HashMap<>();
-    kube.resources(NodePool.class).list().getItems().forEach(p -> pools.put(p.getMetadata().getName(), p));
+    defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
     List<NodeClaim> candidates = live.stream()
         .filter(c -> consolidatable(c, pools.get(pool(c)), now))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().noneMatch(Disruption::pinned))
@@ -105,7 +107,7 @@ public final class Disruption {
   /** Removes the cheapest node whose pods all fit, unchanged, on the other nodes. */
   private void consolidateOne(List<NodeClaim> candidates, Map<String, NodePool> pools, List<NodeClaim> claims,
       List<Pod> pods, Map<String, List<Pod>> byNode, Instant now) throws Exception {
-    ClusterState state = ClusterState.of(kube, apis, claims, pods, overhead);
+    ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
     List<NodeClaim> underutilized = new ArrayList<>(candidates.stream()
         .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
     underutilized.sort(Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));

@@ -17,7 +17,9 @@ import java.time.Duration;
 public final class InstancesApi {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  // HTTP/1.1: the API speaks it, and the JDK's default (an h2c upgrade attempt) only adds to a launch's time.
+  private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+      .connectTimeout(Duration.ofSeconds(5)).build();
   private final URI endpoint;
   private final String token;
 
@@ -53,6 +55,12 @@ public final class InstancesApi {
   /** Launches one instance; the same client token always yields the same instance. */
   public JsonNode launch(ObjectNode request) throws IOException, InterruptedException {
     return send("POST", "/v1/instances", request).get("instances").get(0);
+  }
+
+  /** Instances carrying the label {@code key=value}, whatever their state (first 100). */
+  public JsonNode labelled(String key, String value) throws IOException, InterruptedException {
+    String selector = java.net.URLEncoder.encode(key + "=" + value, java.nio.charset.StandardCharsets.UTF_8);
+    return send("GET", "/v1/instances?limit=100&labelSelector=" + selector, null).get("items");
   }
 
   public JsonNode terminate(String instanceId) throws IOException, InterruptedException {

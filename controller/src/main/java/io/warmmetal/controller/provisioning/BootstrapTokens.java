@@ -22,33 +22,40 @@ public final class BootstrapTokens {
 
   private BootstrapTokens() {}
 
-  /** The claim's token ({@code id.secret}), created if it does not exist. */
+  /**
+   * The claim's token ({@code id.secret}), created if it does not exist — created first and read only if it did
+   * (a retried launch), so a new claim costs one request.
+   */
   public static String forClaim(KubernetesClient kube, String claimUid, Duration ttl) {
     String id = idFor(claimUid);
     String name = "bootstrap-token-" + id;
-    Secret existing = kube.secrets().inNamespace("kube-system").withName(name).get();
-    if (existing != null) {
-      String kept = existing.getData() != null && existing.getData().containsKey("token-secret")
-          ? decode(existing.getData().get("token-secret")) : existing.getStringData().get("token-secret");
-      return id + "." + kept;
-    }
     StringBuilder secret = new StringBuilder();
     for (int i = 0; i < 16; i++) {
       secret.append(ALPHABET.charAt(RANDOM.nextInt(ALPHABET.length())));
     }
-    kube.secrets().inNamespace("kube-system").resource(new SecretBuilder()
-        .withNewMetadata().withName(name).withNamespace("kube-system")
-        .withLabels(Map.of("app.kubernetes.io/managed-by", "warmmetal-controller")).endMetadata()
-        .withType("bootstrap.kubernetes.io/token")
-        .withStringData(Map.of(
-            "token-id", id,
-            "token-secret", secret.toString(),
-            "expiration", Instant.now().plus(ttl).toString(),
-            "usage-bootstrap-authentication", "true",
-            "usage-bootstrap-signing", "true",
-            "auth-extra-groups", "system:bootstrappers:kubeadm:default-node-token"))
-        .build()).create();
-    return id + "." + secret;
+    try {
+      kube.secrets().inNamespace("kube-system").resource(new SecretBuilder()
+          .withNewMetadata().withName(name).withNamespace("kube-system")
+          .withLabels(Map.of("app.kubernetes.io/managed-by", "warmmetal-controller")).endMetadata()
+          .withType("bootstrap.kubernetes.io/token")
+          .withStringData(Map.of(
+              "token-id", id,
+              "token-secret", secret.toString(),
+              "expiration", Instant.now().plus(ttl).toString(),
+              "usage-bootstrap-authentication", "true",
+              "usage-bootstrap-signing", "true",
+              "auth-extra-groups", "system:bootstrappers:kubeadm:default-node-token"))
+          .build()).create();
+      return id + "." + secret;
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        throw e;
+      }
+    }
+    Secret existing = kube.secrets().inNamespace("kube-system").withName(name).get();
+    String kept = existing.getData() != null && existing.getData().containsKey("token-secret")
+        ? decode(existing.getData().get("token-secret")) : existing.getStringData().get("token-secret");
+    return id + "." + kept;
   }
 
   static String idFor(String uid) {

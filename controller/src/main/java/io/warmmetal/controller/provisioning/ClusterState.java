@@ -1,7 +1,6 @@
 package io.warmmetal.controller.provisioning;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -39,12 +38,12 @@ public final class ClusterState {
 
   private ClusterState() {}
 
-  public static ClusterState of(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis,
+  public static ClusterState of(Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
       List<NodeClaim> claims, List<Pod> pods, Resources overhead) throws Exception {
     ClusterState state = new ClusterState();
     Map<String, Resources> poolCapacity = new HashMap<>();
-    for (NodePool pool : kube.resources(NodePool.class).list().getItems()) {
-      WarmMetalNodeClass nodeClass = NodeClasses.of(kube, pool.getSpec().template.spec);
+    for (NodePool pool : defs.pools()) {
+      WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
       if (nodeClass == null) {
         LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
         continue;

@@ -25,6 +25,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,42 +47,77 @@ public final class Provisioner {
   public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
   public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
+  /** On the instance: the UID of the NodeClaim it was launched for, so termination finds it even unrecorded. */
+  public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
   static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofMinutes(15);
   /** How long a shape that answered InsufficientCapacity is left out of plans (counts may lag a launch). */
   static final Duration UNAVAILABLE_FOR = Duration.ofSeconds(10);
 
   private final KubernetesClient kube;
+  private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Resources overhead;
   /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
-  private final Map<String, java.time.Instant> insufficient = new HashMap<>();
+  private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
+  private final ExecutorService launcher;
+  private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
 
-  public Provisioner(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis, Scheduler scheduler,
-      Resources overhead) {
+  public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
+      Scheduler scheduler, Resources overhead, int parallelism) {
+    this.defs = defs;
+    this.launcher = Executors.newFixedThreadPool(parallelism, r -> {
+      Thread t = new Thread(r, "warmmetal-launch");
+      t.setDaemon(true);
+      return t;
+    });
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
     this.overhead = overhead;
   }
 
-  public void reconcile(List<Pod> pods) throws Exception {
+  /** @param listed the NodeClaims as this pass listed them from the API server */
+  public void reconcile(List<Pod> pods, List<NodeClaim> listed) throws Exception {
     List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
-    List<NodeClaim> claims = new ArrayList<>(kube.resources(NodeClaim.class).list().getItems());
-    if (!pending.isEmpty()) {
-      plan(pending, claims, pods);
-    }
+    List<NodeClaim> claims = new ArrayList<>(listed);
+    List<Callable<Callable<Void>>> launches = new ArrayList<>();
     for (NodeClaim claim : claims) {
       if (claim.getMetadata().getDeletionTimestamp() != null) {
         continue; // termination's now
       }
       if (claim.getStatus() == null || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
-        launch(claim);
+        launches.add(() -> launch(claim));
       } else if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
         expireIfLate(claim);
       }
     }
+    if (!pending.isEmpty()) {
+      launches.addAll(plan(pending, claims, pods));
+    }
+    // Each NodeClaim is created and launched by one task; many at once, as a burst wants (Karpenter launches in
+    // parallel too). Then the launches are recorded on the claims, also at once. The pass ends when all are: the
+    // next one sees them. (A controller that stops in between launches again by the same client token: a replay.)
+    List<Callable<Void>> records = new ArrayList<>();
+    for (Future<Callable<Void>> done : launcher.invokeAll(launches)) {
+      try {
+        records.add(done.get());
+      } catch (ExecutionException e) {
+        LOG.warn("Launching failed: {}", e.getCause().getMessage());
+      }
+    }
+    for (Future<Void> done : launcher.invokeAll(records)) {
+      try {
+        done.get();
+      } catch (ExecutionException e) {
+        LOG.warn("Recording a launch failed: {}", e.getCause().getMessage());
+      }
+    }
+  }
+
+  public void close() {
+    launcher.shutdownNow();
   }
 
   /**
@@ -102,8 +142,10 @@ public final class Provisioner {
     kube.resources(NodeClaim.class).resource(claim).delete();
   }
 
-  private void plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    ClusterState state = ClusterState.of(kube, apis, claims, pods, overhead);
+  /** Plans nodes for the pending pods; returns the tasks that create and launch their NodeClaims. */
+  private List<Callable<Callable<Void>>> plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods)
+      throws Exception {
+    ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
     java.time.Instant now = java.time.Instant.now();
     insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
     List<InstanceType> launchable = state.allTypes.stream()
@@ -111,16 +153,18 @@ public final class Provisioner {
     // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
     // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
     Scheduler.Plan plan = scheduler.schedule(pending, state.views, launchable, List.copyOf(state.nodes.values()));
+    List<Callable<Callable<Void>>> launches = new ArrayList<>();
     for (Scheduler.PlannedNode node : plan.nodes()) {
       String pool = node.pool().name();
-      claims.add(create(state.pools.get(pool), node, state.typesByPool.get(pool).stream()
-          .filter(launchable::contains).toList()));
+      List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
+      launches.add(() -> launch(create(state.pools.get(pool), node, types)));
     }
     if (plan.unschedulable().size() != lastUnschedulable && !plan.unschedulable().isEmpty()) {
       LOG.info("{} pod(s) fit no NodePool and shape with a machine to be had now: {}", plan.unschedulable().size(),
           plan.unschedulable().stream().map(PodRequest::name).limit(5).toList());
     }
     lastUnschedulable = plan.unschedulable().size();
+    return launches;
   }
 
   private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types) {
@@ -167,12 +211,15 @@ public final class Provisioner {
     return labels;
   }
 
-  private void launch(NodeClaim claim) throws Exception {
+  /**
+   * Launches the claim's instance; returns what records the launch on the claim (null if there is nothing to
+   * record). Recording waits until every launch of the pass is out: the joins are what the pods wait for.
+   */
+  private Callable<Void> launch(NodeClaim claim) throws Exception {
     WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
-    NodePool pool = kube.resources(NodePool.class).withName(claim.getMetadata().getLabels().get(NODEPOOL_LABEL))
-        .get();
+    NodePool pool = defs.pool(claim.getMetadata().getLabels().get(NODEPOOL_LABEL));
     if (nodeClass == null || pool == null) {
-      return;
+      return NOTHING;
     }
     InstancesApi api = apis.apply(nodeClass);
     ObjectNode request = InstancesApi.object();
@@ -181,7 +228,8 @@ public final class Provisioner {
     ArrayNode shapes = request.putArray("shapes");
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
-        .put(NODECLAIM_LABEL, claim.getMetadata().getName());
+        .put(NODECLAIM_LABEL, claim.getMetadata().getName())
+        .put(NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
     ObjectNode join = request.putObject("kubernetes");
     join.put("apiServer", nodeClass.getSpec().join.apiServer);
     join.put("caCertHash", nodeClass.getSpec().join.caCertHash);
@@ -212,9 +260,12 @@ public final class Provisioner {
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(InstanceTypes.INSTANCE_TYPE, instance.get("shape").asText());
-      kube.resources(NodeClaim.class).resource(claim).update();
-      kube.resources(NodeClaim.class).resource(claim).updateStatus();
-      LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
+      return () -> {
+        kube.resources(NodeClaim.class).resource(claim).update();
+        kube.resources(NodeClaim.class).resource(claim).updateStatus();
+        LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
+        return null;
+      };
     } catch (InstancesApi.ApiException e) {
       if (e.status() == 503) {
         // No capacity of the acceptable shapes now: forget this claim and leave those shapes out of plans for a
@@ -223,13 +274,13 @@ public final class Provisioner {
         java.time.Instant now = java.time.Instant.now();
         ClusterState.acceptableTypes(claim).forEach(t -> insufficient.put(t, now));
         kube.resources(NodeClaim.class).resource(claim).delete();
-        return;
+        return NOTHING;
       }
       throw e;
     }
   }
 
   private WarmMetalNodeClass nodeClass(io.warmmetal.controller.karpenter.NodeClaimTemplate.Spec spec) {
-    return NodeClasses.of(kube, spec);
+    return defs.nodeClass(spec);
   }
 }

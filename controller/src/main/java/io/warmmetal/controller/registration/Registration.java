@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.provisioning.Provisioner;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,19 +24,21 @@ public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
 
   private final KubernetesClient kube;
+  private final Definitions defs;
 
-  public Registration(KubernetesClient kube) {
+  public Registration(KubernetesClient kube, Definitions defs) {
     this.kube = kube;
+    this.defs = defs;
   }
 
-  public void reconcile(List<Node> nodes) {
+  public void reconcile(List<Node> nodes, List<NodeClaim> claims) {
     Map<String, Node> byProvider = new HashMap<>();
     for (Node n : nodes) {
       if (n.getSpec() != null && n.getSpec().getProviderID() != null) {
         byProvider.put(n.getSpec().getProviderID(), n);
       }
     }
-    for (NodeClaim claim : kube.resources(NodeClaim.class).list().getItems()) {
+    for (NodeClaim claim : claims) {
       if (claim.getStatus() == null || claim.getStatus().providerID == null
           || Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
         continue;
@@ -49,8 +52,9 @@ public final class Registration {
 
   private void advance(NodeClaim claim, Node node) {
     boolean changed = false;
+    Node current = node; // the informer's copy, or the one our edit returned
     if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
-      register(claim, node);
+      current = register(claim, node);
       claim.getStatus().nodeName = node.getMetadata().getName();
       claim.getStatus().capacity = node.getStatus() == null ? null : node.getStatus().getCapacity();
       claim.getStatus().allocatable = node.getStatus() == null ? null : node.getStatus().getAllocatable();
@@ -58,7 +62,6 @@ public final class Registration {
           "Node " + node.getMetadata().getName());
       changed = true;
     }
-    Node current = kube.nodes().withName(node.getMetadata().getName()).get();
     if (ready(current) && noStartupTaints(claim, current)) {
       Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, true, "Initialized", "Node is ready");
       changed = true;
@@ -70,10 +73,10 @@ public final class Registration {
   }
 
   /** Syncs the pool's labels (and the claim's) onto the Node and lifts the unregistered taint. */
-  private void register(NodeClaim claim, Node node) {
+  private Node register(NodeClaim claim, Node node) {
     String poolName = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
-    NodePool pool = poolName == null ? null : kube.resources(NodePool.class).withName(poolName).get();
-    kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
+    NodePool pool = defs.pool(poolName);
+    Node registered = editNode(node, n -> {
       Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
           : n.getMetadata().getLabels());
       if (pool != null && pool.getSpec().template.metadata.labels != null) {
@@ -88,6 +91,31 @@ public final class Registration {
       return n;
     });
     LOG.info("NodeClaim {} registered: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
+    return registered;
+  }
+
+  /**
+   * Changes the Node: one update from the informer's copy, guarded by its resourceVersion; if the kubelet changed it
+   * meanwhile (409 Conflict), again from its latest version.
+   */
+  private Node editNode(Node cached, java.util.function.UnaryOperator<Node> change) {
+    try {
+      Node copy = io.fabric8.kubernetes.client.utils.Serialization.clone(cached);
+      return kube.nodes().resource(change.apply(copy)).update();
+    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      if (e.getCode() != 409) {
+        throw e;
+      }
+    }
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return kube.nodes().withName(cached.getMetadata().getName()).edit(change);
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 5) {
+          throw e;
+        }
+      }
+    }
   }
 
   private static boolean ready(Node node) {

@@ -11,7 +11,7 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.GoDuration;
-import io.warmmetal.controller.provisioning.NodeClasses;
+import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.provisioning.Provisioner;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,14 +40,18 @@ public final class Termination {
   private static final Duration EVICTION_MEMORY = Duration.ofMinutes(2);
 
   private final KubernetesClient kube;
+  private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   /**
    * Pods this controller evicted, by UID, and when: until the informer shows them terminating they are neither
    * evicted again nor counted healthy (as the disruption controller's own record of disrupted pods does).
    */
   private final Map<String, Instant> evicted = new HashMap<>();
+  /** Pods whose wait was logged, and why: a drain that waits is told once per reason, not on every pass. */
+  private final Map<String, String> waitLogged = new HashMap<>();
 
-  public Termination(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis) {
+  public Termination(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis) {
+    this.defs = defs;
     this.kube = kube;
     this.apis = apis;
   }
@@ -116,11 +120,11 @@ public final class Termination {
     }
     if (pod.getMetadata().getAnnotations() != null
         && "true".equals(pod.getMetadata().getAnnotations().get(DO_NOT_DISRUPT))) {
-      LOG.info("Waiting for {}: it is marked {}", name, DO_NOT_DISRUPT);
+      waiting(pod, name + ": it is marked " + DO_NOT_DISRUPT);
       return;
     }
     if (!budgets.allows(pod)) {
-      LOG.info("Waiting for {}: PodDisruptionBudget {} allows no disruption now", name, budgets.blocking(pod));
+      waiting(pod, name + ": PodDisruptionBudget " + budgets.blocking(pod) + " allows no disruption now");
       return;
     }
     if (client.evict()) {
@@ -128,28 +132,50 @@ public final class Termination {
       budgets.evicted(pod);
       LOG.info("Evicted {}", name);
     } else {
-      LOG.info("Waiting for {}: the Eviction API refused (a budget)", name);
+      waiting(pod, name + ": the Eviction API refused (a budget)");
     }
   }
 
-  /** Terminates the claim's instance; false if that cannot be done now (the claim then waits). */
-  private boolean terminateInstance(NodeClaim claim) throws Exception {
-    String instance = claim.getMetadata().getAnnotations() == null ? null
-        : claim.getMetadata().getAnnotations().get(Provisioner.INSTANCE_ANNOTATION);
-    if (instance == null) {
-      return true; // never launched
+  private void waiting(Pod pod, String why) {
+    if (!why.equals(waitLogged.put(pod.getMetadata().getUid(), why))) {
+      LOG.info("Waiting for {}", why);
     }
-    WarmMetalNodeClass nodeClass = NodeClasses.of(kube, claim.getSpec());
+    if (waitLogged.size() > 10_000) {
+      waitLogged.clear(); // pods long gone; the next wait is logged again
+    }
+  }
+
+  /**
+   * Terminates the claim's instance — the one recorded on it, and any launched for it but not recorded (a
+   * controller that stopped, or a claim deleted, between the launch and its record) — found by the NodeClaim's UID
+   * label. False if that cannot be done now (the claim then waits).
+   */
+  private boolean terminateInstance(NodeClaim claim) throws Exception {
+    WarmMetalNodeClass nodeClass = defs.nodeClass(claim.getSpec());
+    String recorded = claim.getMetadata().getAnnotations() == null ? null
+        : claim.getMetadata().getAnnotations().get(Provisioner.INSTANCE_ANNOTATION);
     if (nodeClass == null) {
-      LOG.warn("NodeClaim {}: its node class is gone, so instance {} cannot be terminated; waiting",
-          claim.getMetadata().getName(), instance);
+      LOG.warn("NodeClaim {}: its node class is gone, so its instance ({}) cannot be terminated; waiting",
+          claim.getMetadata().getName(), recorded == null ? "unrecorded" : recorded);
       return false;
     }
-    try {
-      apis.apply(nodeClass).terminate(instance);
-    } catch (InstancesApi.ApiException e) {
-      if (e.status() != 404) {
-        throw e;
+    InstancesApi api = apis.apply(nodeClass);
+    java.util.Set<String> ids = new java.util.TreeSet<>();
+    if (recorded != null) {
+      ids.add(recorded);
+    }
+    for (var instance : api.labelled(Provisioner.NODECLAIM_UID_LABEL, claim.getMetadata().getUid())) {
+      if (!"terminated".equals(instance.path("state").asText())) {
+        ids.add(instance.get("id").asText());
+      }
+    }
+    for (String id : ids) {
+      try {
+        api.terminate(id);
+      } catch (InstancesApi.ApiException e) {
+        if (e.status() != 404) {
+          throw e;
+        }
       }
     }
     return true;
