@@ -1,0 +1,11 @@
+package io.warmmetal.api.ssh;
+
+/**
+ * What a command run over SSH did: its exit status (null if it did not finish), its output (each stream capped at
+ * {@link SshRunner#OUTPUT_LIMIT} bytes), and whether it was stopped at its timeout.
+ */
+public record SshResult(Integer exitStatus, String stdout, String stderr, boolean timedOut) {
+  public boolean succeeded() {
+    return !timedOut && exitStatus != null && exitStatus == 0;
+  }
+}

@@ -1,0 +1,28 @@
+package io.warmmetal.api.ssh;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.warmmetal.api.ssh.impl.SshjRunner;
+import java.time.Duration;
+
+/**
+ * Runs commands on servers over SSH (sshj), never on an event loop: host keys are always verified against the
+ * target's pinned fingerprint, every command has a timeout (then it is killed and the result says so), and stdout
+ * and stderr are read at once so neither can stall the other.
+ */
+public interface SshRunner extends AutoCloseable {
+  int OUTPUT_LIMIT = 64 * 1024;
+
+  static SshRunner create(Vertx vertx) {
+    return new SshjRunner(vertx);
+  }
+
+  /**
+   * Runs {@code command}, feeding it {@code stdin} (secrets go there, never on the command line; null: none). Fails
+   * if the server cannot be reached, presents another host key, or refuses the key.
+   */
+  Future<SshResult> run(SshTarget target, String command, byte[] stdin, Duration timeout);
+
+  @Override
+  void close();
+}

@@ -1,0 +1,121 @@
+package io.warmmetal.api.ssh.impl;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.warmmetal.api.ssh.SshResult;
+import io.warmmetal.api.ssh.SshRunner;
+import io.warmmetal.api.ssh.SshTarget;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import net.schmizz.sshj.DefaultConfig;
+import net.schmizz.sshj.SSHClient;
+import net.schmizz.sshj.connection.ConnectionException;
+import net.schmizz.sshj.connection.channel.direct.Session;
+import net.schmizz.sshj.connection.channel.direct.Signal;
+import net.schmizz.sshj.transport.verification.FingerprintVerifier;
+import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
+
+/** {@link SshRunner} on sshj: one connection per command, on a worker thread; the streams read by two more. */
+public final class SshjRunner implements SshRunner {
+  private final Vertx vertx;
+  private final ExecutorService readers = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "warmmetal-ssh-reader");
+    t.setDaemon(true);
+    return t;
+  });
+
+  public SshjRunner(Vertx vertx) {
+    this.vertx = vertx;
+  }
+
+  @Override
+  public Future<SshResult> run(SshTarget target, String command, byte[] stdin, Duration timeout) {
+    return vertx.executeBlocking(() -> runBlocking(target, command, stdin, timeout), false);
+  }
+
+  private SshResult runBlocking(SshTarget target, String command, byte[] stdin, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (SSHClient ssh = new SSHClient(new DefaultConfig())) {
+      ssh.addHostKeyVerifier(FingerprintVerifier.getInstance(target.hostKeyFingerprint()));
+      int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+      ssh.setConnectTimeout(millis);
+      ssh.setTimeout(millis);
+      ssh.connect(target.host(), target.port());
+      KeyProvider key = ssh.loadKeys(target.privateKey(), null, null);
+      ssh.authPublickey(target.user(), key);
+      Session session = ssh.startSession();
+      Session.Command cmd = session.exec(command);
+      Output stdout = new Output(readers, cmd.getInputStream());
+      Output stderr = new Output(readers, cmd.getErrorStream());
+      try (OutputStream in = cmd.getOutputStream()) {
+        if (stdin != null) {
+          in.write(stdin);
+        }
+      }
+      try {
+        cmd.join(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (ConnectionException expired) {
+        // Past the timeout: ask sshd to kill the command, then drop the connection without waiting for a polite
+        // close (sshd ends the session; a command that ignores the lost pipes may linger on the server until done).
+        try {
+          cmd.signal(Signal.KILL);
+        } catch (IOException ignored) {
+          // not every server honours signals
+        }
+        ssh.disconnect();
+        return new SshResult(null, stdout.text(), stderr.text(), true);
+      }
+      SshResult result = new SshResult(cmd.getExitStatus(), stdout.text(), stderr.text(), false);
+      session.close();
+      return result;
+    }
+  }
+
+  /** A stream of the command read to its end on a reader thread, up to the limit; what came is kept on errors. */
+  private static final class Output {
+    private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    private final java.util.concurrent.Future<?> reading;
+
+    Output(ExecutorService readers, InputStream in) {
+      reading = readers.submit(() -> {
+        byte[] buf = new byte[8192];
+        try {
+          for (int n; (n = in.read(buf)) >= 0; ) {
+            synchronized (bytes) {
+              int room = OUTPUT_LIMIT - bytes.size();
+              if (room > 0) {
+                bytes.write(buf, 0, Math.min(n, room)); // past the cap: read on (the command must not block)
+              }
+            }
+          }
+        } catch (IOException ended) {
+          // the connection went (a timeout): keep what came
+        }
+        return null;
+      });
+    }
+
+    String text() {
+      try {
+        reading.get(2, TimeUnit.SECONDS);
+      } catch (Exception stillGoing) {
+        reading.cancel(true);
+      }
+      synchronized (bytes) {
+        return bytes.toString(StandardCharsets.UTF_8);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    readers.shutdownNow();
+  }
+}
