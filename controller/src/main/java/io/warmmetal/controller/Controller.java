@@ -153,7 +153,10 @@ public final class Controller implements AutoCloseable {
     // not be missed (an informer may not have it yet), or its pods would be planned twice.
     List<NodeClaim> listed;
     try {
-      listed = kube.resources(NodeClaim.class).list().getItems();
+      // Only ours: NodeClaims of another provider (Karpenter itself, side by side) are not this controller's to touch.
+      listed = kube.resources(NodeClaim.class).list().getItems().stream()
+          .filter(c -> c.getSpec().nodeClassRef != null && "WarmMetalNodeClass".equals(c.getSpec().nodeClassRef.kind))
+          .toList();
     } catch (Exception e) {
       LOG.warn("Listing NodeClaims failed: {}", e.getMessage());
       return;
@@ -163,7 +166,8 @@ public final class Controller implements AutoCloseable {
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
     step("disruption", () -> disruption.reconcile(allPods, listed));
-    step("termination", () -> termination.reconcile(listed, allPods, pdbs.getStore().list()));
+    step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
+        pdbs.getStore().list()));
   }
 
   private interface Step {

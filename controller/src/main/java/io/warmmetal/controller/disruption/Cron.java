@@ -27,7 +27,10 @@ final class Cron {
     hours = field(f[1], 0, 23);
     days = field(f[2], 1, 31);
     months = field(f[3], 1, 12);
-    weekdays = field(f[4].replace("7", "0"), 0, 6);
+    weekdays = field(f[4], 0, 7);
+    if (weekdays.get(7)) {
+      weekdays.set(0); // 7 is Sunday too
+    }
     anyDay = f[2].equals("*");
     anyWeekday = f[4].equals("*");
   }

@@ -62,7 +62,8 @@ public final class Disruption {
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
-          && pod.getMetadata().getDeletionTimestamp() == null && !Termination.daemonOrMirror(pod)) {
+          && pod.getMetadata().getDeletionTimestamp() == null && !Termination.daemonOrMirror(pod)
+          && !Termination.finished(pod)) {
         byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
       }
     }
@@ -146,12 +147,22 @@ public final class Disruption {
   /** Keeps {@code status.lastPodEventTime} at the last time a pod came to or left the node. */
   private void recordPodEvents(NodeClaim claim, List<Pod> onNode, Instant now) {
     Set<String> uids = new TreeSet<>(onNode.stream().map(p -> p.getMetadata().getUid()).toList());
-    Set<String> before = podsSeen.put(claim.getStatus().nodeName, uids);
+    Set<String> before = podsSeen.get(claim.getStatus().nodeName);
     boolean changed = before == null ? claim.getStatus().lastPodEventTime == null : !before.equals(uids);
     if (changed) {
-      claim.getStatus().lastPodEventTime = now.toString();
-      kube.resources(NodeClaim.class).resource(claim).updateStatus();
+      try {
+        kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).editStatus(c -> {
+          c.getStatus().lastPodEventTime = now.toString();
+          return c;
+        });
+        claim.getStatus().lastPodEventTime = now.toString();
+      } catch (RuntimeException e) {
+        LOG.warn("NodeClaim {}: recording its last pod event failed ({}); next pass", claim.getMetadata().getName(),
+            e.getMessage());
+        return;
+      }
     }
+    podsSeen.put(claim.getStatus().nodeName, uids);
   }
 
   private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
@@ -161,6 +172,9 @@ public final class Disruption {
     String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;
     if ("Never".equals(after)) {
       return false;
+    }
+    if (claim.getStatus().lastPodEventTime == null) {
+      return false; // not recorded yet: the clock has not started
     }
     Instant quietSince = Instant.parse(claim.getStatus().lastPodEventTime);
     return !now.isBefore(quietSince.plus(GoDuration.parse(after, Duration.ZERO)));

@@ -31,9 +31,16 @@ final class NodePoolBudgets {
       if (b.reasons != null && !b.reasons.isEmpty() && !b.reasons.contains(reason)) {
         continue;
       }
-      if (b.schedule != null && !Cron.parse(b.schedule).activeAt(now.atZone(ZoneOffset.UTC),
-          GoDuration.parse(b.duration, java.time.Duration.ZERO).toMinutes())) {
-        continue;
+      try {
+        if (b.schedule != null && !Cron.parse(b.schedule).activeAt(now.atZone(ZoneOffset.UTC),
+            GoDuration.parse(b.duration, java.time.Duration.ZERO).toMinutes())) {
+          continue;
+        }
+      } catch (IllegalArgumentException e) {
+        // A budget we cannot read blocks disruption of its pool rather than being ignored (safe side).
+        org.slf4j.LoggerFactory.getLogger(NodePoolBudgets.class).warn("NodePool {}: budget schedule '{}': {}",
+            pool.getMetadata().getName(), b.schedule, e.getMessage());
+        return 0;
       }
       cap = Math.min(cap, value(b.nodes == null ? "10%" : b.nodes, nodes));
     }

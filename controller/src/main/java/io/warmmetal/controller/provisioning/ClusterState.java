@@ -48,7 +48,14 @@ public final class ClusterState {
         LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
         continue;
       }
-      var shapes = apis.apply(nodeClass).shapes();
+      com.fasterxml.jackson.databind.JsonNode shapes;
+      try {
+        shapes = apis.apply(nodeClass).shapes();
+      } catch (Exception e) {
+        LOG.warn("NodePool {}: its instances API cannot be asked for shapes ({}); left out of this pass",
+            pool.getMetadata().getName(), e.getMessage());
+        continue;
+      }
       List<InstanceType> types = InstanceTypes.of(shapes);
       state.available.addAll(InstanceTypes.available(shapes));
       String name = pool.getMetadata().getName();

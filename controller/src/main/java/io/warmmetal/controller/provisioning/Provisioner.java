@@ -261,8 +261,9 @@ public final class Provisioner {
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(InstanceTypes.INSTANCE_TYPE, instance.get("shape").asText());
       return () -> {
-        kube.resources(NodeClaim.class).resource(claim).update();
-        kube.resources(NodeClaim.class).resource(claim).updateStatus();
+        NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
+        updated.setStatus(claim.getStatus()); // the status write needs the resourceVersion the update made
+        kube.resources(NodeClaim.class).resource(updated).updateStatus();
         LOG.info("NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
         return null;
       };

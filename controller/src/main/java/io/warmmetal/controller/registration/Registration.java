@@ -45,7 +45,12 @@ public final class Registration {
       }
       Node node = byProvider.get(claim.getStatus().providerID);
       if (node != null) {
-        advance(claim, node);
+        try {
+          advance(claim, node);
+        } catch (RuntimeException e) {
+          LOG.warn("NodeClaim {}: registering Node {} failed ({}); next pass", claim.getMetadata().getName(),
+              node.getMetadata().getName(), e.getMessage());
+        }
       }
     }
   }

@@ -56,7 +56,7 @@ public final class Termination {
     this.apis = apis;
   }
 
-  public void reconcile(List<NodeClaim> claims, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
+  public void reconcile(List<NodeClaim> claims, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
     Instant now = Instant.now();
     evicted.values().removeIf(at -> at.isBefore(now.minus(EVICTION_MEMORY)));
     PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
@@ -67,7 +67,7 @@ public final class Termination {
       }
       MDC.put("nodeclaim", claim.getMetadata().getName());
       try {
-        finish(claim, pods, budgets);
+        finish(claim, nodes, pods, budgets);
       } catch (Exception e) {
         LOG.warn("Terminating NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
       } finally {
@@ -76,22 +76,24 @@ public final class Termination {
     }
   }
 
-  private void finish(NodeClaim claim, List<Pod> pods, PodBudgets budgets) throws Exception {
-    String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
-    Node node = nodeName == null ? null : kube.nodes().withName(nodeName).get();
+  private void finish(NodeClaim claim, List<Node> nodes, List<Pod> pods, PodBudgets budgets) throws Exception {
+    Node node = nodeOf(claim, nodes);
+    String nodeName = node == null ? null : node.getMetadata().getName();
     if (node != null) {
-      taintDisrupted(node);
+      if (taintDisrupted(node)) {
+        return; // just tainted: a pod bound a moment before may not be in our view yet — look again next pass
+      }
       Duration grace = GoDuration.parse(claim.getSpec().terminationGracePeriod, null);
       boolean forced = grace != null
           && Instant.now().isAfter(Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace));
       List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
-          .filter(p -> !daemonOrMirror(p)).toList();
+          .filter(p -> !daemonOrMirror(p) && !finished(p)).toList();
       for (Pod pod : left) {
         if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
           drain(pod, forced, budgets);
         }
       }
-      if (!left.isEmpty()) {
+      if (!left.isEmpty() && !forced) {
         return; // the next pass looks again: pods take their time to go
       }
     }
@@ -181,10 +183,23 @@ public final class Termination {
     return true;
   }
 
-  private void taintDisrupted(Node node) {
+  /** The claim's Node: by name once registered, else by providerID (a Node whose registration was not recorded). */
+  private static Node nodeOf(NodeClaim claim, List<Node> nodes) {
+    if (claim.getStatus() == null) {
+      return null;
+    }
+    String name = claim.getStatus().nodeName;
+    String provider = claim.getStatus().providerID;
+    return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)
+            || (provider != null && n.getSpec() != null && provider.equals(n.getSpec().getProviderID())))
+        .findFirst().orElse(null);
+  }
+
+  /** Taints the Node disrupted; true if it was not tainted yet. */
+  private boolean taintDisrupted(Node node) {
     List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
     if (taints.stream().anyMatch(t -> DISRUPTED_TAINT.equals(t.getKey()))) {
-      return;
+      return false;
     }
     kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
       List<Taint> more = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
@@ -192,6 +207,13 @@ public final class Termination {
       n.getSpec().setTaints(more);
       return n;
     });
+    return true;
+  }
+
+  /** A pod that has run to completion holds nothing: it neither blocks a drain nor keeps a node from being empty. */
+  public static boolean finished(Pod pod) {
+    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
+    return "Succeeded".equals(phase) || "Failed".equals(phase);
   }
 
   /** DaemonSet pods go with the node; mirror (static) pods are the kubelet's. */

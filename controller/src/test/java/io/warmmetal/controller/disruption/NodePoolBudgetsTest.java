@@ -46,6 +46,8 @@ class NodePoolBudgetsTest {
     assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-30T18:00:00Z"))).isEqualTo(5);
     assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z"))) // Sunday
         .isEqualTo(5);
+    // A schedule it cannot read (names are not supported) stops disruption in that pool rather than being ignored.
+    assertThat(NodePoolBudgets.allowed(pool(budget("5", "0 9 * * MON", "1h")), "Empty", 10, 0, noon)).isZero();
   }
 
   @Test
@@ -56,6 +58,8 @@ class NodePoolBudgetsTest {
     assertThat(weekdayMornings.matches(ZonedDateTime.parse("2026-11-29T09:45:00Z"))).isFalse(); // Sunday
     assertThat(Cron.parse("@daily").activeAt(ZonedDateTime.parse("2026-11-30T00:59:00Z"), 60)).isTrue();
     assertThat(Cron.parse("@daily").activeAt(ZonedDateTime.parse("2026-11-30T01:00:00Z"), 60)).isFalse();
+    assertThat(Cron.parse("0 0 * * 7").matches(ZonedDateTime.parse("2026-11-29T00:00:00Z"))).isTrue(); // Sunday
+    assertThat(Cron.parse("0 0 * * 1-7").matches(ZonedDateTime.parse("2026-11-29T00:00:00Z"))).isTrue();
     assertThatThrownBy(() -> Cron.parse("61 * * * *")).hasMessageContaining("0-59");
     assertThatThrownBy(() -> Cron.parse("* * *")).hasMessageContaining("five fields");
   }
