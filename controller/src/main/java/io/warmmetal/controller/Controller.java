@@ -165,7 +165,7 @@ public final class Controller implements AutoCloseable {
     // for a plan of pods that may well fit on it already.
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
-    step("disruption", () -> disruption.reconcile(allPods, listed));
+    step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed));
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
         pdbs.getStore().list()));
   }

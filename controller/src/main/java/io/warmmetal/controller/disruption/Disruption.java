@@ -57,7 +57,8 @@ public final class Disruption {
     this.overhead = overhead;
   }
 
-  public void reconcile(List<Pod> pods, List<NodeClaim> claims) throws Exception {
+  public void reconcile(List<Pod> pods, List<io.fabric8.kubernetes.api.model.Node> nodes, List<NodeClaim> claims)
+      throws Exception {
     Instant now = Instant.now();
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
@@ -87,8 +88,11 @@ public final class Disruption {
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
+    Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName = new HashMap<>();
+    nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
     List<NodeClaim> candidates = live.stream()
         .filter(c -> consolidatable(c, pools.get(pool(c)), now))
+        .filter(c -> !pinned(nodesByName.get(c.getStatus().nodeName)))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().noneMatch(Disruption::pinned))
         .toList();
     if (candidates.isEmpty()) {
@@ -189,9 +193,10 @@ public final class Disruption {
         .plus(GoDuration.parse(after, DEFAULT_EXPIRE_AFTER)));
   }
 
-  private static boolean pinned(Pod pod) {
-    return pod.getMetadata().getAnnotations() != null
-        && "true".equals(pod.getMetadata().getAnnotations().get(Termination.DO_NOT_DISRUPT));
+  /** A pod or Node annotated {@code karpenter.sh/do-not-disrupt: "true"}. */
+  private static boolean pinned(io.fabric8.kubernetes.api.model.HasMetadata object) {
+    return object != null && object.getMetadata().getAnnotations() != null
+        && "true".equals(object.getMetadata().getAnnotations().get(Termination.DO_NOT_DISRUPT));
   }
 
   private static boolean initialized(NodeClaim claim) {

@@ -66,8 +66,11 @@ public final class ClusterState {
     }
     Map<String, Resources> boundByNode = new HashMap<>();
     for (Pod pod : pods) {
+      // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
-          && pod.getMetadata().getDeletionTimestamp() == null) {
+          && pod.getMetadata().getDeletionTimestamp() == null
+          && !io.warmmetal.controller.termination.Termination.daemonOrMirror(pod)
+          && !io.warmmetal.controller.termination.Termination.finished(pod)) {
         boundByNode.merge(pod.getSpec().getNodeName(), PodRequests.of(pod).requests(), Resources::plus);
       }
     }

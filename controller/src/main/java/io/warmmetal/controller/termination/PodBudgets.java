@@ -41,9 +41,14 @@ final class PodBudgets {
     return budgets;
   }
 
-  /** Whether every budget covering the pod lets one more go. */
+  /**
+   * Whether every budget covering the pod lets one more go. A pod that is not Ready costs no budget (its absence
+   * is already counted; the Eviction API lets it go too, unless the budget's unhealthyPodEvictionPolicy says
+   * otherwise — then the API server's 429 decides).
+   */
   boolean allows(Pod pod) {
-    return allowed.entrySet().stream().filter(e -> selects(e.getKey(), pod)).allMatch(e -> e.getValue() > 0);
+    return !ready(pod)
+        || allowed.entrySet().stream().filter(e -> selects(e.getKey(), pod)).allMatch(e -> e.getValue() > 0);
   }
 
   /** The budgets that stopped the pod, for the log. */
@@ -53,7 +58,9 @@ final class PodBudgets {
   }
 
   void evicted(Pod pod) {
-    allowed.replaceAll((pdb, n) -> selects(pdb, pod) ? n - 1 : n);
+    if (ready(pod)) {
+      allowed.replaceAll((pdb, n) -> selects(pdb, pod) ? n - 1 : n);
+    }
   }
 
   private static boolean selects(PodDisruptionBudget pdb, Pod pod) {

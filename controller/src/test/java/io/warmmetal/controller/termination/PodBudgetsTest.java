@@ -36,6 +36,7 @@ class PodBudgetsTest {
     budgets.evicted(pods.get(0));
     assertThat(budgets.allows(pods.get(1))).isFalse(); // one Ready pod left, and one must stay
     assertThat(budgets.blocking(pods.get(1))).containsExactly("default/web");
+    assertThat(budgets.allows(pods.get(2))).isTrue(); // not Ready: its going costs the budget nothing
     assertThat(budgets.allows(pods.get(3))).isTrue(); // not covered
   }
 
