@@ -69,6 +69,7 @@ public final class Controller implements AutoCloseable {
   private final Registration registration;
   private final Disruption disruption;
   private final Termination termination;
+  private final io.warmmetal.controller.termination.Orphans orphans;
   private SharedIndexInformer<Pod> pods;
   private SharedIndexInformer<PodDisruptionBudget> pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
@@ -88,6 +89,8 @@ public final class Controller implements AutoCloseable {
     this.registration = new Registration(kube, defs);
     this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead);
     this.termination = new Termination(kube, defs, this::api);
+    this.orphans = new io.warmmetal.controller.termination.Orphans(this::api,
+        io.warmmetal.controller.termination.Orphans.GRACE, io.warmmetal.controller.termination.Orphans.EVERY);
   }
 
   public void start() {
@@ -168,6 +171,7 @@ public final class Controller implements AutoCloseable {
     step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed));
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
         pdbs.getStore().list()));
+    step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
   }
 
   private interface Step {

@@ -63,6 +63,22 @@ public final class InstancesApi {
     return send("GET", "/v1/instances?limit=100&labelSelector=" + selector, null).get("items");
   }
 
+  /** Every instance in {@code state} that carries the label key {@code key} (all pages). */
+  public java.util.List<JsonNode> withLabel(String key, String state) throws IOException, InterruptedException {
+    java.util.List<JsonNode> all = new java.util.ArrayList<>();
+    String cursor = null;
+    do {
+      String query = "/v1/instances?limit=500&state=" + state + "&labelSelector="
+          + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8)
+          + (cursor == null ? "" : "&cursor=" + java.net.URLEncoder.encode(cursor,
+              java.nio.charset.StandardCharsets.UTF_8));
+      JsonNode page = send("GET", query, null);
+      page.get("items").forEach(all::add);
+      cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
+    } while (cursor != null);
+    return all;
+  }
+
   public JsonNode terminate(String instanceId) throws IOException, InterruptedException {
     return send("DELETE", "/v1/instances/" + instanceId, null);
   }

@@ -1,0 +1,66 @@
+package io.warmmetal.controller.termination;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.provisioning.Provisioner;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Garbage collection, as Karpenter's: an instance launched for a NodeClaim that no longer exists (a deposed
+ * leader's launch that finished after its claim was given up, a claim removed by hand without its finalizer) holds a
+ * machine nobody will release. Instances carrying a NodeClaim-UID label whose claim is gone, and older than
+ * {@code grace} (two minutes; a launch in flight has its claim, but this pass's list may predate it), are terminated.
+ */
+public final class Orphans {
+  private static final Logger LOG = LoggerFactory.getLogger(Orphans.class);
+  public static final Duration GRACE = Duration.ofMinutes(2);
+  public static final Duration EVERY = Duration.ofMinutes(1);
+
+  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final Duration grace;
+  private final Duration every;
+  private Instant lastRun = Instant.EPOCH;
+
+  public Orphans(Function<WarmMetalNodeClass, InstancesApi> apis, Duration grace, Duration every) {
+    this.apis = apis;
+    this.grace = grace;
+    this.every = every;
+  }
+
+  /** Collects, at most once every {@code every}, through every node class's API. */
+  public void reconcile(List<NodeClaim> claims, List<WarmMetalNodeClass> nodeClasses) throws Exception {
+    Instant now = Instant.now();
+    if (lastRun.plus(every).isAfter(now)) {
+      return;
+    }
+    lastRun = now;
+    Set<String> live = claims.stream().map(c -> c.getMetadata().getUid()).collect(Collectors.toSet());
+    Set<InstancesApi> seen = new java.util.HashSet<>();
+    for (WarmMetalNodeClass nodeClass : nodeClasses) {
+      InstancesApi api = apis.apply(nodeClass);
+      if (!seen.add(api)) {
+        continue; // node classes sharing one API and token: asked once
+      }
+      for (String state : List.of("pending", "running")) {
+        for (JsonNode instance : api.withLabel(Provisioner.NODECLAIM_UID_LABEL, state)) {
+          String uid = instance.path("labels").path(Provisioner.NODECLAIM_UID_LABEL).asText();
+          Instant created = Instant.parse(instance.get("createdAt").asText());
+          if (!live.contains(uid) && !created.plus(grace).isAfter(now)) {
+            LOG.info("Instance {} was launched for NodeClaim {}, which is gone: terminating it",
+                instance.get("id").asText(), uid);
+            api.terminate(instance.get("id").asText());
+          }
+        }
+      }
+    }
+  }
+}
