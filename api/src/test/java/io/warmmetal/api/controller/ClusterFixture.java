@@ -196,6 +196,14 @@ public final class ClusterFixture implements AutoCloseable {
 
   @Override
   public void close() {
+    // Quiet first: with no pods left the controller stops launching, so its watches close with few events in flight
+    // (fabric8's mock server blocks its event loop while a closing watch drains its events).
+    try {
+      kube.pods().inAnyNamespace().delete();
+      Thread.sleep(300);
+    } catch (Exception e) {
+      // closing anyway
+    }
     controller.close();
     controllerClient.close();
     agents.forEach(a -> a.stop().await());
