@@ -35,7 +35,11 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
     Files.writeString(key, keyPem);
     Files.writeString(dir.resolve(CERT), certificatePem);
     Files.writeString(dir.resolve(CA), caPem);
-    Files.writeString(dir.resolve(MACHINE_ID), machineId + "\n");
+    // Written aside and renamed into place: the marker is whole or absent, never half there.
+    Path staged = dir.resolve(MACHINE_ID + ".tmp");
+    Files.writeString(staged, machineId + "\n");
+    Files.move(staged, dir.resolve(MACHINE_ID), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
   }
 
   @Override
