@@ -212,7 +212,9 @@ public final class Controller implements AutoCloseable {
       credentials.put(secretId, cached);
     }
     String token = cached.token();
-    return apis.computeIfAbsent(spec.endpoint + "#" + token, k -> new InstancesApi(URI.create(spec.endpoint), token));
+    // One client per endpoint, replaced when its token rotates (not one more per token, kept forever).
+    return apis.compute(spec.endpoint, (endpoint, current) -> current != null && current.usesToken(token) ? current
+        : new InstancesApi(URI.create(endpoint), token));
   }
 
   private record Credentials(String token, java.time.Instant readAt) {}

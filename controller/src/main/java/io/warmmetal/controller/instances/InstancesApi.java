@@ -28,6 +28,12 @@ public final class InstancesApi {
     this.token = token;
   }
 
+  /** Whether this client speaks with {@code candidate} (compared in constant time: it is a secret). */
+  public boolean usesToken(String candidate) {
+    return java.security.MessageDigest.isEqual(token.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+        candidate.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
   /** An error answer of the API: its status and stable code. */
   public static final class ApiException extends IOException {
     private final int status;
