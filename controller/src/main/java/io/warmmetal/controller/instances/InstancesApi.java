@@ -63,19 +63,17 @@ public final class InstancesApi {
     return send("POST", "/v1/instances", request).get("instances").get(0);
   }
 
-  /** Instances carrying the label {@code key=value}, whatever their state (first 100). */
-  public JsonNode labelled(String key, String value) throws IOException, InterruptedException {
-    String selector = java.net.URLEncoder.encode(key + "=" + value, java.nio.charset.StandardCharsets.UTF_8);
-    return send("GET", "/v1/instances?limit=100&labelSelector=" + selector, null).get("items");
-  }
-
-  /** Every instance in {@code state} that carries the label key {@code key} (all pages). */
-  public java.util.List<JsonNode> withLabel(String key, String state) throws IOException, InterruptedException {
+  /**
+   * Every instance matching the label selector ({@code k=v}, {@code k}, …), in {@code state} if not null; all
+   * pages.
+   */
+  public java.util.List<JsonNode> selected(String labelSelector, String state)
+      throws IOException, InterruptedException {
     java.util.List<JsonNode> all = new java.util.ArrayList<>();
     String cursor = null;
     do {
-      String query = "/v1/instances?limit=500&state=" + state + "&labelSelector="
-          + java.net.URLEncoder.encode(key, java.nio.charset.StandardCharsets.UTF_8)
+      String query = "/v1/instances?limit=500" + (state == null ? "" : "&state=" + state) + "&labelSelector="
+          + java.net.URLEncoder.encode(labelSelector, java.nio.charset.StandardCharsets.UTF_8)
           + (cursor == null ? "" : "&cursor=" + java.net.URLEncoder.encode(cursor,
               java.nio.charset.StandardCharsets.UTF_8));
       JsonNode page = send("GET", query, null);

@@ -14,7 +14,6 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
-import io.warmmetal.controller.scheduling.NodePoolView;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
@@ -198,21 +197,14 @@ public final class Provisioner {
     types.stream()
         .filter(t -> !t.name().equals(node.type().name()))
         .filter(t -> node.pool().allows(t) && t.allocatable().minus(overhead).fits(requested))
-        .filter(t -> node.pods().stream().allMatch(p -> p.accepts(labelsOf(node.pool(), t))))
+        .filter(t -> node.pods().stream().allMatch(p -> p.accepts(Scheduler.labels(node.pool(), t))))
         .sorted(java.util.Comparator.comparingDouble(InstanceType::price))
         .forEach(t -> names.add(t.name()));
     return names;
   }
 
-  private static Map<String, String> labelsOf(NodePoolView pool, InstanceType type) {
-    Map<String, String> labels = new HashMap<>(type.labels());
-    labels.putAll(pool.labels());
-    labels.put(NODEPOOL_LABEL, pool.name());
-    return labels;
-  }
-
   /**
-   * Launches the claim's instance; returns what records the launch on the claim (null if there is nothing to
+   * Launches the claim's instance; returns what records the launch on the claim ({@code NOTHING} if there is nothing to
    * record). Recording waits until every launch of the pass is out: the joins are what the pods wait for.
    */
   private Callable<Void> launch(NodeClaim claim) throws Exception {

@@ -139,7 +139,8 @@ public final class Scheduler {
         .anyMatch(r -> pod.requests().extended().getOrDefault(r, 0L) == 0);
   }
 
-  private static Map<String, String> labels(NodePoolView pool, InstanceType type) {
+  /** The labels a node of {@code type} in {@code pool} gets: the type's, the pool's, and the pool's name. */
+  public static Map<String, String> labels(NodePoolView pool, InstanceType type) {
     Map<String, String> labels = new HashMap<>(type.labels());
     labels.putAll(pool.labels());
     labels.put("karpenter.sh/nodepool", pool.name());

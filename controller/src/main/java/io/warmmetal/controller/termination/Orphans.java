@@ -51,7 +51,7 @@ public final class Orphans {
         continue; // node classes sharing one API and token: asked once
       }
       for (String state : List.of("pending", "running")) {
-        for (JsonNode instance : api.withLabel(Provisioner.NODECLAIM_UID_LABEL, state)) {
+        for (JsonNode instance : api.selected(Provisioner.NODECLAIM_UID_LABEL, state)) {
           String uid = instance.path("labels").path(Provisioner.NODECLAIM_UID_LABEL).asText();
           Instant created = Instant.parse(instance.get("createdAt").asText());
           if (!live.contains(uid) && !created.plus(grace).isAfter(now)) {

@@ -166,7 +166,7 @@ public final class Termination {
     if (recorded != null) {
       ids.add(recorded);
     }
-    for (var instance : api.labelled(Provisioner.NODECLAIM_UID_LABEL, claim.getMetadata().getUid())) {
+    for (var instance : api.selected(Provisioner.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
       if (!"terminated".equals(instance.path("state").asText())) {
         ids.add(instance.get("id").asText());
       }
