@@ -30,6 +30,12 @@ import io.warmmetal.api.metrics.FleetMetrics;
 import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
 import io.warmmetal.api.shapes.ShapeRoutes;
+import io.warmmetal.api.ssh.AgentInstaller;
+import io.warmmetal.api.ssh.Recovery;
+import io.warmmetal.api.ssh.SshEnrollments;
+import io.warmmetal.api.ssh.SshKeys;
+import io.warmmetal.api.ssh.SshRoutes;
+import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.protocol.CaPin;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
@@ -59,6 +65,10 @@ public final class WarmMetalApi {
   private PgConnectOptions connectOptions;
   private EnrollmentTokens enrollmentTokens;
   private Lifecycle lifecycle;
+  private SshRunner ssh;
+  private SshKeys sshKeys;
+  private SshEnrollments sshEnrollments;
+  private Recovery recovery;
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
     this.vertx = vertx;
@@ -94,17 +104,32 @@ public final class WarmMetalApi {
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout()),
               poolManager::nudge);
           TokenStore tokens = new TokenStore(vertx, db);
+          startSsh(secrets);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics))
               .compose(x -> channel.start())
-              .compose(x -> deployAgentPort());
+              .compose(x -> deployAgentPort())
+              .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(12)))
+              .<Void>mapEmpty();
         })
         .onSuccess(x -> {
           poolManager.start();
           LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
               config.agentHost(), agentPort, ca.pin());
         });
+  }
+
+  /** SSH: stored keys, installing agents over SSH, recovery. */
+  private void startSsh(SecretBox secrets) {
+    ssh = SshRunner.create(vertx);
+    sshKeys = new SshKeys(vertx, db, secrets);
+    AgentInstaller installer = new AgentInstaller(vertx, ssh, AgentInstaller.locate(config.agentJar()),
+        config.agentInstallDir(), config.sshTimeout());
+    sshEnrollments = new SshEnrollments(db, sshKeys, enrollmentTokens, installer, config.agentInstallDir(),
+        () -> new SshEnrollments.AgentEndpoint(config.agentUrl()
+            .orElse("https://" + config.agentNames().get(0) + ":" + agentPort), ca.pin().value()));
+    recovery = new Recovery(db, sshKeys, installer, config.rebootCommand());
   }
 
   private PgConnectOptions connectOptions() throws Exception {
@@ -161,6 +186,7 @@ public final class WarmMetalApi {
     EventRoutes.mount(ops, db);
     TokenRoutes.mount(ops, tokens);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
+    SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
   }
 
   /** The agents' TLS port (enrollment and the channel). */
@@ -195,6 +221,9 @@ public final class WarmMetalApi {
   public Future<Void> stop() {
     if (poolManager != null) {
       poolManager.stop();
+    }
+    if (ssh != null) {
+      ssh.close();
     }
     Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
     Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null

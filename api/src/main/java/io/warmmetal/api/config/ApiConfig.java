@@ -33,6 +33,16 @@ import java.util.Optional;
  * @param offlineAfter       silence after which a machine is offline ({@code WARMMETAL_OFFLINE_AFTER_SECONDS}, 45)
  * @param joinTimeout        how long a delivered join may go without a result ({@code WARMMETAL_JOIN_TIMEOUT_SECONDS},
  *                           600)
+ * @param agentUrl           the agent port's URL as servers reach it, given to agents installed over SSH
+ *                           ({@code WARMMETAL_AGENT_URL}; default https://first-agent-name:agent-port)
+ * @param agentJar           the agent jar installed over SSH ({@code WARMMETAL_AGENT_JAR}; default: the one the
+ *                           build leaves in agent/target, looked for beside the API jar and in the working directory)
+ * @param agentInstallDir    where an SSH install puts the agent on a server ({@code WARMMETAL_AGENT_INSTALL_DIR},
+ *                           default /opt/warmmetal-agent)
+ * @param sshTimeout         how long one command over SSH may run ({@code WARMMETAL_SSH_TIMEOUT_SECONDS}, 60; an
+ *                           upload of the agent gets ten times as long)
+ * @param rebootCommand      what {@code recover} runs over SSH to reboot a server ({@code WARMMETAL_SSH_REBOOT_COMMAND},
+ *                           default: systemctl reboot, else reboot)
  */
 public record ApiConfig(
     String httpHost,
@@ -52,7 +62,12 @@ public record ApiConfig(
     Duration agentCertValidity,
     Duration heartbeat,
     Duration offlineAfter,
-    Duration joinTimeout) {
+    Duration joinTimeout,
+    Optional<String> agentUrl,
+    Optional<Path> agentJar,
+    String agentInstallDir,
+    Duration sshTimeout,
+    String rebootCommand) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -78,7 +93,12 @@ public record ApiConfig(
         Duration.ofDays(r.integer("WARMMETAL_AGENT_CERT_DAYS", 365, 1, 3650)),
         Duration.ofSeconds(r.integer("WARMMETAL_HEARTBEAT_SECONDS", 10, 1, 3600)),
         Duration.ofSeconds(r.integer("WARMMETAL_OFFLINE_AFTER_SECONDS", 45, 2, 86400)),
-        Duration.ofSeconds(r.integer("WARMMETAL_JOIN_TIMEOUT_SECONDS", 600, 1, 86400)));
+        Duration.ofSeconds(r.integer("WARMMETAL_JOIN_TIMEOUT_SECONDS", 600, 1, 86400)),
+        r.optional("WARMMETAL_AGENT_URL"),
+        r.optional("WARMMETAL_AGENT_JAR").map(Path::of),
+        r.string("WARMMETAL_AGENT_INSTALL_DIR", "/opt/warmmetal-agent"),
+        Duration.ofSeconds(r.integer("WARMMETAL_SSH_TIMEOUT_SECONDS", 60, 1, 3600)),
+        r.string("WARMMETAL_SSH_REBOOT_COMMAND", "systemctl reboot || reboot"));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

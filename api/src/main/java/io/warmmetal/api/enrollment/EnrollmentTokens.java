@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
@@ -32,10 +33,16 @@ public final class EnrollmentTokens {
   public record Grant(String tokenId, JsonObject labels, boolean reenroll) {}
 
   public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels, boolean allowReenroll) {
+    return create(db, uses, expiresInSeconds, labels, allowReenroll);
+  }
+
+  /** As {@link #create(int, int, JsonObject, boolean)}, in the caller's transaction. */
+  public Future<JsonObject> create(SqlClient client, int uses, int expiresInSeconds, JsonObject labels,
+      boolean allowReenroll) {
     String id = Ids.random("et-", 16);
     String secret = "wme_" + Ids.tokenSecret().substring(3);
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
-        .compose(hash -> db.preparedQuery("""
+        .compose(hash -> client.preparedQuery("""
                 INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at, allow_reenroll)
                 VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6) RETURNING *""")
             .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds, allowReenroll)))

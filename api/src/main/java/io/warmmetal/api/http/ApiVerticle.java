@@ -46,6 +46,13 @@ public final class ApiVerticle extends VerticleBase {
     Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, auth),
         mountOperations);
     mountOperational.accept(router);
+    // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
+    // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.
+    router.routeWithRegex("/v1/[^:]*[^/:]:[a-z][a-z-]*").order(Integer.MIN_VALUE).handler(ctx -> {
+      String path = ctx.normalizedPath();
+      int colon = path.lastIndexOf(':');
+      ctx.reroute(ctx.request().method(), path.substring(0, colon) + "/" + path.substring(colon + 1));
+    });
     for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
       router.errorHandler(status, ErrorResponses::handle);
     }

@@ -13,6 +13,7 @@ public enum ErrorCode {
   RequestTooLarge(413),
   UnsupportedMediaType(415),
   InternalError(500),
+  RemoteFailure(502),
   InsufficientCapacity(503),
   ServiceUnavailable(503);
 

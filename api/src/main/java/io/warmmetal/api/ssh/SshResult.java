@@ -5,6 +5,12 @@ package io.warmmetal.api.ssh;
  * {@link SshRunner#OUTPUT_LIMIT} bytes), and whether it was stopped at its timeout.
  */
 public record SshResult(Integer exitStatus, String stdout, String stderr, boolean timedOut) {
+  /** For events: the exit status, whether it timed out, and {@code output} (already redacted by the caller). */
+  public io.vertx.core.json.JsonObject toJson(String output) {
+    return new io.vertx.core.json.JsonObject().put("exitStatus", exitStatus).put("timedOut", timedOut)
+        .put("output", output);
+  }
+
   public boolean succeeded() {
     return !timedOut && exitStatus != null && exitStatus == 0;
   }

@@ -3,6 +3,7 @@ package io.warmmetal.api.ssh;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.warmmetal.api.ssh.impl.SshjRunner;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -22,6 +23,12 @@ public interface SshRunner extends AutoCloseable {
    * if the server cannot be reached, presents another host key, or refuses the key.
    */
   Future<SshResult> run(SshTarget target, String command, byte[] stdin, Duration timeout);
+
+  /**
+   * Copies a local file to {@code remotePath} over SFTP (the server's sftp subsystem), failing if it takes longer
+   * than {@code timeout}.
+   */
+  Future<Void> upload(SshTarget target, Path local, String remotePath, Duration timeout);
 
   @Override
   void close();

@@ -21,6 +21,8 @@ public final class Sshd implements AutoCloseable {
   public final String hostKeyFingerprint;
   /** The client's private key (OpenSSH format) that sshd accepts. */
   public final String clientKey;
+  /** Its public half, as in authorized_keys ({@code ssh-ed25519 AAAA…}, without the comment). */
+  public final String clientPublicKey;
   private final Path dir;
   private final Process process;
 
@@ -29,6 +31,8 @@ public final class Sshd implements AutoCloseable {
     this.port = port;
     this.hostKeyFingerprint = hostKeyFingerprint;
     this.clientKey = clientKey;
+    String[] pub = readPublic(dir.resolve("client_ed25519.pub"));
+    this.clientPublicKey = pub[0] + " " + pub[1];
     this.process = process;
   }
 
@@ -67,6 +71,14 @@ public final class Sshd implements AutoCloseable {
         }
         Thread.sleep(20);
       }
+    }
+  }
+
+  private static String[] readPublic(Path file) {
+    try {
+      return Files.readString(file).trim().split(" ");
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
     }
   }
 

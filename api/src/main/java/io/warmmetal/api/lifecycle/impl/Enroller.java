@@ -15,13 +15,15 @@ import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.MachineState;
 import io.warmmetal.api.shapes.ShapeNamer;
+import io.warmmetal.api.ssh.SshEnrollments;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 
 /**
  * Agents entering the fleet. One transaction: use up the token, find the machine the same hardware enrolled before
  * (by DMI system UUID or primary MAC) or register a new one in {@code enrolling}, sign the client certificate for
- * that machine id and remember its serial — the only certificate the channel will accept for the machine.
+ * that machine id and remember its serial — the only certificate the channel will accept for the machine. A token
+ * minted by an SSH enrollment also hands that enrollment's SSH access to the machine.
  */
 final class Enroller {
   private final Vertx vertx;
@@ -48,7 +50,8 @@ final class Enroller {
     return vertx.executeBlocking(() -> CertificateAuthority.readCsr(request.csrPem()), false)
         .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
         .compose(csr -> Tx.run(db, tx -> tokens.consume(tx, request.token())
-            .compose(grant -> machineFor(tx, machine, shape, grant))
+            .compose(grant -> machineFor(tx, machine, shape, grant)
+                .compose(machineId -> SshEnrollments.enrolled(tx, grant.tokenId(), machineId).map(machineId)))
             .compose(machineId -> vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
                 .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
                 .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));

@@ -10,7 +10,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -19,11 +22,18 @@ import net.schmizz.sshj.SSHClient;
 import net.schmizz.sshj.connection.ConnectionException;
 import net.schmizz.sshj.connection.channel.direct.Session;
 import net.schmizz.sshj.connection.channel.direct.Signal;
+import net.schmizz.sshj.sftp.SFTPClient;
 import net.schmizz.sshj.transport.verification.FingerprintVerifier;
+import net.schmizz.sshj.xfer.FileSystemFile;
 import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
 
 /** {@link SshRunner} on sshj: one connection per command, on a worker thread; the streams read by two more. */
 public final class SshjRunner implements SshRunner {
+  private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "warmmetal-ssh-watchdog");
+    t.setDaemon(true);
+    return t;
+  });
   private final Vertx vertx;
   private final ExecutorService readers = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "warmmetal-ssh-reader");
@@ -40,9 +50,32 @@ public final class SshjRunner implements SshRunner {
     return vertx.executeBlocking(() -> runBlocking(target, command, stdin, timeout), false);
   }
 
-  private SshResult runBlocking(SshTarget target, String command, byte[] stdin, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    try (SSHClient ssh = new SSHClient(new DefaultConfig())) {
+  @Override
+  public Future<Void> upload(SshTarget target, Path local, String remotePath, Duration timeout) {
+    return vertx.executeBlocking(() -> {
+      try (SSHClient ssh = connect(target, timeout);
+          SFTPClient sftp = ssh.newSFTPClient()) {
+        // A stalled transfer is cut off at the deadline: closing the connection fails the blocked write.
+        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> close(ssh), timeout.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+          sftp.put(new FileSystemFile(local.toFile()), remotePath);
+        } catch (IOException e) {
+          if (watchdog.isDone()) {
+            throw new IOException("the upload to " + target + " did not finish within " + timeout.toSeconds() + " s");
+          }
+          throw e;
+        } finally {
+          watchdog.cancel(false);
+        }
+      }
+      return null;
+    }, false);
+  }
+
+  /** Connected and logged in, the host key verified against the pinned fingerprint. */
+  private static SSHClient connect(SshTarget target, Duration timeout) throws IOException {
+    SSHClient ssh = new SSHClient(new DefaultConfig());
+    try {
       ssh.addHostKeyVerifier(FingerprintVerifier.getInstance(target.hostKeyFingerprint()));
       int millis = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
       ssh.setConnectTimeout(millis);
@@ -50,6 +83,24 @@ public final class SshjRunner implements SshRunner {
       ssh.connect(target.host(), target.port());
       KeyProvider key = ssh.loadKeys(target.privateKey(), null, null);
       ssh.authPublickey(target.user(), key);
+      return ssh;
+    } catch (IOException | RuntimeException e) {
+      close(ssh);
+      throw e;
+    }
+  }
+
+  private static void close(SSHClient ssh) {
+    try {
+      ssh.close();
+    } catch (IOException ignored) {
+      // closing a broken connection
+    }
+  }
+
+  private SshResult runBlocking(SshTarget target, String command, byte[] stdin, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (SSHClient ssh = connect(target, timeout)) {
       Session session = ssh.startSession();
       Session.Command cmd = session.exec(command);
       Output stdout = new Output(readers, cmd.getInputStream());
