@@ -29,6 +29,9 @@ import io.warmmetal.api.machines.MachineRoutes;
 import io.warmmetal.api.metrics.FleetMetrics;
 import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
+import io.warmmetal.api.power.MachinePower;
+import io.warmmetal.api.power.PowerRoutes;
+import io.warmmetal.api.power.StandbyPower;
 import io.warmmetal.api.shapes.ShapeRoutes;
 import io.warmmetal.api.ssh.AgentInstaller;
 import io.warmmetal.api.ssh.Recovery;
@@ -69,6 +72,7 @@ public final class WarmMetalApi {
   private SshKeys sshKeys;
   private SshEnrollments sshEnrollments;
   private Recovery recovery;
+  private MachinePower machinePower;
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
     this.vertx = vertx;
@@ -99,12 +103,16 @@ public final class WarmMetalApi {
           CommandAnnouncer announcer = new CommandAnnouncer(db);
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, enrollmentTokens, ca,
               config.agentCertValidity(), announcer);
-          poolManager = new PoolManager(vertx, lifecycle, config.poolInterval());
+          startSsh(secrets);
+          machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
+              config.powerOffCommand());
+          StandbyPower standby = new StandbyPower(db, machinePower);
+          poolManager = new PoolManager(vertx, lifecycle, config.poolInterval(), standby::apply);
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, announcer, secrets,
-              new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout()),
+              new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
+                  config.bootTimeout()),
               poolManager::nudge);
           TokenStore tokens = new TokenStore(vertx, db);
-          startSsh(secrets);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics))
@@ -187,6 +195,7 @@ public final class WarmMetalApi {
     TokenRoutes.mount(ops, tokens);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
+    PowerRoutes.mount(ops, machinePower, poolManager);
   }
 
   /** The agents' TLS port (enrollment and the channel). */

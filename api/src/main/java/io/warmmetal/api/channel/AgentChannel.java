@@ -27,7 +27,7 @@ public final class AgentChannel {
   static final String NOTIFY_CHANNEL = "warmmetal_commands";
 
   /** How often agents beat, when silence makes a machine offline, how long a join may take. */
-  public record Timing(Duration heartbeat, Duration offlineAfter, Duration joinTimeout) {}
+  public record Timing(Duration heartbeat, Duration offlineAfter, Duration joinTimeout, Duration bootTimeout) {}
 
   private final Vertx vertx;
   private final Pool db;
@@ -133,7 +133,7 @@ public final class AgentChannel {
         .map(s -> s.machineId).toArray(String[]::new);
     Future<?> seen = heard.length == 0 ? Future.succeededFuture()
         : db.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = ANY($1)").execute(Tuple.of(heard));
-    seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter()))
+    seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout()))
         .compose(x -> returnHeldMachines(heard))
         .compose(x -> deliverQueued(heard))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))

@@ -41,6 +41,12 @@ import java.util.Optional;
  *                           default /opt/warmmetal-agent)
  * @param sshTimeout         how long one command over SSH may run ({@code WARMMETAL_SSH_TIMEOUT_SECONDS}, 60; an
  *                           upload of the agent gets ten times as long)
+ * @param powerTimeout       how long one power call (BMC or Wake-on-LAN) may take
+ *                           ({@code WARMMETAL_POWER_TIMEOUT_SECONDS}, 30)
+ * @param bootTimeout        how long a machine switched on may take to boot before its silence counts
+ *                           ({@code WARMMETAL_BOOT_TIMEOUT_SECONDS}, 600)
+ * @param powerOffCommand    what the ssh power driver runs to switch a server off
+ *                           ({@code WARMMETAL_SSH_POWEROFF_COMMAND}, default: systemctl poweroff, else poweroff)
  * @param rebootCommand      what {@code recover} runs over SSH to reboot a server ({@code WARMMETAL_SSH_REBOOT_COMMAND},
  *                           default: systemctl reboot, else reboot)
  */
@@ -67,7 +73,10 @@ public record ApiConfig(
     Optional<Path> agentJar,
     String agentInstallDir,
     Duration sshTimeout,
-    String rebootCommand) {
+    String rebootCommand,
+    Duration powerTimeout,
+    Duration bootTimeout,
+    String powerOffCommand) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -98,7 +107,10 @@ public record ApiConfig(
         r.optional("WARMMETAL_AGENT_JAR").map(Path::of),
         r.string("WARMMETAL_AGENT_INSTALL_DIR", "/opt/warmmetal-agent"),
         Duration.ofSeconds(r.integer("WARMMETAL_SSH_TIMEOUT_SECONDS", 60, 1, 3600)),
-        r.string("WARMMETAL_SSH_REBOOT_COMMAND", "systemctl reboot || reboot"));
+        r.string("WARMMETAL_SSH_REBOOT_COMMAND", "systemctl reboot || reboot"),
+        Duration.ofSeconds(r.integer("WARMMETAL_POWER_TIMEOUT_SECONDS", 30, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_BOOT_TIMEOUT_SECONDS", 600, 1, 86400)),
+        r.string("WARMMETAL_SSH_POWEROFF_COMMAND", "systemctl poweroff || poweroff"));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

@@ -27,7 +27,8 @@ final class LaunchRequests {
     }
     return new LaunchSpec(caller, shapes, minCount, maxCount, body.getString("clientToken"),
         body.getJsonObject("labels", new JsonObject()), body.getJsonObject("kubernetes"), userData(body),
-        body.getBoolean("allowPreparing", false));
+        body.getBoolean("allowPreparing", false) || body.getBoolean("allowStandby", false),
+        body.getBoolean("allowStandby", false));
   }
 
   private static List<String> shapes(JsonObject body) {

@@ -11,6 +11,7 @@ import java.util.List;
  * @param kubernetes     join parameters including the bootstrap token, or null
  * @param userData       decoded user data, or null
  * @param allowPreparing also claim machines still being prepared
+ * @param allowStandby   also claim machines in standby (switched on and prepared for the launch)
  */
 public record LaunchSpec(
     Principal caller,
@@ -21,11 +22,12 @@ public record LaunchSpec(
     JsonObject labels,
     JsonObject kubernetes,
     byte[] userData,
-    boolean allowPreparing) {
+    boolean allowPreparing,
+    boolean allowStandby) {
 
   /** The parameters that make two launches "the same" for idempotency: everything but the client token. */
   public JsonObject idempotencyView() {
-    return new JsonObject()
+    JsonObject view = new JsonObject()
         .put("shapes", shapes)
         .put("minCount", minCount)
         .put("maxCount", maxCount)
@@ -33,6 +35,10 @@ public record LaunchSpec(
         .put("kubernetes", kubernetes)
         .put("userData", userData)
         .put("allowPreparing", allowPreparing);
+    if (allowStandby) {
+      view.put("allowStandby", true); // only when asked: the launches recorded before it existed keep their hashes
+    }
+    return view;
   }
 
   public boolean hasSecrets() {

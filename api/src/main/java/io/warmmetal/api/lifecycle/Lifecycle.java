@@ -70,8 +70,12 @@ public interface Lifecycle {
    */
   Future<Void> agentConnected(String machineId);
 
-  /** Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so. */
-  Future<Integer> markSilentOffline(Duration silence);
+  /**
+   * Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so.
+   * Not machines the API switched off, nor ones it switched on less than {@code bootGrace} ago and not heard from
+   * since (they are booting).
+   */
+  Future<Integer> markSilentOffline(Duration silence, Duration bootGrace);
 
   /** Joins delivered longer than {@code timeout} ago without a result fail: the instance fails, the machine is quarantined. */
   Future<Integer> expireJoins(Duration timeout);

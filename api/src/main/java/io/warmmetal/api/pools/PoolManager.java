@@ -1,9 +1,11 @@
 package io.warmmetal.api.pools;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,11 +19,14 @@ public final class PoolManager {
   private final Vertx vertx;
   private final Lifecycle lifecycle;
   private final Duration interval;
+  private final Supplier<Future<Void>> afterPass;
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicBoolean again = new AtomicBoolean();
   private long timer = -1;
 
-  public PoolManager(Vertx vertx, Lifecycle lifecycle, Duration interval) {
+  /** {@code afterPass}: what follows each pass (the standby tier's power switching). */
+  public PoolManager(Vertx vertx, Lifecycle lifecycle, Duration interval, Supplier<Future<Void>> afterPass) {
+    this.afterPass = afterPass;
     this.vertx = vertx;
     this.lifecycle = lifecycle;
     this.interval = interval;
@@ -45,6 +50,7 @@ public final class PoolManager {
       return;
     }
     lifecycle.reconcilePools()
+        .compose(x -> afterPass.get())
         .onFailure(err -> LOG.warn("Pool reconciliation failed: {}", err.getMessage()))
         .onComplete(ar -> {
           running.set(false);

@@ -90,6 +90,21 @@ class ProvisioningTest {
   }
 
   @Test
+  void withOnlyStandbyMachinesAPodStillGetsANodeOnceOneIsPrepared() throws Exception {
+    // The pool keeps nothing warm: all three machines go to standby.
+    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
+        .put("maxWarm", 0));
+    Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
+    kube.pods().inNamespace("default").resource(pending("batch-1", "2")).create();
+
+    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 20_000);
+    Await.until("its instance running", () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'")
+        == 1);
+    assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'MachineState' AND reason = 'claimed from standby'"))
+        .isEqualTo(1);
+  }
+
+  @Test
   void aBurstOfPodsGetsTheRightNumberOfNodes() throws Exception {
     for (int i = 0; i < 20; i++) {
       kube.pods().inNamespace("default").resource(pending("batch-" + i, "1500m")).create();

@@ -73,6 +73,11 @@ public final class IpmiSim implements AutoCloseable {
     return Files.readString(power).trim().equals("1");
   }
 
+  /** Switches the simulated server by hand (its power button). */
+  public void setPower(boolean on) throws Exception {
+    Files.writeString(power, on ? "1" : "0");
+  }
+
   @Override
   public void close() throws Exception {
     process.destroy();

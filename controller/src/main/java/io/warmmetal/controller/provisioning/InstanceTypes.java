@@ -16,13 +16,14 @@ public final class InstanceTypes {
   private InstanceTypes() {}
 
   /**
-   * The shapes a launch can have a machine of now: warm ones, or ones being prepared (a launch may take those; its
-   * node then comes when the machine is ready). Standby and in-use machines do not count.
+   * The shapes a launch can have a machine of: warm ones, ones being prepared, or ones in standby (a launch may
+   * take those; its node then comes when the machine is switched on and prepared). In-use machines do not count.
    */
   public static java.util.Set<String> available(JsonNode shapes) {
     java.util.Set<String> names = new java.util.HashSet<>();
     for (JsonNode s : shapes) {
-      if (s.path("counts").path("warm").asInt(0) + s.path("counts").path("preparing").asInt(0) > 0) {
+      JsonNode counts = s.path("counts");
+      if (counts.path("warm").asInt(0) + counts.path("preparing").asInt(0) + counts.path("standby").asInt(0) > 0) {
         names.add(s.get("name").asText());
       }
     }

@@ -59,13 +59,16 @@ final class AgentPresence {
         .mapEmpty();
   }
 
-  Future<Integer> markSilentOffline(Duration silence) {
+  Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
     return Tx.run(db, tx -> tx.preparedQuery("""
             SELECT id, state, instance_id FROM machines
             WHERE last_seen < now() - make_interval(secs => $1)
               AND state NOT IN ('offline', 'retired', 'enrolling')
+              AND power_state IS DISTINCT FROM 'off'
+              AND NOT coalesce(power_state = 'on' AND last_seen < power_changed_at
+                               AND power_changed_at > now() - make_interval(secs => $2), false)
             FOR UPDATE SKIP LOCKED""")
-        .execute(Tuple.of((double) silence.toMillis() / 1000))
+        .execute(Tuple.of((double) silence.toMillis() / 1000, (double) bootGrace.toMillis() / 1000))
         .compose(rows -> {
           List<Row> silent = new ArrayList<>();
           rows.forEach(silent::add);

@@ -25,7 +25,7 @@ import java.util.Base64;
 import java.util.List;
 
 /**
- * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2 and V6, which
+ * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2, V6 and V10, which
  * document its steps) so that a launch is one round trip: record the launch under its client token, claim machines with
  * {@code FOR UPDATE SKIP LOCKED} so concurrent launches neither share a machine nor wait for each other, and bind
  * instances, join commands and events in one statement. Below {@code minCount} nothing is written. This class
@@ -33,7 +33,7 @@ import java.util.List;
  */
 final class Launcher {
   private static final String LAUNCH_SQL =
-      "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome";
+      "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS outcome";
 
   private final Vertx vertx;
   private final Pool db;
@@ -83,7 +83,8 @@ final class Launcher {
     Tuple args = Tuple.wrap(new Object[] {p.launchId, spec.caller().tokenId(), spec.clientToken(),
         Buffer.buffer(p.requestHash), spec.shapes().toArray(String[]::new), spec.allowPreparing(), spec.minCount(),
         spec.maxCount(), spec.labels(), publicJoin,
-        p.sealedSecrets == null ? null : Buffer.buffer(p.sealedSecrets), spec.userData() != null});
+        p.sealedSecrets == null ? null : Buffer.buffer(p.sealedSecrets), spec.userData() != null,
+        spec.allowStandby()});
     return db.preparedQuery(LAUNCH_SQL).execute(args).recover(err -> Future.failedFuture(refusal(spec, err)))
         .compose(rows -> {
       JsonObject outcome = (JsonObject) rows.iterator().next().getValue("outcome");
@@ -150,6 +151,7 @@ final class Launcher {
         + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList())
         + " can be had now; minCount is " + spec.minCount(), null,
         new JsonObject().put("minCount", spec.minCount()).put("allowPreparing", spec.allowPreparing())
+            .put("allowStandby", spec.allowStandby())
             .put("available", outcome.getJsonObject("available")));
   }
 }

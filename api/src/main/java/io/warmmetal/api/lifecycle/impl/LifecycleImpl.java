@@ -89,8 +89,8 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<Integer> markSilentOffline(Duration silence) {
-    return presence.markSilentOffline(silence);
+  public Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
+    return presence.markSilentOffline(silence, bootGrace);
   }
 
   @Override

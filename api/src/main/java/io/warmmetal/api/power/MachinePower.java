@@ -1,0 +1,187 @@
+package io.warmmetal.api.power;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.http.Json;
+import io.warmmetal.api.ssh.SshAccess;
+import io.warmmetal.api.ssh.SshKeys;
+import io.warmmetal.api.ssh.SshRunner;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * Each machine's power control: its settings (the BMC password sealed, bound to the machine), the driver built from
+ * them, and switching — the one writer of {@code machine_power} and of {@code machines.power_state}, the power the
+ * API last switched a machine to.
+ */
+public final class MachinePower {
+  private final Vertx vertx;
+  private final Pool db;
+  private final SecretBox secrets;
+  private final SshKeys keys;
+  private final SshRunner ssh;
+  private final Duration timeout;
+  private final String sshOffCommand;
+
+  public MachinePower(Vertx vertx, Pool db, SecretBox secrets, SshKeys keys, SshRunner ssh, Duration timeout,
+      String sshOffCommand) {
+    this.vertx = vertx;
+    this.db = db;
+    this.secrets = secrets;
+    this.keys = keys;
+    this.ssh = ssh;
+    this.timeout = timeout;
+    this.sshOffCommand = sshOffCommand;
+  }
+
+  /** Sets (or with driver {@code none}, removes) a machine's power control from a validated request body. */
+  public Future<JsonObject> configure(String machineId, JsonObject body) {
+    if ("none".equals(body.getString("driver"))) {
+      return machine(machineId)
+          .compose(m -> db.preparedQuery("DELETE FROM machine_power WHERE machine_id = $1").execute(
+              Tuple.of(machineId)))
+          .compose(x -> describe(machineId, false));
+    }
+    PowerSettings settings;
+    try {
+      settings = PowerSettings.fromRequest(body);
+    } catch (ApiError e) {
+      return Future.failedFuture(e);
+    }
+    return machine(machineId)
+        .compose(m -> {
+          if ("ssh".equals(settings.driver()) && m.getString("ssh_host") == null) {
+            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " has no SSH access on record (enroll"
+                + " it over SSH) for the ssh power driver");
+          }
+          return vertx.executeBlocking(() -> settings.password() == null ? null
+              : secrets.seal(settings.password().getBytes(StandardCharsets.UTF_8), boundTo(machineId)), false);
+        })
+        .compose(sealed -> db.preparedQuery("""
+                INSERT INTO machine_power (machine_id, driver, address, port, username, secret, tls_pin, system_id,
+                                           mac, wake_address, wake_port)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                ON CONFLICT (machine_id) DO UPDATE SET driver = excluded.driver, address = excluded.address,
+                  port = excluded.port, username = excluded.username, secret = excluded.secret,
+                  tls_pin = excluded.tls_pin, system_id = excluded.system_id, mac = excluded.mac,
+                  wake_address = excluded.wake_address, wake_port = excluded.wake_port, updated_at = now()""")
+            .execute(Tuple.wrap(new Object[] {machineId, settings.driver(), settings.address(), settings.port(),
+                settings.username(), sealed == null ? null : Buffer.buffer(sealed), settings.tlsPin(),
+                settings.systemId(), settings.mac(), settings.wakeAddress(), settings.wakePort()})))
+        .compose(x -> describe(machineId, false));
+  }
+
+  /** The machine's power settings (no password) and recorded state; with {@code observe}, what the driver sees now. */
+  public Future<JsonObject> describe(String machineId, boolean observe) {
+    return machine(machineId).compose(m -> {
+      JsonObject out = new JsonObject().put("machineId", machineId).put("powerState", m.getString("power_state"))
+          .put("powerChangedAt", Json.time(m.getOffsetDateTime("power_changed_at")));
+      if (m.getString("driver") == null) {
+        return Future.succeededFuture(out.put("driver", "none"));
+      }
+      out.mergeIn(settings(m, null).toJson());
+      if (!observe) {
+        return Future.succeededFuture(out);
+      }
+      return driver(machineId)
+          .compose(PowerDriver::status)
+          .map(state -> out.put("observed", state.name().toLowerCase()))
+          .otherwise(err -> out.put("observeError", err.getMessage()));
+    });
+  }
+
+  /**
+   * Switches the machine on or off now and records it. {@code manual}: an operator's request, refused (409) when
+   * switching off a machine that carries an instance.
+   */
+  public Future<JsonObject> switchTo(String machineId, PowerState state, String reason, boolean manual) {
+    return machine(machineId)
+        .compose(m -> {
+          if (m.getString("driver") == null) {
+            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " has no power control");
+          }
+          if (manual && state == PowerState.OFF && m.getString("instance_id") != null) {
+            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " carries instance "
+                + m.getString("instance_id") + "; terminate it before switching the machine off");
+          }
+          return driver(machineId);
+        })
+        .compose(driver -> (state == PowerState.ON ? driver.on() : driver.off())
+            .recover(err -> Future.failedFuture(new ApiError(ErrorCode.RemoteFailure, "switching machine "
+                + machineId + " " + state.name().toLowerCase() + " failed: " + err.getMessage(), null, null))))
+        .compose(x -> record(machineId, state, reason))
+        .compose(x -> describe(machineId, false));
+  }
+
+  private Future<Void> record(String machineId, PowerState state, String reason) {
+    String wire = state.name().toLowerCase();
+    return db.withTransaction(tx -> tx.preparedQuery("""
+            UPDATE machines SET power_state = $2, power_changed_at = now() WHERE id = $1""")
+        .execute(Tuple.of(machineId, wire))
+        .compose(x -> tx.preparedQuery("""
+                INSERT INTO events (type, subject, machine_id, to_state, reason)
+                VALUES ('MachinePower', $1, $1, $2, $3)""")
+            .execute(Tuple.of(machineId, wire, reason)))
+        .mapEmpty());
+  }
+
+  /** The machine's driver, its secret opened on a worker thread; fails if it has no power control. */
+  public Future<PowerDriver> driver(String machineId) {
+    return machine(machineId).compose(m -> {
+      if (m.getString("driver") == null) {
+        return Future.failedFuture(new IllegalStateException("machine " + machineId + " has no power control"));
+      }
+      Buffer sealed = m.getBuffer("secret");
+      Future<String> password = sealed == null ? Future.succeededFuture() : vertx.executeBlocking(
+          () -> new String(secrets.open(sealed.getBytes(), boundTo(machineId)), StandardCharsets.UTF_8), false);
+      return password.compose(secret -> {
+        PowerSettings s = settings(m, secret);
+        return switch (s.driver()) {
+          case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(vertx, s.ipmi(), timeout));
+          case "redfish" -> Future.succeededFuture(PowerDriver.redfish(vertx, s.redfish(), timeout));
+          default -> keys.target(db, new SshAccess(m.getString("ssh_host"), m.getInteger("ssh_port"),
+                  m.getString("ssh_user"), m.getString("ssh_key"), m.getString("ssh_host_key")), "machineId")
+              .map(target -> PowerDriver.ssh(vertx, ssh, target, sshOffCommand, s.mac(), s.wakeAddress(),
+                  s.wakePort(), timeout));
+        };
+      });
+    });
+  }
+
+  private Future<Row> machine(String machineId) {
+    return db.preparedQuery("""
+            SELECT m.instance_id, m.power_state, m.power_changed_at, p.*,
+                   s.host AS ssh_host, s.port AS ssh_port, s.username AS ssh_user, s.key_id AS ssh_key,
+                   s.host_key_fingerprint AS ssh_host_key
+            FROM machines m
+            LEFT JOIN machine_power p ON p.machine_id = m.id
+            LEFT JOIN machine_ssh s ON s.machine_id = m.id
+            WHERE m.id = $1""")
+        .execute(Tuple.of(machineId))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("machine", machineId);
+          }
+          return rows.iterator().next();
+        });
+  }
+
+  private static PowerSettings settings(Row r, String password) {
+    return new PowerSettings(r.getString("driver"), r.getString("address"), r.getInteger("port"),
+        r.getString("username"), r.getBuffer("secret") == null ? null : password == null ? "" : password,
+        r.getString("tls_pin"), r.getString("system_id"), r.getString("mac"), r.getString("wake_address"),
+        r.getInteger("wake_port"));
+  }
+
+  private static String boundTo(String machineId) {
+    return "power:" + machineId;
+  }
+}
