@@ -40,7 +40,9 @@ import io.warmmetal.api.ssh.SshKeys;
 import io.warmmetal.api.ssh.SshRoutes;
 import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.protocol.CaPin;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,6 +75,7 @@ public final class WarmMetalApi {
   private SshEnrollments sshEnrollments;
   private Recovery recovery;
   private MachinePower machinePower;
+  private Optional<Path> agentJar = Optional.empty();
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
     this.vertx = vertx;
@@ -96,7 +99,10 @@ public final class WarmMetalApi {
         })
         .compose(authority -> {
           ca = authority;
-          return vertx.executeBlocking(() -> DataDir.secretBox(config), false);
+          return vertx.executeBlocking(() -> {
+            agentJar = AgentInstaller.locate(config.agentJar()); // file lookups: off the event loop
+            return DataDir.secretBox(config);
+          }, false);
         })
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
@@ -132,8 +138,7 @@ public final class WarmMetalApi {
   private void startSsh(SecretBox secrets) {
     ssh = SshRunner.create(vertx);
     sshKeys = new SshKeys(vertx, db, secrets);
-    AgentInstaller installer = new AgentInstaller(vertx, ssh, AgentInstaller.locate(config.agentJar()),
-        config.agentInstallDir(), config.sshTimeout());
+    AgentInstaller installer = new AgentInstaller(vertx, ssh, agentJar, config.agentInstallDir(), config.sshTimeout());
     sshEnrollments = new SshEnrollments(db, sshKeys, enrollmentTokens, installer, config.agentInstallDir(),
         () -> new SshEnrollments.AgentEndpoint(config.agentUrl()
             .orElse("https://" + config.agentNames().get(0) + ":" + agentPort), ca.pin().value()));

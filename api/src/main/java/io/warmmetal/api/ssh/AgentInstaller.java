@@ -45,11 +45,11 @@ public final class AgentInstaller {
 
   /**
    * The agent jar: the configured one, else the build's (agent/target beside the API jar's module, or under the
-   * working directory or its parent); empty if there is none.
+   * working directory or its parent); empty if there is none. Blocking (file lookups).
    */
   public static Optional<Path> locate(Optional<Path> configured) {
     if (configured.isPresent()) {
-      return configured;
+      return configured.filter(Files::isRegularFile);
     }
     List<Path> candidates = new ArrayList<>();
     try {
@@ -63,9 +63,9 @@ public final class AgentInstaller {
     return candidates.stream().map(p -> p.toAbsolutePath().normalize()).filter(Files::isRegularFile).findFirst();
   }
 
-  /** Fails with 503 unless there is an agent jar to install. */
+  /** Fails with 503 unless there is an agent jar to install (looked for at startup). */
   public void requireJar() {
-    if (jar.isEmpty() || !Files.isRegularFile(jar.get())) {
+    if (jar.isEmpty()) {
       throw ApiError.of(ErrorCode.ServiceUnavailable, "this API has no agent jar to install over SSH: build it "
           + "(mvn package) or set WARMMETAL_AGENT_JAR");
     }
@@ -87,6 +87,16 @@ public final class AgentInstaller {
   /** Restarts the agent the way {@link #install} started it. */
   public Future<SshResult> restart(SshTarget target) {
     return ssh.run(target, "set -e\nD=" + Shell.quote(dir) + "\n" + startScript(), null, timeout);
+  }
+
+  /**
+   * Runs the agent's own reset script (shipped into its state directory) with empty parameters, then restarts the
+   * agent: for a machine whose agent hangs mid-command.
+   */
+  public Future<SshResult> reset(SshTarget target) {
+    return ssh.run(target, "set -e\nD=" + Shell.quote(dir) + "\n"
+        + "[ -x \"$D/state/scripts/reset.sh\" ] || { echo 'no reset script in '\"$D\"'/state/scripts' >&2; exit 4; }\n"
+        + "printf '{}' | \"$D/state/scripts/reset.sh\"\n" + startScript(), null, timeout);
   }
 
   /** Runs a command to recover a server (a reboot, typically). */

@@ -10,12 +10,12 @@ import io.warmmetal.api.http.ErrorCode;
 import java.util.List;
 
 /**
- * Recovering a machine whose agent does not answer, over the SSH access it was enrolled with: restart the agent, or
- * reboot the server. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
+ * Recovering a machine whose agent does not answer, over the SSH access it was enrolled with: restart the agent, run
+ * the agent's reset script (leave the cluster, wipe per policy, prepare) and then restart it, or reboot the server. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
  * the outcome, output redacted, is an event on the machine.
  */
 public final class Recovery {
-  public static final List<String> ACTIONS = List.of("restart-agent", "reboot");
+  public static final List<String> ACTIONS = List.of("restart-agent", "reset", "reboot");
 
   private final Pool db;
   private final SshKeys keys;
@@ -52,8 +52,11 @@ public final class Recovery {
           }
           return keys.target(db, SshAccess.of(m), "machineId");
         })
-        .compose(target -> (action.equals("reboot") ? installer.run(target, rebootDetached())
-                : installer.restart(target))
+        .compose(target -> (switch (action) {
+              case "reboot" -> installer.run(target, rebootDetached());
+              case "reset" -> installer.reset(target);
+              default -> installer.restart(target);
+            })
             .recover(err -> Future.failedFuture(new ApiError(ErrorCode.RemoteFailure, "could not " + action
                 + " machine " + machineId + " over SSH: " + err.getMessage(), null, null))))
         .compose(result -> record(machineId, action, result));

@@ -133,13 +133,25 @@ class SshEnrollmentTest {
         + "AND last_seen > now() - interval '2 seconds'", machine) == 1, 60_000);
     assertThat(machineState(machine)).isEqualTo("warm");
 
+    // ...the host reset by the agent's reset script (this test's stand-in for the shipped one; the simulated agent
+    // installs none), the agent restarted after it...
+    Path scripts = Files.createDirectories(installDir.resolve("state/scripts"));
+    Path resetRan = installDir.getParent().resolve("reset-params");
+    Files.writeString(scripts.resolve("reset.sh"), "#!/bin/sh\ncat > " + resetRan + "\n");
+    Files.setPosixFilePermissions(scripts.resolve("reset.sh"), PosixFilePermissions.fromString("rwx------"));
+    Response reset = fx.client.post("/v1/machines/" + machine + ":recover", ApiFixture.ADMIN,
+        new JsonObject().put("action", "reset"));
+    assertThat(reset.body().getBoolean("succeeded")).as(reset.raw()).isTrue();
+    assertThat(Files.readString(resetRan)).isEqualTo("{}");
+    assertThat(Long.parseLong(Files.readString(installDir.resolve("agent.pid")).trim())).isNotEqualTo(secondPid);
+
     // ...and the server rebooted (the reboot command is this test's marker).
     Response rebooted = fx.client.post("/v1/machines/" + machine + "/recover", ApiFixture.ADMIN,
         new JsonObject().put("action", "reboot"));
     assertThat(rebooted.status()).isEqualTo(200);
     Await.until("the reboot command ran", () -> Files.exists(rebootMarker));
     assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'MachineRecovery' AND machine_id = $1", machine))
-        .isEqualTo(2);
+        .isEqualTo(3);
   }
 
   /** Ended: no such process, or a zombie nobody reaped (PID 1 in a container may not). */
