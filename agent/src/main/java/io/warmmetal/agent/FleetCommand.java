@@ -9,7 +9,6 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
-import io.warmmetal.protocol.CaPin;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -37,8 +36,8 @@ final class FleetCommand implements Callable<Integer> {
   @Option(names = "--api", required = true, description = "the API's agent port")
   String api;
 
-  @Option(names = "--ca-pin", required = true, description = "sha256:<hex> of the API CA's public key")
-  String caPin;
+  @Mixin
+  ApiTrust trust = new ApiTrust();
 
   @Option(names = "--token-file", required = true, description = "an enrollment token with enough uses")
   Path tokenFile;
@@ -62,7 +61,7 @@ final class FleetCommand implements Callable<Integer> {
     execution.simulate = true;
     Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
     URI uri = URI.create(api);
-    Enrollment enrollment = new Enrollment(vertx, uri, new CaPin(caPin));
+    Enrollment enrollment = new Enrollment(vertx, uri, trust.pin());
     WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
         .setMaxConnections(1_000_000));
     String token = Files.readString(tokenFile).trim();

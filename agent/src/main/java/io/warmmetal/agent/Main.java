@@ -8,7 +8,6 @@ import io.warmmetal.agent.commands.CommandLog;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.host.HostFacts;
-import io.warmmetal.protocol.CaPin;
 import java.net.InetAddress;
 import java.net.URI;
 import java.nio.file.Files;
@@ -36,9 +35,8 @@ public final class Main implements Callable<Integer> {
       description = "the API's agent port, e.g. https://api.example:8443 (WARMMETAL_AGENT_API)")
   String api;
 
-  @Option(names = "--ca-pin", defaultValue = "${env:WARMMETAL_AGENT_CA_PIN}",
-      description = "sha256:<hex> of the API CA's public key (WARMMETAL_AGENT_CA_PIN)")
-  String caPin;
+  @Mixin
+  ApiTrust trust = new ApiTrust();
 
   @Option(names = "--token-file", defaultValue = "${env:WARMMETAL_AGENT_TOKEN_FILE}",
       description = "file holding the enrollment token (WARMMETAL_AGENT_TOKEN_FILE); or WARMMETAL_AGENT_TOKEN")
@@ -119,8 +117,8 @@ public final class Main implements Callable<Integer> {
 
   /** Enrolls with the token; null (after saying why) if the flags are missing. */
   private AgentIdentity enroll(Vertx vertx, Logger log) throws Exception {
-    if (api == null || caPin == null) {
-      log.error("Not enrolled yet: give --api and --ca-pin (and the enrollment token)");
+    if (api == null || !trust.given()) {
+      log.error("Not enrolled yet: give --api and --ca-pin or --ca-file (and the enrollment token)");
       return null;
     }
     String token = tokenFile != null ? Files.readString(tokenFile).trim() : System.getenv("WARMMETAL_AGENT_TOKEN");
@@ -132,7 +130,7 @@ public final class Main implements Callable<Integer> {
     if (address != null) {
       machine.put("address", address);
     }
-    Enrollment enrollment = new Enrollment(vertx, URI.create(api), new CaPin(caPin));
+    Enrollment enrollment = new Enrollment(vertx, URI.create(api), trust.pin());
     try {
       return enrollment.enroll(token, machine).await();
     } finally {

@@ -2,6 +2,7 @@ package io.warmmetal.api;
 
 import io.vertx.core.Vertx;
 import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.enrollment.CertificateAuthority;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -12,8 +13,29 @@ import picocli.CommandLine.Option;
 
 /** {@code java -jar warmmetal-api.jar}: flags override the {@code WARMMETAL_*} environment variables. */
 @Command(name = "warmmetal-api", mixinStandardHelpOptions = true, version = "WarmMetal API 0.1.0",
+    subcommands = Main.InitCa.class,
     description = "Serves the WarmMetal instances API. With no database URL it runs an embedded PostgreSQL.")
 public final class Main implements Callable<Integer> {
+  /** Logging settings, read by the logback configurations rather than {@link ApiConfig}. */
+  public static final java.util.Set<String> LOGGING_VARIABLES =
+      java.util.Set.of("WARMMETAL_LOG_FORMAT", "WARMMETAL_LOG_LEVEL", "WARMMETAL_ACCESS_LOG");
+
+  /**
+   * {@code init-ca DIR}: makes the agents' CA ({@code ca.crt}, {@code ca.key} 0600) in DIR unless it is there, and
+   * prints its pin — for replicas that must share one CA (a Kubernetes Secret, a compose volume).
+   */
+  @Command(name = "init-ca", mixinStandardHelpOptions = true,
+      description = "Create the agents' CA in a directory (if absent) and print its pin.")
+  static final class InitCa implements Callable<Integer> {
+    @CommandLine.Parameters(index = "0", description = "directory for ca.crt and ca.key")
+    java.nio.file.Path dir;
+
+    @Override
+    public Integer call() throws Exception {
+      System.out.println(CertificateAuthority.ensure(dir.resolve("ca.crt"), dir.resolve("ca.key")).pin().value());
+      return 0;
+    }
+  }
   @Option(names = "--port", description = "HTTP port (WARMMETAL_HTTP_PORT, default 8080)")
   Integer port;
 

@@ -82,8 +82,18 @@ public record ApiConfig(
     return fromEnv(System.getenv());
   }
 
+  /** The names of every variable the configuration reads (for checking deployment manifests against the code). */
+  public static java.util.Set<String> variables() {
+    EnvReader r = new EnvReader(Map.of());
+    read(r);
+    return r.asked();
+  }
+
   public static ApiConfig fromEnv(Map<String, String> env) {
-    EnvReader r = new EnvReader(env);
+    return read(new EnvReader(env));
+  }
+
+  private static ApiConfig read(EnvReader r) {
     return new ApiConfig(
         r.string("WARMMETAL_HTTP_HOST", "0.0.0.0"),
         r.integer("WARMMETAL_HTTP_PORT", 8080, 0, 65535),

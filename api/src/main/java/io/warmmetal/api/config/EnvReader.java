@@ -6,12 +6,19 @@ import java.util.Optional;
 /** Reads typed settings from environment variables, failing with the variable's name on a bad value. */
 final class EnvReader {
   private final Map<String, String> env;
+  private final java.util.Set<String> asked = new java.util.TreeSet<>();
 
   EnvReader(Map<String, String> env) {
     this.env = env;
   }
 
+  /** Every variable name read so far. */
+  java.util.Set<String> asked() {
+    return asked;
+  }
+
   Optional<String> optional(String name) {
+    asked.add(name);
     String v = env.get(name);
     return v == null || v.isBlank() ? Optional.empty() : Optional.of(v.trim());
   }

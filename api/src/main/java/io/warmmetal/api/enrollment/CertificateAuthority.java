@@ -73,11 +73,18 @@ public final class CertificateAuthority {
     if (certFile.isPresent() != keyFile.isPresent()) {
       throw new IllegalArgumentException("give both WARMMETAL_CA_CERT_FILE and WARMMETAL_CA_KEY_FILE, or neither");
     }
+    if (certFile.isPresent()) {
+      return new CertificateAuthority(readKey(Files.readString(keyFile.get())),
+          readCertificate(Files.readString(certFile.get())));
+    }
     Path dir = dataDir.resolve("ca");
-    Path cert = certFile.orElse(dir.resolve("ca.crt"));
-    Path key = keyFile.orElse(dir.resolve("ca.key"));
-    if (certFile.isEmpty() && !Files.exists(key)) {
-      Files.createDirectories(dir);
+    return ensure(dir.resolve("ca.crt"), dir.resolve("ca.key"));
+  }
+
+  /** The CA in these two files, first made there (the key 0600) unless the key file exists. */
+  public static CertificateAuthority ensure(Path cert, Path key) throws IOException, GeneralSecurityException {
+    if (!Files.exists(key)) {
+      Files.createDirectories(key.toAbsolutePath().getParent());
       KeyPair pair = newKeyPair();
       X509Certificate ca = selfSigned(pair);
       Files.writeString(cert, pem(ca));

@@ -1,0 +1,215 @@
+package io.warmmetal.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.vertx.core.Vertx;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.pgclient.PgConnectOptions;
+import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.db.Database;
+import io.warmmetal.api.testing.ApiFixture;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.yaml.snakeyaml.Yaml;
+import picocli.CommandLine;
+
+/**
+ * What ships beside the code stays true to it: the API's cluster manifests ({@code deploy/api.yaml}),
+ * {@code docker-compose.yml} and the Dockerfiles under {@code images/} name only settings, flags, files, ports and
+ * images the code has.
+ */
+@ExtendWith(VertxExtension.class)
+class DeploymentFilesTest {
+  private static final Path ROOT = Path.of("..");
+  private static final Pattern IMAGE = Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
+
+  private static Set<String> knownVariables() {
+    Set<String> known = new HashSet<>(ApiConfig.variables());
+    known.addAll(Main.LOGGING_VARIABLES);
+    return known;
+  }
+
+  private static List<HasMetadata> manifests(String file) throws Exception {
+    try (InputStream in = Files.newInputStream(ROOT.resolve("deploy").resolve(file))) {
+      Object parsed = Serialization.unmarshal(in);
+      return parsed instanceof List<?> docs ? docs.stream().map(HasMetadata.class::cast).toList()
+          : ((KubernetesList) parsed).getItems();
+    }
+  }
+
+  @Test
+  void theApiDeploymentSetsOnlySettingsTheApiReadsAndItsProbesAnswer(Vertx vertx) throws Exception {
+    List<HasMetadata> docs = manifests("api.yaml");
+    Deployment deployment = docs.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast)
+        .findFirst().orElseThrow();
+    Container api = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
+    Secret settings = docs.stream().filter(Secret.class::isInstance).map(Secret.class::cast)
+        .filter(s -> s.getMetadata().getName().equals(api.getEnvFrom().get(0).getSecretRef().getName()))
+        .findFirst().orElseThrow();
+    Map<String, String> env = new HashMap<>(settings.getStringData());
+    api.getEnv().forEach(e -> env.put(e.getName(), e.getValue()));
+    assertThat(env.keySet()).isSubsetOf(knownVariables())
+        .contains("WARMMETAL_DATABASE_URL", "WARMMETAL_ADMIN_TOKEN", "WARMMETAL_SECRET_KEY");
+    ApiConfig config = ApiConfig.fromEnv(env); // every value is one the API accepts
+    assertThat(api.getPorts()).extracting(p -> p.getContainerPort())
+        .containsExactlyInAnyOrder(config.httpPort(), config.agentPort());
+
+    // The CA files are the two init-ca writes, in the volume of the CA Secret.
+    Path made = Files.createTempDirectory("init-ca");
+    assertThat(new CommandLine(new Main()).execute("init-ca", made.toString())).isZero();
+    Volume caVolume = deployment.getSpec().getTemplate().getSpec().getVolumes().stream()
+        .filter(v -> v.getSecret() != null && v.getSecret().getSecretName().equals("warmmetal-ca")).findFirst()
+        .orElseThrow();
+    VolumeMount mount = api.getVolumeMounts().stream().filter(m -> m.getName().equals(caVolume.getName()))
+        .findFirst().orElseThrow();
+    for (Path file : List.of(config.caCertFile().orElseThrow(), config.caKeyFile().orElseThrow())) {
+      assertThat(file.getParent().toString()).isEqualTo(mount.getMountPath());
+      assertThat(made.resolve(file.getFileName())).exists();
+    }
+
+    // The probes' paths answer on a running API.
+    try (ApiFixture fx = ApiFixture.start(vertx)) {
+      for (String path : List.of(api.getReadinessProbe().getHttpGet().getPath(),
+          api.getLivenessProbe().getHttpGet().getPath())) {
+        assertThat(fx.client.get(path, null).status()).as(path).isEqualTo(200);
+      }
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> compose() throws Exception {
+    return new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> service(Map<String, Object> compose, String name) {
+    return (Map<String, Object>) ((Map<String, Object>) compose.get("services")).get(name);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> environment(Map<String, Object> service) {
+    Map<String, String> env = new HashMap<>();
+    ((Map<String, Object>) service.getOrDefault("environment", Map.of()))
+        .forEach((k, v) -> env.put(k, String.valueOf(v)));
+    return env;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> command(Map<String, Object> service) {
+    return (List<String>) service.get("command");
+  }
+
+  /** Where {@code service} mounts the named volume. */
+  @SuppressWarnings("unchecked")
+  private static String mountOf(Map<String, Object> service, String volume) {
+    for (String spec : (List<String>) service.get("volumes")) {
+      String[] parts = spec.split(":");
+      if (parts[0].equals(volume)) {
+        return parts[1];
+      }
+    }
+    throw new AssertionError("no volume " + volume + " in " + service);
+  }
+
+  @Test
+  void theComposeFileWiresTheServicesTheWayTheCodeReadsThem() throws Exception {
+    Map<String, Object> compose = compose();
+    Map<String, String> postgres = environment(service(compose, "postgres"));
+    Map<String, Object> apiService = service(compose, "api");
+    Map<String, String> api = environment(apiService);
+    assertThat(api.keySet()).isSubsetOf(knownVariables());
+    ApiConfig config = ApiConfig.fromEnv(api);
+
+    PgConnectOptions db = Database.connectOptions(api.get("WARMMETAL_DATABASE_URL"));
+    assertThat(db.getHost()).isEqualTo("postgres");
+    assertThat(db.getUser()).isEqualTo(postgres.get("POSTGRES_USER"));
+    assertThat(db.getPassword()).isEqualTo(postgres.get("POSTGRES_PASSWORD"));
+    assertThat(db.getDatabase()).isEqualTo(postgres.get("POSTGRES_DB"));
+
+    // One CA: made by init-ca into the volume, read by the API, trusted by the agents by its certificate.
+    Map<String, Object> ca = service(compose, "ca");
+    assertThat(command(ca).get(0)).isEqualTo("init-ca");
+    String caDir = command(ca).get(1);
+    String volume = ((List<String>) ca.get("volumes")).get(0).split(":")[0];
+    assertThat(caDir).isEqualTo(mountOf(ca, volume));
+    assertThat(config.caCertFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.crt"));
+    assertThat(config.caKeyFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.key"));
+
+    // The agents: flags the agent has, the API's agent port by a name in its certificate, the CA and the token.
+    Map<String, Object> agents = service(compose, "agents");
+    CommandLine.ParseResult parsed = new CommandLine(new io.warmmetal.agent.Main())
+        .parseArgs(command(agents).toArray(String[]::new));
+    CommandLine.ParseResult fleet = parsed.subcommand();
+    assertThat(fleet.commandSpec().name()).isEqualTo("fleet");
+    URI agentPort = URI.create(fleet.matchedOptionValue("--api", ""));
+    assertThat(agentPort.getHost()).isEqualTo("api").isIn(config.agentNames());
+    assertThat(agentPort.getPort()).isEqualTo(config.agentPort());
+    assertThat(Path.of(fleet.matchedOptionValue("--ca-file", Path.of("")).toString()))
+        .isEqualTo(Path.of(mountOf(agents, volume), "ca.crt"));
+    Map<String, Object> token = service(compose, "token");
+    String script = String.join(" ", command(token));
+    assertThat(environment(token).get("ADMIN_TOKEN")).isEqualTo(api.get("WARMMETAL_ADMIN_TOKEN"));
+    assertThat(script).contains("http://api:" + config.httpPort() + "/v1/enrollment-tokens");
+    String tokenFile = fleet.matchedOptionValue("--token-file", Path.of("")).toString();
+    assertThat(script).contains("> " + mountOf(token, "shared") + "/token");
+    assertThat(tokenFile).isEqualTo(mountOf(agents, "shared") + "/token");
+
+    // The controller's flags exist.
+    new CommandLine(new io.warmmetal.controller.Main())
+        .parseArgs(command(service(compose, "controller")).toArray(String[]::new));
+  }
+
+  @Test
+  void everyImageNamedHasADockerfileThatCopiesWhatTheBuildMakes() throws Exception {
+    List<String> texts = new ArrayList<>();
+    texts.add(Files.readString(ROOT.resolve("docker-compose.yml")));
+    for (String file : List.of("api.yaml", "controller.yaml")) {
+      texts.add(Files.readString(ROOT.resolve("deploy").resolve(file)));
+    }
+    Set<String> tags = new HashSet<>();
+    Set<String> images = new HashSet<>();
+    for (String text : texts) {
+      Matcher m = IMAGE.matcher(text);
+      while (m.find()) {
+        images.add(m.group(1));
+        tags.add(m.group(2));
+      }
+    }
+    assertThat(images).containsExactlyInAnyOrder("api", "agent", "controller");
+    assertThat(tags).containsExactly("0.1.0");
+    for (String image : images) {
+      String dockerfile = Files.readString(ROOT.resolve("images").resolve(image).resolve("Dockerfile"));
+      assertThat(dockerfile).contains("-t ghcr.io/warmmetal/warmmetal-" + image + ":0.1.0");
+      Matcher copy = Pattern.compile("(?m)^COPY (.+) (\\S+)$").matcher(dockerfile);
+      assertThat(copy.find()).isTrue();
+      for (String source : copy.group(1).split(" ")) {
+        String module = source.substring(0, source.indexOf('/'));
+        String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
+        assertThat(source).isEqualTo(module + "/target/" + pom.replaceAll("(?s).*<finalName>(.+?)</finalName>.*",
+            "$1") + ".jar");
+      }
+      assertThat(dockerfile).contains("\"" + copy.group(2) + "warmmetal-" + image + ".jar\"");
+    }
+  }
+}
