@@ -13,10 +13,12 @@ import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
+import io.warmmetal.api.boot.NetworkBoot;
 import io.warmmetal.api.channel.AgentChannel;
 import io.warmmetal.api.channel.AgentPortVerticle;
 import io.warmmetal.api.channel.CommandAnnouncer;
 import io.warmmetal.api.db.EmbeddedPostgres;
+import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.enrollment.EnrollmentRoutes;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
@@ -140,9 +142,13 @@ public final class WarmMetalApi {
     sshKeys = new SshKeys(vertx, db, secrets);
     AgentInstaller installer = new AgentInstaller(vertx, ssh, agentJar, config.agentInstallDir(), config.sshTimeout());
     sshEnrollments = new SshEnrollments(db, sshKeys, enrollmentTokens, installer, config.agentInstallDir(),
-        () -> new SshEnrollments.AgentEndpoint(config.agentUrl()
-            .orElse("https://" + config.agentNames().get(0) + ":" + agentPort), ca.pin().value()));
+        () -> new AgentEndpoint(agentUrl(), ca.pin().value()));
     recovery = new Recovery(db, sshKeys, installer, config.rebootCommand());
+  }
+
+  /** The agents' port as servers reach it: configured, or the first of its certificate's names. */
+  private String agentUrl() {
+    return config.agentUrl().orElse("https://" + config.agentNames().get(0) + ":" + agentPort);
   }
 
   private PgConnectOptions connectOptions() throws Exception {
@@ -201,6 +207,8 @@ public final class WarmMetalApi {
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
     PowerRoutes.mount(ops, machinePower, poolManager);
+    new NetworkBoot(vertx, enrollmentTokens, config.bootDir(), config.bootCmdline(),
+        () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
   }
 
   /** The agents' TLS port (enrollment and the channel). */

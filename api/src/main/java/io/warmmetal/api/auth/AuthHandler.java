@@ -46,13 +46,17 @@ public final class AuthHandler implements Handler<RoutingContext> {
       ctx.next(); // not an API operation: health, metrics, or a 404/405 for the router to answer
       return;
     }
-    String header = ctx.request().getHeader("Authorization");
-    if (header == null || !header.regionMatches(true, 0, "Bearer ", 0, 7) || header.length() <= 7) {
+    Permission needed = permissions.get(op.getOperationId());
+    if (needed == Permission.NONE) {
+      ctx.next();
+      return;
+    }
+    String token = token(ctx.request().getHeader("Authorization"));
+    if (token == null) {
       deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"));
       return;
     }
-    Permission needed = permissions.get(op.getOperationId());
-    tokens.authenticate(header.substring(7).trim()).onComplete(ar -> {
+    tokens.authenticate(token).onComplete(ar -> {
       if (ar.failed()) {
         ctx.fail(ar.cause());
       } else if (ar.result().isEmpty()) {
@@ -65,6 +69,30 @@ public final class AuthHandler implements Handler<RoutingContext> {
         ctx.next();
       }
     });
+  }
+
+  /**
+   * The token of a {@code Bearer} header, or the password of a {@code Basic} one — for clients that can only put
+   * credentials in a URL, as iPXE does ({@code http://boot:TOKEN@api/v1/boot/ipxe}); null if neither.
+   */
+  static String token(String header) {
+    if (header == null) {
+      return null;
+    }
+    if (header.regionMatches(true, 0, "Bearer ", 0, 7) && header.length() > 7) {
+      return header.substring(7).trim();
+    }
+    if (header.regionMatches(true, 0, "Basic ", 0, 6)) {
+      try {
+        String decoded = new String(java.util.Base64.getDecoder().decode(header.substring(6).trim()),
+            java.nio.charset.StandardCharsets.UTF_8);
+        int colon = decoded.indexOf(':');
+        return colon < 0 || colon == decoded.length() - 1 ? null : decoded.substring(colon + 1);
+      } catch (IllegalArgumentException notBase64) {
+        return null;
+      }
+    }
+    return null;
   }
 
   private static void deny(RoutingContext ctx, ApiError error) {

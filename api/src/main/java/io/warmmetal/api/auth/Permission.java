@@ -2,7 +2,9 @@ package io.warmmetal.api.auth;
 
 /** What an operation needs; declared per operation in openapi.yaml as {@code x-warmmetal-permission}. */
 public enum Permission {
-  READ("read"), LAUNCH("launch"), TERMINATE("terminate"), ADMIN("admin");
+  READ("read"), LAUNCH("launch"), TERMINATE("terminate"), BOOT("boot"), ADMIN("admin"),
+  /** No credentials needed (public artifacts, like the boot image's files). */
+  NONE("none");
 
   private final String wireName;
 

@@ -7,7 +7,9 @@ import java.util.Set;
 public enum Role {
   ADMIN("admin", EnumSet.allOf(Permission.class)),
   CLIENT("client", EnumSet.of(Permission.LAUNCH, Permission.TERMINATE, Permission.READ)),
-  READ_ONLY("read-only", EnumSet.of(Permission.READ));
+  READ_ONLY("read-only", EnumSet.of(Permission.READ)),
+  /** For DHCP/iPXE configuration: boot scripts only. */
+  BOOT("boot", EnumSet.of(Permission.BOOT));
 
   private final String wireName;
   private final Set<Permission> grants;

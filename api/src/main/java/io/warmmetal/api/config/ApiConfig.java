@@ -47,6 +47,10 @@ import java.util.Optional;
  *                           ({@code WARMMETAL_BOOT_TIMEOUT_SECONDS}, 600)
  * @param powerOffCommand    what the ssh power driver runs to switch a server off
  *                           ({@code WARMMETAL_SSH_POWEROFF_COMMAND}, default: systemctl poweroff, else poweroff)
+ * @param bootDir            the agent boot image's files served at /v1/boot/files ({@code WARMMETAL_BOOT_DIR},
+ *                           default: boot in the data directory)
+ * @param bootCmdline        kernel parameters the iPXE script adds ({@code WARMMETAL_BOOT_CMDLINE}, default
+ *                           console=tty0 console=ttyS0,115200)
  * @param rebootCommand      what {@code recover} runs over SSH to reboot a server ({@code WARMMETAL_SSH_REBOOT_COMMAND},
  *                           default: systemctl reboot, else reboot)
  */
@@ -76,7 +80,9 @@ public record ApiConfig(
     String rebootCommand,
     Duration powerTimeout,
     Duration bootTimeout,
-    String powerOffCommand) {
+    String powerOffCommand,
+    Path bootDir,
+    String bootCmdline) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -120,7 +126,10 @@ public record ApiConfig(
         r.string("WARMMETAL_SSH_REBOOT_COMMAND", "systemctl reboot || reboot"),
         Duration.ofSeconds(r.integer("WARMMETAL_POWER_TIMEOUT_SECONDS", 30, 1, 3600)),
         Duration.ofSeconds(r.integer("WARMMETAL_BOOT_TIMEOUT_SECONDS", 600, 1, 86400)),
-        r.string("WARMMETAL_SSH_POWEROFF_COMMAND", "systemctl poweroff || poweroff"));
+        r.string("WARMMETAL_SSH_POWEROFF_COMMAND", "systemctl poweroff || poweroff"),
+        r.optional("WARMMETAL_BOOT_DIR").map(Path::of).orElse(Path.of(r.string("WARMMETAL_DATA_DIR",
+            "warmmetal-data"), "boot")).toAbsolutePath().normalize(),
+        r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

@@ -8,6 +8,7 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Json;
@@ -36,9 +37,6 @@ public final class SshEnrollments {
   private static final Pattern SAFE_VALUE = Pattern.compile("[^'\\\\\\p{Cntrl}]*");
   private static final int TOKEN_SECONDS = 3600;
   private static final int OUTPUT_IN_EVENTS = 4096;
-
-  /** Where agents installed over SSH find the API, and the CA pin they verify it by. */
-  public record AgentEndpoint(String url, String caPin) {}
 
   private final Pool db;
   private final SshKeys keys;
