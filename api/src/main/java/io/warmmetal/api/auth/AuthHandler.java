@@ -97,7 +97,9 @@ public final class AuthHandler implements Handler<RoutingContext> {
 
   private static void deny(RoutingContext ctx, ApiError error) {
     if (error.code() == ErrorCode.Unauthorized) {
-      ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"warmmetal\"");
+      // Basic too: iPXE sends the credentials of a URL only when challenged for them.
+      ctx.response().headers().add("WWW-Authenticate", "Bearer realm=\"warmmetal\"")
+          .add("WWW-Authenticate", "Basic realm=\"warmmetal\"");
     }
     ErrorResponses.send(ctx, error);
   }
