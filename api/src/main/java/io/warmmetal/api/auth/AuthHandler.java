@@ -40,31 +40,38 @@ public final class AuthHandler implements Handler<RoutingContext> {
 
   @Override
   public void handle(RoutingContext ctx) {
-    Operation op = ctx.request().path().startsWith("/v1/")
-        ? contract.findOperation(ctx.request().path(), ctx.request().method()) : null;
-    if (op == null) {
-      ctx.next(); // not an API operation: health, metrics, or a 404/405 for the router to answer
+    // The path as the router will match it (dot segments resolved, escapes of unreserved characters decoded,
+    // repeated and trailing slashes dropped): a spelling the contract lookup missed must not skip the check.
+    String path = canonical(ctx.normalizedPath());
+    if (!path.equals("/v1") && !path.startsWith("/v1/")) {
+      ctx.next(); // health, metrics, or a 404 for the router to answer
       return;
     }
-    Permission needed = permissions.get(op.getOperationId());
+    Operation op = contract.findOperation(path, ctx.request().method());
+    Permission needed = op == null ? null : permissions.get(op.getOperationId());
     if (needed == Permission.NONE) {
       ctx.next();
       return;
     }
-    String token = token(ctx.request().getHeader("Authorization"));
+    // Basic credentials only where iPXE needs them (boot scripts): a browser's cached Basic login must not be
+    // enough for anything else.
+    boolean basicAllowed = needed == Permission.BOOT;
+    String token = token(ctx.request().getHeader("Authorization"), basicAllowed);
     if (token == null) {
-      deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"));
+      deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
+          basicAllowed);
       return;
     }
     tokens.authenticate(token).onComplete(ar -> {
       if (ar.failed()) {
         ctx.fail(ar.cause());
       } else if (ar.result().isEmpty()) {
-        deny(ctx, ApiError.of(ErrorCode.Unauthorized, "the API token is unknown or revoked"));
-      } else if (!ar.result().get().role().grants(needed)) {
-        deny(ctx, ApiError.of(ErrorCode.Forbidden, "role '" + ar.result().get().role().wireName()
-            + "' does not grant '" + needed.name().toLowerCase() + "' needed by " + op.getOperationId()));
+        deny(ctx, ApiError.of(ErrorCode.Unauthorized, "the API token is unknown or revoked"), basicAllowed);
+      } else if (needed != null && !ar.result().get().role().grants(needed)) {
+        deny(ctx, forbidden(ar.result().get(), needed, op.getOperationId()), false);
       } else {
+        // No operation matched (needed == null): the router answers 404 or 405, and should it route the request
+        // to an operation after all, that operation's guard checks the permission.
         ctx.put(PRINCIPAL, ar.result().get());
         ctx.next();
       }
@@ -72,17 +79,50 @@ public final class AuthHandler implements Handler<RoutingContext> {
   }
 
   /**
-   * The token of a {@code Bearer} header, or the password of a {@code Basic} one — for clients that can only put
-   * credentials in a URL, as iPXE does ({@code http://boot:TOKEN@api/v1/boot/ipxe}); null if neither.
+   * The check again, on the operation's own route, with the principal the root handler authenticated: should the
+   * router ever reach an operation the contract lookup did not find, it still fails closed.
    */
-  static String token(String header) {
+  public Handler<RoutingContext> guard(String operationId) {
+    Permission needed = permissions.get(operationId);
+    return ctx -> {
+      Principal principal = ctx.get(PRINCIPAL);
+      if (needed == Permission.NONE) {
+        ctx.next();
+      } else if (principal == null) {
+        deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
+            false);
+      } else if (!principal.role().grants(needed)) {
+        deny(ctx, forbidden(principal, needed, operationId), false);
+      } else {
+        ctx.next();
+      }
+    };
+  }
+
+  private static ApiError forbidden(Principal principal, Permission needed, String operationId) {
+    return ApiError.of(ErrorCode.Forbidden, "role '" + principal.role().wireName() + "' does not grant '"
+        + needed.name().toLowerCase() + "' needed by " + operationId);
+  }
+
+  /** {@code path} without repeated or trailing slashes. */
+  static String canonical(String path) {
+    String collapsed = path.replaceAll("/{2,}", "/");
+    return collapsed.length() > 1 && collapsed.endsWith("/") ? collapsed.substring(0, collapsed.length() - 1)
+        : collapsed;
+  }
+
+  /**
+   * The token of a {@code Bearer} header, or (where allowed) the password of a {@code Basic} one — for clients that
+   * can only put credentials in a URL, as iPXE does ({@code http://boot:TOKEN@api/v1/boot/ipxe}); null if neither.
+   */
+  static String token(String header, boolean basicAllowed) {
     if (header == null) {
       return null;
     }
     if (header.regionMatches(true, 0, "Bearer ", 0, 7) && header.length() > 7) {
       return header.substring(7).trim();
     }
-    if (header.regionMatches(true, 0, "Basic ", 0, 6)) {
+    if (basicAllowed && header.regionMatches(true, 0, "Basic ", 0, 6)) {
       try {
         String decoded = new String(java.util.Base64.getDecoder().decode(header.substring(6).trim()),
             java.nio.charset.StandardCharsets.UTF_8);
@@ -95,11 +135,13 @@ public final class AuthHandler implements Handler<RoutingContext> {
     return null;
   }
 
-  private static void deny(RoutingContext ctx, ApiError error) {
+  private static void deny(RoutingContext ctx, ApiError error, boolean challengeBasic) {
     if (error.code() == ErrorCode.Unauthorized) {
-      // Basic too: iPXE sends the credentials of a URL only when challenged for them.
-      ctx.response().headers().add("WWW-Authenticate", "Bearer realm=\"warmmetal\"")
-          .add("WWW-Authenticate", "Basic realm=\"warmmetal\"");
+      ctx.response().headers().add("WWW-Authenticate", "Bearer realm=\"warmmetal\"");
+      if (challengeBasic) {
+        // iPXE sends the credentials of a URL only when challenged for them.
+        ctx.response().headers().add("WWW-Authenticate", "Basic realm=\"warmmetal\"");
+      }
     }
     ErrorResponses.send(ctx, error);
   }

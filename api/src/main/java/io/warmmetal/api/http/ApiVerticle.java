@@ -27,11 +27,11 @@ public final class ApiVerticle extends VerticleBase {
   private final int port;
   private final Consumer<Operations> mountOperations;
   private final Consumer<Router> mountOperational;
-  private final Handler<RoutingContext> auth;
+  private final io.warmmetal.api.auth.AuthHandler auth;
   private HttpServer server;
 
   public ApiVerticle(OpenAPIContract contract, String host, int port,
-      Handler<RoutingContext> auth, Consumer<Operations> mountOperations,
+      io.warmmetal.api.auth.AuthHandler auth, Consumer<Operations> mountOperations,
       Consumer<Router> mountOperational) {
     this.contract = contract;
     this.host = host;
@@ -44,7 +44,7 @@ public final class ApiVerticle extends VerticleBase {
   @Override
   public Future<?> start() {
     Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, auth),
-        mountOperations);
+        auth::guard, mountOperations);
     mountOperational.accept(router);
     // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
     // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.

@@ -20,12 +20,19 @@ public final class ContractRouter {
 
   public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
       List<Handler<RoutingContext>> rootHandlers, Consumer<Operations> mountOperations) {
+    return create(vertx, contract, bodyLimit, rootHandlers, operationId -> RoutingContext::next, mountOperations);
+  }
+
+  /** As above, with a guard handler per operation that runs before the operation's own. */
+  public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
+      List<Handler<RoutingContext>> rootHandlers, java.util.function.Function<String, Handler<RoutingContext>> guard,
+      Consumer<Operations> mountOperations) {
     RouterBuilder builder = RouterBuilder.create(vertx, CachedValidators.wrap(contract),
             RequestExtractor.withBodyHandler())
         .rootHandler(BodyHandler.create(false).setBodyLimit(bodyLimit)) // first, as Vert.x wants
         .rootHandler(RequestIds::assign);
     rootHandlers.forEach(builder::rootHandler);
-    mountOperations.accept(new Operations(builder));
+    mountOperations.accept(new Operations(builder, guard));
     // Security is the root handlers' job (before validation); the builder's own would only repeat it, after.
     builder.getRoutes().forEach(r -> r.setDoSecurity(false).addFailureHandler(ErrorResponses::handle));
     Router router = builder.createRouter();

@@ -1,6 +1,7 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.openapi.router.RouterBuilder;
@@ -9,9 +10,12 @@ import java.util.function.Function;
 /** Binds contract operations to handlers that answer with a future of JSON. */
 public final class Operations {
   private final RouterBuilder builder;
+  private final Function<String, Handler<RoutingContext>> guard;
 
-  public Operations(RouterBuilder builder) {
+  /** {@code guard}: a handler per operation that runs before its handler (the permission check, again). */
+  public Operations(RouterBuilder builder, Function<String, Handler<RoutingContext>> guard) {
     this.builder = builder;
+    this.guard = guard;
   }
 
   /** A handler answering {@code status} with the JSON its future yields; any failure goes to the error handler. */
@@ -26,7 +30,7 @@ public final class Operations {
 
   /** A handler that writes its own response. */
   public Operations handle(String operationId, Function<RoutingContext, Future<?>> handler) {
-    builder.getRoute(operationId).addHandler(ctx -> {
+    builder.getRoute(operationId).addHandler(guard.apply(operationId)).addHandler(ctx -> {
       Future<?> result;
       try {
         result = handler.apply(ctx);
