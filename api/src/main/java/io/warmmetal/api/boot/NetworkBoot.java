@@ -51,7 +51,7 @@ public final class NetworkBoot {
     // The files come from where the script came from: the address the booting server already reached.
     String base = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/files/";
     AgentEndpoint api = endpoint.get();
-    return tokens.create(1, TOKEN_SECONDS, labels, true).map(token -> {
+    return tokens.createForBoot(TOKEN_SECONDS, labels).map(token -> {
       String cmdline = String.join(" ", "initrd=" + INITRD, extraCmdline, "warmmetal.api=" + api.url(),
           "warmmetal.ca_pin=" + api.caPin(), "warmmetal.token=" + token.getString("token")).replace("  ", " ");
       ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8")

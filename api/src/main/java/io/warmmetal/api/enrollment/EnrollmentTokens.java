@@ -29,8 +29,11 @@ public final class EnrollmentTokens {
     this.db = db;
   }
 
-  /** What a valid token grants the enrolling machine; {@code reenroll}: it may take back an existing machine. */
-  public record Grant(String tokenId, JsonObject labels, boolean reenroll) {}
+  /**
+   * What a valid token grants the enrolling machine; {@code reenroll}: it may take back an existing machine —
+   * with {@code idleOnly}, only one nobody is using (see {@code Enroller}).
+   */
+  public record Grant(String tokenId, JsonObject labels, boolean reenroll, boolean idleOnly) {}
 
   public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels, boolean allowReenroll) {
     return create(db, uses, expiresInSeconds, labels, allowReenroll);
@@ -39,13 +42,28 @@ public final class EnrollmentTokens {
   /** As {@link #create(int, int, JsonObject, boolean)}, in the caller's transaction. */
   public Future<JsonObject> create(SqlClient client, int uses, int expiresInSeconds, JsonObject labels,
       boolean allowReenroll) {
+    return create(client, uses, expiresInSeconds, labels, allowReenroll, false);
+  }
+
+  /**
+   * A single-use token for one network boot: the agent keeps no state, so it may take back the machine its
+   * hardware already is — but only an idle one.
+   */
+  public Future<JsonObject> createForBoot(int expiresInSeconds, JsonObject labels) {
+    return create(db, 1, expiresInSeconds, labels, true, true);
+  }
+
+  private Future<JsonObject> create(SqlClient client, int uses, int expiresInSeconds, JsonObject labels,
+      boolean allowReenroll, boolean idleOnly) {
     String id = Ids.random("et-", 16);
     String secret = "wme_" + Ids.tokenSecret().substring(3);
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> client.preparedQuery("""
-                INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at, allow_reenroll)
-                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6) RETURNING *""")
-            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds, allowReenroll)))
+                INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at, allow_reenroll,
+                                               reenroll_idle_only)
+                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6, $7) RETURNING *""")
+            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds, allowReenroll,
+                idleOnly)))
         .map(rows -> toJson(rows.iterator().next()).put("token", secret));
   }
 
@@ -75,7 +93,8 @@ public final class EnrollmentTokens {
   public Future<Grant> consume(SqlConnection tx, String secret) {
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> tx.preparedQuery("""
-                SELECT id, uses_left, labels, allow_reenroll, expires_at < now() AS expired FROM enrollment_tokens
+                SELECT id, uses_left, labels, allow_reenroll, reenroll_idle_only, expires_at < now() AS expired
+                FROM enrollment_tokens
                 WHERE token_hash = $1 AND revoked_at IS NULL FOR UPDATE""")
             .execute(Tuple.of(Buffer.buffer(hash))))
         .compose(rows -> {
@@ -91,7 +110,8 @@ public final class EnrollmentTokens {
           }
           return tx.preparedQuery("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE id = $1")
               .execute(Tuple.of(t.getString("id")))
-              .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels"), t.getBoolean("allow_reenroll")));
+              .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels"), t.getBoolean("allow_reenroll"),
+                  t.getBoolean("reenroll_idle_only")));
         });
   }
 

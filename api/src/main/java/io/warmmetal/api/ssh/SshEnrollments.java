@@ -167,7 +167,7 @@ public final class SshEnrollments {
               WHERE token_id = $1
               RETURNING host, port, username, key_id, host_key_fingerprint)
             INSERT INTO machine_ssh (machine_id, host, port, username, key_id, host_key_fingerprint)
-            SELECT $2, host, port, username, key_id, host_key_fingerprint FROM done
+            SELECT $2, host, port, username, key_id, host_key_fingerprint FROM done WHERE key_id IS NOT NULL
             ON CONFLICT (machine_id) DO UPDATE SET host = excluded.host, port = excluded.port,
               username = excluded.username, key_id = excluded.key_id,
               host_key_fingerprint = excluded.host_key_fingerprint, updated_at = now()""")

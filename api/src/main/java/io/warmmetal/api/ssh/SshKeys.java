@@ -80,7 +80,7 @@ public final class SshKeys {
   public Future<Void> delete(String id) {
     return db.preparedQuery("DELETE FROM ssh_keys WHERE id = $1").execute(Tuple.of(id))
         .recover(err -> Future.failedFuture(err instanceof PgException pg && "23503".equals(pg.getSqlState())
-            ? ApiError.of(ErrorCode.Conflict, "SSH key " + id + " is still how machines or enrollments are reached")
+            ? ApiError.of(ErrorCode.Conflict, "SSH key " + id + " is still how machines are reached")
             : err))
         .map(rows -> {
           if (rows.rowCount() == 0) {

@@ -11,7 +11,13 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.agent.enrollment.AgentIdentity;
+import io.warmmetal.agent.commands.Distribution;
+import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.api.testing.Await;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
 import io.warmmetal.api.testing.ApiFixture;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -96,9 +102,22 @@ class NetworkBootTest {
           .getJsonObject("labels").getMap()).containsEntry("rack", "r9").containsEntry("boot", "pxe");
       assertThatThrownBy(() -> enrollment.enroll(params.get("warmmetal.token"), host).await())
           .hasMessageContaining("used up");
-      // The next boot gets another token.
-      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken)).body().toString())
-          .get("warmmetal.token")).isNotEqualTo(params.get("warmmetal.token"));
+      // The next boot gets another token; it may take back this hardware's machine only while nobody uses it.
+      String next = cmdline(get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken)).body().toString())
+          .get("warmmetal.token");
+      assertThat(next).isNotEqualTo(params.get("warmmetal.token"));
+      Path state = Files.createTempDirectory("pxe-agent");
+      identity.save(state);
+      WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+      SimulatedAgent agent = SimulatedAgent.start(vertx, enrollment, ws, URI.create("https://127.0.0.1:"
+          + fx.api.agentPort()), null, host, state, new SimulatedExecutor(vertx, Map.of("prepare",
+              Distribution.parse("fixed:10ms")), 0.0, new java.util.Random(1))).await();
+      fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+      Await.until("warm", () -> "warm".equals(fx.client.get("/v1/machines/" + identity.machineId(),
+          ApiFixture.ADMIN).body().getString("state")));
+      assertThatThrownBy(() -> enrollment.enroll(next, host).await()).hasMessageContaining("re-enrolls only");
+      agent.stop().await();
+      ws.close().await();
       enrollment.close().await();
 
       // A boot token opens nothing else; bad labels are a 400.

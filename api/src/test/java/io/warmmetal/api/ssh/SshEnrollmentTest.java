@@ -170,6 +170,10 @@ class SshEnrollmentTest {
     assertThat(failed.getString("message")).contains("host key");
     assertThat(installDir).doesNotExist();
     assertThat(fx.count("SELECT count(*) FROM machines")).isZero();
+    // A key an old enrollment used can still be rotated out.
+    assertThat(fx.client.delete("/v1/ssh-keys/" + keyId, ApiFixture.ADMIN).status()).isEqualTo(204);
+    assertThat(fx.client.get("/v1/ssh-enrollments/" + started.body().getString("id"), ApiFixture.ADMIN).body()
+        .getString("keyId")).isNull();
   }
 
   @Test

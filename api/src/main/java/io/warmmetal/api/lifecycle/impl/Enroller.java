@@ -62,7 +62,10 @@ final class Enroller {
       EnrollmentTokens.Grant grant) {
     JsonObject labels = grant.labels();
     JsonObject identity = machine.getJsonObject("identity");
-    return tx.preparedQuery("SELECT id, state FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE")
+    return tx.preparedQuery("""
+            SELECT id, state, instance_id, power_state = 'off' AS off,
+                   power_state = 'on' AND (last_seen IS NULL OR last_seen < power_changed_at) AS booting
+            FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE""")
         .execute(Tuple.of(identity.getString("systemUuid"), identity.getString("primaryMac")))
         .compose(rows -> {
           if (rows.size() > 1) {
@@ -80,6 +83,12 @@ final class Enroller {
               throw ApiError.of(ErrorCode.Conflict, "this hardware is already enrolled as machine "
                   + existing.getString("id") + "; re-enrolling it needs a token minted with allowReenroll");
             }
+            if (grant.idleOnly() && !idle(existing)) {
+              throw ApiError.of(ErrorCode.Conflict, "machine " + existing.getString("id") + " (this hardware) is "
+                  + existing.getString("state") + (existing.getString("instance_id") == null ? ""
+                  : " with instance " + existing.getString("instance_id")) + "; a boot token re-enrolls only a "
+                  + "machine that is booting, switched off, or idle and out of contact");
+            }
             return Future.succeededFuture(existing.getString("id"));
           }
           String id = Ids.machineId();
@@ -93,6 +102,17 @@ final class Enroller {
               .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"))
               .map(id);
         });
+  }
+
+  /**
+   * Whether a boot token may take this machine back: it is booting after the API switched it on, or switched off,
+   * or idle (no instance) and out of contact (offline, failed, or never connected).
+   */
+  private static boolean idle(Row machine) {
+    String state = machine.getString("state");
+    return Boolean.TRUE.equals(machine.getBoolean("booting")) || Boolean.TRUE.equals(machine.getBoolean("off"))
+        || (machine.getString("instance_id") == null
+            && (state.equals("offline") || state.equals("failed") || state.equals("enrolling")));
   }
 
   private static Future<Void> remember(SqlConnection tx, String machineId, JsonObject machine, X509Certificate cert) {
