@@ -13,8 +13,9 @@ repo=$(cd "$here/../.." && pwd)
 out=$(mkdir -p "${1:-warmmetal-data/boot}" && cd "${1:-warmmetal-data/boot}" && pwd)
 jar=${WARMMETAL_AGENT_JAR:-$repo/agent/target/warmmetal-agent.jar}
 [ -f "$jar" ] || { echo "no agent jar at $jar: mvn -B package -DskipTests first" >&2; exit 2; }
+apt_ready() { [ -n "$(ls /var/lib/apt/lists/ 2>/dev/null | grep -v -e lock -e partial)" ] || apt-get update -qq; }
 for tool in busybox cpio; do
-  command -v $tool >/dev/null || apt-get install -y --no-install-recommends busybox-static cpio >/dev/null
+  command -v $tool >/dev/null || { apt_ready; apt-get install -y -qq --no-install-recommends busybox-static cpio; }
 done
 java_home=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 
@@ -25,9 +26,11 @@ mkdir -p "$root"/bin "$root"/sbin "$root"/etc "$root"/proc "$root"/sys "$root"/d
   "$root"/var/lib/warmmetal-agent "$root"/opt/warmmetal "$root"/lib/modules
 
 # The kernel and the virtio network modules (devtmpfs, the initramfs, the serial console are built in).
+apt_ready
 kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
+[ -n "$kpkg" ] || { echo "apt knows no linux-image-amd64: is a Debian mirror configured?" >&2; exit 2; }
 kver=${kpkg#linux-image-}
-(cd "$work" && apt-get download "$kpkg" >/dev/null 2>&1)
+(cd "$work" && apt-get download -qq "$kpkg")
 dpkg-deb -x "$work"/"$kpkg"_*.deb "$work/kpkg"
 cp "$work/kpkg/boot/vmlinuz-$kver" "$out/vmlinuz"
 modules="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci failover net_failover virtio_net"

@@ -126,7 +126,7 @@ public final class WarmMetalApi {
               .compose(contract -> deploy(contract, tokens, metrics))
               .compose(x -> channel.start())
               .compose(x -> deployAgentPort())
-              .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(12)))
+              .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
               .<Void>mapEmpty();
         })
         .onSuccess(x -> {

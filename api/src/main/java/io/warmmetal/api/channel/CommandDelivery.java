@@ -76,6 +76,8 @@ final class CommandDelivery {
     return db.preparedQuery("""
             UPDATE commands SET status = 'delivered', delivered_at = coalesce(delivered_at, now())
             WHERE machine_id = $1 AND seq > $2 AND status IN ('queued', 'delivered')
+              -- Being switched off (the standby tier): what was queued meanwhile waits for the power-on.
+              AND NOT EXISTS (SELECT 1 FROM machines m WHERE m.id = $1 AND m.power_state = 'off')
             RETURNING id, seq, type, instance_id""")
         .execute(Tuple.of(machineId, afterSeq))
         .compose(rows -> {

@@ -30,6 +30,7 @@ public final class MachinePower {
   private final SshRunner ssh;
   private final Duration timeout;
   private final String sshOffCommand;
+  private final io.vertx.core.WorkerExecutor workers;
 
   public MachinePower(Vertx vertx, Pool db, SecretBox secrets, SshKeys keys, SshRunner ssh, Duration timeout,
       String sshOffCommand) {
@@ -40,14 +41,19 @@ public final class MachinePower {
     this.ssh = ssh;
     this.timeout = timeout;
     this.sshOffCommand = sshOffCommand;
+    this.workers = SshRunner.outOfBandWorkers(vertx);
   }
 
   /** Sets (or with driver {@code none}, removes) a machine's power control from a validated request body. */
   public Future<JsonObject> configure(String machineId, JsonObject body) {
     if ("none".equals(body.getString("driver"))) {
+      // Without power control nothing will switch it again: what it was last switched to no longer says anything.
       return machine(machineId)
-          .compose(m -> db.preparedQuery("DELETE FROM machine_power WHERE machine_id = $1").execute(
-              Tuple.of(machineId)))
+          .compose(m -> db.withTransaction(tx -> tx.preparedQuery("DELETE FROM machine_power WHERE machine_id = $1")
+              .execute(Tuple.of(machineId))
+              .compose(x -> tx.preparedQuery("""
+                      UPDATE machines SET power_state = NULL, power_changed_at = NULL WHERE id = $1""")
+                  .execute(Tuple.of(machineId)))))
           .compose(x -> describe(machineId, false));
     }
     PowerSettings settings;
@@ -98,9 +104,19 @@ public final class MachinePower {
     });
   }
 
+  /** A machine that was no longer idle in standby when the standby tier came to switch it off: nothing done. */
+  public static final class NoLongerIdle extends RuntimeException {
+    NoLongerIdle(String machineId) {
+      super("machine " + machineId + " is no longer idle in standby", null, false, false);
+    }
+  }
+
   /**
-   * Switches the machine on or off now and records it. {@code manual}: an operator's request, refused (409) when
-   * switching off a machine that carries an instance.
+   * Switches the machine on or off now and records it. Off is recorded first, in one statement that also checks the
+   * machine may go off — so no launch can claim it while the switch is under way without its commands waiting for
+   * the power to come back (delivery holds commands of a machine recorded off). {@code manual}: an operator's
+   * request, refused (409) for a machine carrying an instance; otherwise (the standby tier) only an idle, uncordoned
+   * standby machine is switched off, else {@link NoLongerIdle}.
    */
   public Future<JsonObject> switchTo(String machineId, PowerState state, String reason, boolean manual) {
     return machine(machineId)
@@ -108,29 +124,53 @@ public final class MachinePower {
           if (m.getString("driver") == null) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " has no power control");
           }
-          if (manual && state == PowerState.OFF && m.getString("instance_id") != null) {
-            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " carries instance "
-                + m.getString("instance_id") + "; terminate it before switching the machine off");
-          }
           return driver(machineId);
         })
-        .compose(driver -> (state == PowerState.ON ? driver.on() : driver.off())
-            .recover(err -> Future.failedFuture(new ApiError(ErrorCode.RemoteFailure, "switching machine "
-                + machineId + " " + state.name().toLowerCase() + " failed: " + err.getMessage(), null, null))))
-        .compose(x -> record(machineId, state, reason))
+        .compose(driver -> state == PowerState.ON
+            ? remote(machineId, state, driver.on()).compose(x -> record(machineId, "on", reason))
+            : switchOff(machineId, driver, reason, manual))
         .compose(x -> describe(machineId, false));
   }
 
-  private Future<Void> record(String machineId, PowerState state, String reason) {
-    String wire = state.name().toLowerCase();
-    return db.withTransaction(tx -> tx.preparedQuery("""
-            UPDATE machines SET power_state = $2, power_changed_at = now() WHERE id = $1""")
-        .execute(Tuple.of(machineId, wire))
-        .compose(x -> tx.preparedQuery("""
-                INSERT INTO events (type, subject, machine_id, to_state, reason)
-                VALUES ('MachinePower', $1, $1, $2, $3)""")
-            .execute(Tuple.of(machineId, wire, reason)))
-        .mapEmpty());
+  private Future<Void> switchOff(String machineId, PowerDriver driver, String reason, boolean manual) {
+    return db.preparedQuery("""
+            WITH prev AS (SELECT power_state FROM machines WHERE id = $1 FOR UPDATE)
+            UPDATE machines SET power_state = 'off', power_changed_at = now()
+            WHERE id = $1 AND instance_id IS NULL AND ($2 OR (state = 'standby' AND NOT cordoned))
+            RETURNING (SELECT power_state FROM prev) AS previous""")
+        .execute(Tuple.of(machineId, manual))
+        .compose(rows -> {
+          if (rows.size() == 0) {
+            return Future.failedFuture(manual ? ApiError.of(ErrorCode.InvalidState, "machine " + machineId
+                + " carries an instance; terminate it before switching the machine off") : new NoLongerIdle(machineId));
+          }
+          String previous = rows.iterator().next().getString("previous");
+          return remote(machineId, PowerState.OFF, driver.off())
+              .recover(err -> db.preparedQuery("""
+                      UPDATE machines SET power_state = $2, power_changed_at = now()
+                      WHERE id = $1 AND power_state = 'off'""")
+                  .execute(Tuple.of(machineId, previous))
+                  .transform(x -> Future.<Void>failedFuture(err)))
+              .compose(x -> event(machineId, "off", reason));
+        });
+  }
+
+  private static <T> Future<T> remote(String machineId, PowerState state, Future<T> call) {
+    return call.recover(err -> Future.failedFuture(new ApiError(ErrorCode.RemoteFailure, "switching machine "
+        + machineId + " " + state.name().toLowerCase() + " failed: " + err.getMessage(), null, null)));
+  }
+
+  private Future<Void> record(String machineId, String state, String reason) {
+    return db.preparedQuery("UPDATE machines SET power_state = $2, power_changed_at = now() WHERE id = $1")
+        .execute(Tuple.of(machineId, state))
+        .compose(x -> event(machineId, state, reason));
+  }
+
+  private Future<Void> event(String machineId, String state, String reason) {
+    return db.preparedQuery("""
+            INSERT INTO events (type, subject, machine_id, to_state, reason) VALUES ('MachinePower', $1, $1, $2, $3)""")
+        .execute(Tuple.of(machineId, state, reason))
+        .mapEmpty();
   }
 
   /** The machine's driver, its secret opened on a worker thread; fails if it has no power control. */
@@ -145,7 +185,7 @@ public final class MachinePower {
       return password.compose(secret -> {
         PowerSettings s = settings(m, secret);
         return switch (s.driver()) {
-          case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(vertx, s.ipmi(), timeout));
+          case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(workers, s.ipmi(), timeout));
           case "redfish" -> Future.succeededFuture(PowerDriver.redfish(vertx, s.redfish(), timeout));
           default -> keys.target(db, new SshAccess(m.getString("ssh_host"), m.getInteger("ssh_port"),
                   m.getString("ssh_user"), m.getString("ssh_key"), m.getString("ssh_host_key")), "machineId")

@@ -2,6 +2,7 @@ package io.warmmetal.api.power;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.warmmetal.api.power.impl.IpmiPower;
 import io.warmmetal.api.power.impl.RedfishPower;
 import io.warmmetal.api.power.impl.SshPower;
@@ -32,7 +33,7 @@ public interface PowerDriver {
   }
 
   /** IPMI over LAN via {@code ipmitool -I lanplus}; the password goes by environment, never on a command line. */
-  static PowerDriver ipmi(Vertx vertx, IpmiTarget target, Duration timeout) {
-    return new IpmiPower(vertx, target, timeout);
+  static PowerDriver ipmi(WorkerExecutor workers, IpmiTarget target, Duration timeout) {
+    return new IpmiPower(workers, target, timeout);
   }
 }

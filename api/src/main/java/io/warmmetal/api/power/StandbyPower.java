@@ -20,6 +20,8 @@ import org.slf4j.LoggerFactory;
 public final class StandbyPower {
   private static final Logger LOG = LoggerFactory.getLogger(StandbyPower.class);
   private static final long RETRY_AFTER_MILLIS = 60_000;
+  /** Switches under way at once, per replica: the rest wait for a later pass. */
+  private static final int MAX_IN_FLIGHT = 8;
 
   private final Pool db;
   private final MachinePower power;
@@ -54,12 +56,15 @@ public final class StandbyPower {
     if (failed != null && System.currentTimeMillis() - failed < RETRY_AFTER_MILLIS) {
       return;
     }
-    if (!switching.add(machineId)) {
+    if (switching.size() >= MAX_IN_FLIGHT || !switching.add(machineId)) {
       return; // one switch per machine at a time; the next pass looks again
     }
     power.switchTo(machineId, state, reason, false)
         .onSuccess(x -> failedAt.remove(machineId))
         .onFailure(err -> {
+          if (err instanceof MachinePower.NoLongerIdle) {
+            return; // claimed meanwhile: nothing to switch off
+          }
           failedAt.put(machineId, System.currentTimeMillis());
           LOG.warn("Switching machine {} {} failed: {}", machineId, state, err.getMessage());
           db.preparedQuery("""

@@ -141,8 +141,9 @@ public final class AgentInstaller {
         + "  systemctl restart " + UNIT + "\n"
         + "  echo 'agent started: systemd unit " + UNIT + "'\n"
         + "else\n"
-        + "  if [ -f \"$D/agent.pid\" ]; then\n"
-        + "    P=$(cat \"$D/agent.pid\")\n"
+        // Only if the pid is still our agent's: after a crash long ago it may be another process's now.
+        + "  P=$(cat \"$D/agent.pid\" 2>/dev/null || true)\n"
+        + "  if [ -n \"$P\" ] && tr '\\0' ' ' < /proc/$P/cmdline 2>/dev/null | grep -q \"$D/" + JAR + "\"; then\n"
         + "    kill \"$P\" 2>/dev/null || true\n"
         // Wait for it to go (a zombie counts as gone), then insist.
         + "    for i in $(seq 50); do\n"

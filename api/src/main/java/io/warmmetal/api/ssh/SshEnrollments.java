@@ -33,7 +33,8 @@ public final class SshEnrollments {
   private static final Logger LOG = LoggerFactory.getLogger(SshEnrollments.class);
   private static final Pattern AGENT_SETTING = Pattern.compile("WARMMETAL_AGENT_[A-Z0-9_]+");
   private static final Set<String> SET_HERE = Set.of("WARMMETAL_AGENT_API", "WARMMETAL_AGENT_CA_PIN",
-      "WARMMETAL_AGENT_TOKEN", "WARMMETAL_AGENT_TOKEN_FILE", "WARMMETAL_AGENT_STATE_DIR");
+      "WARMMETAL_AGENT_CA_FILE", "WARMMETAL_AGENT_TOKEN", "WARMMETAL_AGENT_TOKEN_FILE", "WARMMETAL_AGENT_STATE_DIR",
+      "WARMMETAL_AGENT_ADDRESS");
   private static final Pattern SAFE_VALUE = Pattern.compile("[^'\\\\\\p{Cntrl}]*");
   private static final int TOKEN_SECONDS = 3600;
   private static final int OUTPUT_IN_EVENTS = 4096;
@@ -109,7 +110,10 @@ public final class SshEnrollments {
         .onFailure(err -> LOG.warn("Recording the outcome of SSH enrollment {} failed", id, err));
   }
 
-  /** Records the install's outcome; an enrollment its agent already completed stays {@code enrolled}. */
+  /**
+   * Records the install's outcome; an enrollment its agent already completed stays {@code enrolled}. A failed
+   * install's token is used up: it may sit in a settings file on the server.
+   */
   private Future<Void> finish(String id, String state, String message, JsonObject output) {
     if (output != null && output.getString("output").length() > OUTPUT_IN_EVENTS) {
       String text = output.getString("output");
@@ -119,6 +123,9 @@ public final class SshEnrollments {
             UPDATE ssh_enrollments SET state = $2, message = $3, updated_at = now()
             WHERE id = $1 AND state = 'installing'""")
         .execute(Tuple.of(id, state, message))
+        .compose(x -> !state.equals("failed") ? Future.succeededFuture() : tx.preparedQuery("""
+                UPDATE enrollment_tokens SET uses_left = 0
+                WHERE id = (SELECT token_id FROM ssh_enrollments WHERE id = $1)""").execute(Tuple.of(id)))
         .compose(x -> tx.preparedQuery("""
                 INSERT INTO events (type, subject, reason, details) VALUES ('SshEnrollment', $1, $2, $3)""")
             .execute(Tuple.of(id, state.equals("failed") ? "install failed" : "agent installed",

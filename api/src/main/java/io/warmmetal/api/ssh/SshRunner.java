@@ -14,6 +14,14 @@ import java.time.Duration;
 public interface SshRunner extends AutoCloseable {
   int OUTPUT_LIMIT = 64 * 1024;
 
+  /**
+   * The worker pool for talking to servers and BMCs (SSH, ipmitool): its own, so that slow or hung servers cannot
+   * take the shared workers that launches and enrollments need.
+   */
+  static io.vertx.core.WorkerExecutor outOfBandWorkers(Vertx vertx) {
+    return vertx.createSharedWorkerExecutor("warmmetal-out-of-band", 16, 15, java.util.concurrent.TimeUnit.MINUTES);
+  }
+
   static SshRunner create(Vertx vertx) {
     return new SshjRunner(vertx);
   }

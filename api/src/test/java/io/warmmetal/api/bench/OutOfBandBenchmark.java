@@ -78,7 +78,7 @@ public final class OutOfBandBenchmark {
       }
     }
     try (IpmiSim bmc = IpmiSim.start()) {
-      PowerDriver ipmi = PowerDriver.ipmi(vertx, new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER,
+      PowerDriver ipmi = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx), new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER,
           IpmiSim.PASSWORD), Duration.ofSeconds(10));
       List<Long> micros = new ArrayList<>();
       for (int i = 0; i < ipmiCalls; i++) {

@@ -29,7 +29,7 @@ class IpmiPowerTest {
 
   @Test
   void switchesTheServerOnAndOffAndReportsItsPower(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(vertx,
+    PowerDriver power = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx),
         new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, IpmiSim.PASSWORD), Duration.ofSeconds(20));
     assertThat(power.status().await()).isEqualTo(PowerState.OFF);
 
@@ -44,7 +44,7 @@ class IpmiPowerTest {
 
   @Test
   void aWrongPasswordIsRefusedWithoutShowingIt(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(vertx,
+    PowerDriver power = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx),
         new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, "not-the-password"), Duration.ofSeconds(20));
     assertThatThrownBy(() -> power.on().await()).hasMessageContaining("refused 'chassis power on'")
         .hasMessageNotContaining("not-the-password");

@@ -99,7 +99,7 @@ class PowerApiTest {
           .isEqualTo(201);
       Response underInstance = fx.client.post(path.replace("/power", "/power-off"), ApiFixture.ADMIN, null);
       assertThat(underInstance.status()).isEqualTo(409);
-      assertThat(underInstance.body().getString("message")).contains("carries instance");
+      assertThat(underInstance.body().getString("message")).contains("carries an instance");
     }
   }
 }

@@ -199,4 +199,47 @@ class StandbyTest {
       }
     }
   }
+
+  @Test
+  void aMachineRecordedOffGetsNoCommandsUntilItIsSwitchedOnAgain(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
+        "WARMMETAL_POOL_INTERVAL_MS", "200")); IpmiSim bmc = IpmiSim.start()) {
+      URI api = URI.create("https://127.0.0.1:" + fx.api.agentPort());
+      Enrollment enrollment = new Enrollment(vertx, api, fx.api.caPin());
+      WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+      String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject()).body()
+          .getString("token");
+      // An agent that stays connected whatever the BMC says: the case of a switch-off still under way.
+      SimulatedAgent agent = SimulatedAgent.start(vertx, enrollment, ws, api, token, new JsonObject().put("name", "sim")
+              .put("facts", ApiFixture.facts(16, 64))
+              .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString())),
+          Files.createTempDirectory("held"), new SimulatedExecutor(vertx, Map.of("prepare",
+              Distribution.parse("fixed:50ms"), "join", Distribution.parse("fixed:50ms")), 0.0, new Random(3)))
+          .await();
+      String machine = agent.machineId();
+      Await.until("standby", () -> "standby".equals(state(fx, machine)));
+      JsonObject ipmi = new JsonObject().put("driver", "ipmi").put("address", "127.0.0.1").put("port", bmc.port)
+          .put("username", IpmiSim.USER).put("password", IpmiSim.PASSWORD);
+      fx.client.put("/v1/machines/" + machine + "/power", ApiFixture.ADMIN, ipmi);
+      Await.until("switched off", () -> fx.count("SELECT count(*) FROM machines WHERE id = $1 AND power_state = 'off'",
+          machine) == 1);
+      // The BMC stops answering (wrong password): the machine cannot be switched on again for now.
+      fx.client.put("/v1/machines/" + machine + "/power", ApiFixture.ADMIN, ipmi.copy().put("password", "wrong"));
+
+      String id = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
+          .put("allowStandby", true)).body().getJsonArray("instances").getJsonObject(0).getString("id");
+      Thread.sleep(3_000); // three heartbeats: the sweep would have delivered anything deliverable
+      assertThat(fx.count("SELECT count(*) FROM commands WHERE machine_id = $1 AND status = 'queued'", machine))
+          .as("prepare and join held while the machine is recorded off").isEqualTo(2);
+      assertThat(state(fx, machine)).isEqualTo("preparing"); // claimed and off: not offline while it should boot
+
+      fx.client.put("/v1/machines/" + machine + "/power", ApiFixture.ADMIN, ipmi);
+      assertThat(fx.client.post("/v1/machines/" + machine + ":power-on", ApiFixture.ADMIN, null).status())
+          .isEqualTo(200);
+      Await.until("running", () -> "running".equals(instanceState(fx, id)), 20_000);
+      agent.stop().await();
+      ws.close().await();
+      enrollment.close().await();
+    }
+  }
 }

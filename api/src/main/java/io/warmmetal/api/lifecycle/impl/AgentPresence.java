@@ -62,11 +62,17 @@ final class AgentPresence {
   Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
     return Tx.run(db, tx -> tx.preparedQuery("""
             SELECT id, state, instance_id FROM machines
-            WHERE last_seen < now() - make_interval(secs => $1)
-              AND state NOT IN ('offline', 'retired', 'enrolling')
-              AND power_state IS DISTINCT FROM 'off'
-              AND NOT coalesce(power_state = 'on' AND last_seen < power_changed_at
-                               AND power_changed_at > now() - make_interval(secs => $2), false)
+            WHERE state NOT IN ('offline', 'retired', 'enrolling')
+              AND CASE
+                -- Switched off in standby: silence is expected.
+                WHEN power_state = 'off' AND state = 'standby' THEN false
+                -- Switched off, then claimed: the power-on and the boot get their time.
+                WHEN power_state = 'off' THEN state_changed_at < now() - make_interval(secs => $2)
+                -- Switched on and not heard from since: booting.
+                WHEN power_state = 'on' AND (last_seen IS NULL OR last_seen < power_changed_at)
+                  THEN power_changed_at < now() - make_interval(secs => $2)
+                ELSE last_seen < now() - make_interval(secs => $1)
+              END
             FOR UPDATE SKIP LOCKED""")
         .execute(Tuple.of((double) silence.toMillis() / 1000, (double) bootGrace.toMillis() / 1000))
         .compose(rows -> {

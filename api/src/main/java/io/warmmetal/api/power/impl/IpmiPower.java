@@ -1,7 +1,7 @@
 package io.warmmetal.api.power.impl;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.warmmetal.api.power.IpmiTarget;
 import io.warmmetal.api.power.PowerDriver;
 import io.warmmetal.api.power.PowerState;
@@ -18,12 +18,12 @@ import java.util.concurrent.TimeUnit;
  * ({@code -E}: ipmitool reads {@code IPMI_PASSWORD}), and is killed at its timeout.
  */
 public final class IpmiPower implements PowerDriver {
-  private final Vertx vertx;
+  private final WorkerExecutor workers;
   private final IpmiTarget target;
   private final Duration timeout;
 
-  public IpmiPower(Vertx vertx, IpmiTarget target, Duration timeout) {
-    this.vertx = vertx;
+  public IpmiPower(WorkerExecutor workers, IpmiTarget target, Duration timeout) {
+    this.workers = workers;
     this.target = target;
     this.timeout = timeout;
   }
@@ -52,7 +52,7 @@ public final class IpmiPower implements PowerDriver {
   }
 
   private Future<String> chassis(String action) {
-    return vertx.executeBlocking(() -> run(List.of("ipmitool", "-I", "lanplus", "-C", "3", "-N", "1", "-R", "2",
+    return workers.executeBlocking(() -> run(List.of("ipmitool", "-I", "lanplus", "-C", "3", "-N", "1", "-R", "2",
         "-H", target.host(), "-p", String.valueOf(target.port()), "-U", target.username(), "-E",
         "chassis", "power", action)), false);
   }

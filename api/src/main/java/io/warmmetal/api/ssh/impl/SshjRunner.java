@@ -2,6 +2,7 @@ package io.warmmetal.api.ssh.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.warmmetal.api.ssh.SshResult;
 import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.api.ssh.SshTarget;
@@ -34,7 +35,7 @@ public final class SshjRunner implements SshRunner {
     t.setDaemon(true);
     return t;
   });
-  private final Vertx vertx;
+  private final WorkerExecutor workers;
   private final ExecutorService readers = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "warmmetal-ssh-reader");
     t.setDaemon(true);
@@ -42,17 +43,17 @@ public final class SshjRunner implements SshRunner {
   });
 
   public SshjRunner(Vertx vertx) {
-    this.vertx = vertx;
+    this.workers = SshRunner.outOfBandWorkers(vertx);
   }
 
   @Override
   public Future<SshResult> run(SshTarget target, String command, byte[] stdin, Duration timeout) {
-    return vertx.executeBlocking(() -> runBlocking(target, command, stdin, timeout), false);
+    return workers.executeBlocking(() -> runBlocking(target, command, stdin, timeout), false);
   }
 
   @Override
   public Future<Void> upload(SshTarget target, Path local, String remotePath, Duration timeout) {
-    return vertx.executeBlocking(() -> {
+    return workers.executeBlocking(() -> {
       try (SSHClient ssh = connect(target, timeout);
           SFTPClient sftp = ssh.newSFTPClient()) {
         // A stalled transfer is cut off at the deadline: closing the connection fails the blocked write.
@@ -167,6 +168,7 @@ public final class SshjRunner implements SshRunner {
 
   @Override
   public void close() {
+    workers.close();
     readers.shutdownNow();
   }
 }
