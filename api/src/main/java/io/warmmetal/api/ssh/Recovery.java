@@ -11,7 +11,8 @@ import java.util.List;
 
 /**
  * Recovering a machine whose agent does not answer, over the SSH access it was enrolled with: restart the agent, run
- * the agent's reset script (leave the cluster, wipe per policy, prepare) and then restart it, or reboot the server. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
+ * the agent's reset script (leave the cluster, wipe per policy, prepare) and then restart it, or reboot the server.
+ * A reset or reboot is refused for a machine a launch could claim meanwhile (warm, preparing …) unless cordoned. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
  * the outcome, output redacted, is an event on the machine.
  */
 public final class Recovery {
@@ -31,7 +32,7 @@ public final class Recovery {
 
   public Future<JsonObject> recover(String machineId, String action) {
     return db.preparedQuery("""
-            SELECT m.state, m.instance_id, s.host, s.port, s.username, s.key_id, s.host_key_fingerprint
+            SELECT m.state, m.cordoned, m.instance_id, s.host, s.port, s.username, s.key_id, s.host_key_fingerprint
             FROM machines m LEFT JOIN machine_ssh s ON s.machine_id = m.id WHERE m.id = $1""")
         .execute(Tuple.of(machineId))
         .compose(rows -> {
@@ -45,6 +46,12 @@ public final class Recovery {
           if (m.getString("instance_id") != null) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " carries instance "
                 + m.getString("instance_id") + "; terminate it before recovering the machine");
+          }
+          if (!action.equals("restart-agent") && !m.getBoolean("cordoned")
+              && !List.of("offline", "failed", "standby", "enrolling").contains(m.getString("state"))) {
+            // A launch could claim it while it reboots or wipes: only machines no launch takes, or cordoned ones.
+            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is " + m.getString("state")
+                + " and may be claimed meanwhile; cordon it before a " + action);
           }
           if (m.getString("host") == null) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId

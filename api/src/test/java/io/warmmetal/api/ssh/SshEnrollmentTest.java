@@ -133,6 +133,13 @@ class SshEnrollmentTest {
         + "AND last_seen > now() - interval '2 seconds'", machine) == 1, 60_000);
     assertThat(machineState(machine)).isEqualTo("warm");
 
+    // ...a reset of a machine a launch could take meanwhile is refused until it is cordoned...
+    Response claimable = fx.client.post("/v1/machines/" + machine + ":recover", ApiFixture.ADMIN,
+        new JsonObject().put("action", "reset"));
+    assertThat(claimable.status()).isEqualTo(409);
+    assertThat(claimable.body().getString("message")).contains("cordon it");
+    fx.client.post("/v1/machines/" + machine + "/cordon", ApiFixture.ADMIN, null);
+
     // ...the host reset by the agent's reset script (this test's stand-in for the shipped one; the simulated agent
     // installs none), the agent restarted after it...
     Path scripts = Files.createDirectories(installDir.resolve("state/scripts"));
