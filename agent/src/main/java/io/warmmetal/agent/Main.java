@@ -54,8 +54,13 @@ public final class Main implements Callable<Integer> {
       description = "the address the machine is reached at (default: none reported)")
   String address;
 
-  @Option(names = "--enroll-only", description = "enroll, then exit instead of holding the channel")
+  @Option(names = "--enroll-only", description = "enroll (or renew the certificate if due), then exit instead of holding the channel")
   boolean enrollOnly;
+
+  @Option(names = "--renew-before", defaultValue = "${env:WARMMETAL_AGENT_RENEW_BEFORE}",
+      description = "renew the client certificate this long before it expires, ISO-8601 (default: a third of its "
+          + "lifetime; WARMMETAL_AGENT_RENEW_BEFORE)")
+  java.time.Duration renewBefore;
 
   @Mixin
   ExecutorOptions execution = new ExecutorOptions();
@@ -82,6 +87,9 @@ public final class Main implements Callable<Integer> {
         identity.save(stateDir);
       }
       log.info("Enrolled as machine {} (state in {})", identity.machineId(), stateDir);
+      if (api != null && identity.renewalDue(java.time.Instant.now(), renewBefore)) {
+        identity = renew(vertx, identity, log);
+      }
       if (enrollOnly) {
         return 0;
       }
@@ -89,14 +97,27 @@ public final class Main implements Callable<Integer> {
         log.error("Give --api: the agent port to hold the channel with");
         return 2;
       }
-      ChannelClient channel = new ChannelClient(vertx, vertx.createWebSocketClient(
-          new WebSocketClientOptions().setVerifyHost(false)), URI.create(api), identity,
-          CommandLog.load(vertx, stateDir), execution.executor(vertx, stateDir, new Random(), nodeName(),
-              HostFacts.ofThisHost().describe(nodeName()).getJsonObject("facts")));
-      channel.start();
+      var ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+      var executor = execution.executor(vertx, stateDir, new Random(), nodeName(),
+          HostFacts.ofThisHost().describe(nodeName()).getJsonObject("facts"));
+      CommandLog commands = CommandLog.load(vertx, stateDir);
+      java.util.concurrent.atomic.AtomicReference<ChannelClient> channel = new java.util.concurrent.atomic
+          .AtomicReference<>(new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));
+      channel.get().start();
+      // Hourly: renew the certificate when due, then hold the channel with the new one.
+      AgentIdentity[] current = {identity};
+      vertx.setPeriodic(3_600_000, id -> {
+        if (current[0].renewalDue(java.time.Instant.now(), renewBefore)) {
+          vertx.executeBlocking(() -> renew(vertx, current[0], log), false).onSuccess(renewed -> {
+            current[0] = renewed;
+            ChannelClient next = new ChannelClient(vertx, ws, URI.create(api), renewed, commands, executor);
+            channel.getAndSet(next).stop().onComplete(x -> next.start());
+          }).onFailure(err -> log.warn("Certificate renewal failed (will retry): {}", err.getMessage()));
+        }
+      });
       CountDownLatch stopped = new CountDownLatch(1);
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-        channel.stop();
+        channel.get().stop();
         stopped.countDown();
       }, "warmmetal-agent-shutdown"));
       stopped.await();
@@ -109,6 +130,15 @@ public final class Main implements Callable<Integer> {
         vertx.close();
       }
     }
+  }
+
+  /** Renews the certificate and stores it (blocking: call from a worker or the main thread). */
+  private AgentIdentity renew(Vertx vertx, AgentIdentity identity, Logger log) throws Exception {
+    AgentIdentity renewed = Enrollment.renew(vertx, URI.create(api), identity).await();
+    renewed.saveRenewed(stateDir);
+    log.info("Renewed the client certificate of machine {} (valid until {})", renewed.machineId(),
+        renewed.certificate().getNotAfter().toInstant());
+    return renewed;
   }
 
   private String nodeName() throws java.net.UnknownHostException {

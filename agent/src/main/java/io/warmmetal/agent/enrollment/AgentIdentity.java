@@ -16,10 +16,19 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
   static final String CERT = "agent.crt";
   static final String CA = "ca.crt";
 
-  /** The identity stored in {@code dir}, if the agent enrolled before. */
+  static final String RENEWED = "renewed.pem";
+
+  /** The identity stored in {@code dir}, if the agent enrolled before (finishing a renewal a crash interrupted). */
   public static Optional<AgentIdentity> load(Path dir) throws IOException {
     if (!Files.exists(dir.resolve(MACHINE_ID))) {
       return Optional.empty();
+    }
+    Path renewed = dir.resolve(RENEWED);
+    if (Files.exists(renewed)) {
+      String pair = Files.readString(renewed);
+      int cert = pair.indexOf("-----BEGIN CERTIFICATE-----");
+      install(dir, pair.substring(0, cert), pair.substring(cert));
+      Files.delete(renewed);
     }
     return Optional.of(new AgentIdentity(Files.readString(dir.resolve(MACHINE_ID)).trim(),
         Files.readString(dir.resolve(KEY)), Files.readString(dir.resolve(CERT)), Files.readString(dir.resolve(CA))));
@@ -40,6 +49,61 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
     Files.writeString(staged, machineId + "\n");
     Files.move(staged, dir.resolve(MACHINE_ID), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
         java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  /**
+   * Stores a renewed key and certificate in place of the current ones, crash-safe: the pair is first written whole
+   * to one file and renamed into place; {@link #load} finishes an interrupted replacement from it.
+   */
+  public void saveRenewed(Path dir) throws IOException {
+    Path staged = dir.resolve(RENEWED + ".tmp");
+    Files.deleteIfExists(staged);
+    Files.createFile(staged, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.writeString(staged, keyPem + certificatePem);
+    Files.move(staged, dir.resolve(RENEWED), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    install(dir, keyPem, certificatePem);
+    Files.writeString(dir.resolve(CA), caPem);
+    Files.delete(dir.resolve(RENEWED));
+  }
+
+  private static void install(Path dir, String key, String cert) throws IOException {
+    Path keyFile = dir.resolve(KEY);
+    Files.deleteIfExists(keyFile);
+    Files.createFile(keyFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.writeString(keyFile, key);
+    Files.writeString(dir.resolve(CERT), cert);
+  }
+
+  /** The client certificate, parsed. */
+  public java.security.cert.X509Certificate certificate() {
+    return parse(certificatePem);
+  }
+
+  /** The CA certificate the agent trusts, parsed. */
+  public java.security.cert.X509Certificate caCertificate() {
+    return parse(caPem);
+  }
+
+  /**
+   * Whether the certificate should be renewed at {@code now}: within {@code before} of its end, or (null) within a
+   * third of its lifetime.
+   */
+  public boolean renewalDue(java.time.Instant now, java.time.Duration before) {
+    java.security.cert.X509Certificate cert = certificate();
+    java.time.Instant end = cert.getNotAfter().toInstant();
+    java.time.Duration margin = before != null ? before
+        : java.time.Duration.between(cert.getNotBefore().toInstant(), end).dividedBy(3);
+    return !now.isBefore(end.minus(margin));
+  }
+
+  private static java.security.cert.X509Certificate parse(String pem) {
+    try {
+      return (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
+          .generateCertificate(new java.io.ByteArrayInputStream(pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+    } catch (java.security.cert.CertificateException e) {
+      throw new IllegalStateException("unreadable certificate in the agent's state", e);
+    }
   }
 
   @Override

@@ -2,11 +2,13 @@ package io.warmmetal.agent.enrollment;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import io.warmmetal.protocol.CaPin;
 import io.warmmetal.protocol.PinnedTrustManager;
@@ -64,6 +66,31 @@ public final class Enrollment {
           return new AgentIdentity(json.getString("machineId"), kr.keyPem, json.getString("certificate"),
               json.getString("caCertificate"));
         })));
+  }
+
+  /**
+   * Renews {@code identity}'s certificate: a new key pair and request, sent over mutual TLS with the current
+   * certificate (the API verified by the CA the agent enrolled with). The result is the identity to save; the API
+   * keeps the current certificate valid until the new one holds the channel.
+   */
+  public static Future<AgentIdentity> renew(Vertx vertx, URI api, AgentIdentity identity) {
+    HttpClient mtls = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setVerifyHost(false)
+        .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(CaPin.of(identity.caCertificate()))))
+        .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(identity.keyPem()))
+            .addCertValue(Buffer.buffer(identity.certificatePem()))));
+    return vertx.executeBlocking(Enrollment::keyAndRequest, false).compose(kr -> mtls.request(new RequestOptions()
+            .setMethod(HttpMethod.POST).setHost(api.getHost()).setPort(api.getPort()).setURI("/v1/renew")
+            .putHeader("Content-Type", "application/json"))
+        .compose(req -> req.send(new JsonObject().put("csr", kr.csrPem).toBuffer()))
+        .compose(resp -> resp.body().map(body -> {
+          JsonObject json = body.toJsonObject();
+          if (resp.statusCode() != 200) {
+            throw new EnrollmentRefused(resp.statusCode(), json.getString("code"), json.getString("message"));
+          }
+          return new AgentIdentity(identity.machineId(), kr.keyPem, json.getString("certificate"),
+              json.getString("caCertificate"));
+        })))
+        .eventually(mtls::close);
   }
 
   public Future<Void> close() {

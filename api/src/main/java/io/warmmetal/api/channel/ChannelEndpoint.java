@@ -61,7 +61,14 @@ final class ChannelEndpoint {
       return;
     }
     String serial = cert.getSerialNumber().toString(16);
-    db.preparedQuery("SELECT state FROM machines WHERE id = $1 AND cert_serial = $2")
+    // The current certificate, or a renewed one used for the first time — which from now on is the only one.
+    db.preparedQuery("""
+            WITH promoted AS (
+              UPDATE machines SET cert_serial = next_cert_serial, next_cert_serial = NULL
+              WHERE id = $1 AND next_cert_serial = $2 RETURNING state)
+            SELECT state FROM promoted
+            UNION ALL
+            SELECT state FROM machines WHERE id = $1 AND cert_serial = $2""")
         .execute(Tuple.of(machineId, serial))
         .onFailure(err -> handshake.reject(503))
         .onSuccess(rows -> {

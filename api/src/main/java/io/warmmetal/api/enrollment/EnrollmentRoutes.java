@@ -1,6 +1,8 @@
 package io.warmmetal.api.enrollment;
 
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
@@ -27,6 +29,21 @@ public final class EnrollmentRoutes {
       JsonObject machine = body.copy();
       machine.remove("csr");
       return lifecycle.enroll(new EnrollmentRequest(token, body.getString("csr"), machine));
+    });
+    ops.json("renew", 200, ctx -> {
+      // Authenticated by the client certificate the TLS handshake verified against the CA.
+      java.security.cert.X509Certificate cert;
+      try {
+        cert = (java.security.cert.X509Certificate) ctx.request().connection().peerCertificates().get(0);
+      } catch (Exception none) {
+        throw ApiError.of(ErrorCode.Unauthorized, "present the machine's client certificate to renew it");
+      }
+      String subject = cert.getSubjectX500Principal().getName();
+      java.util.regex.Matcher cn = java.util.regex.Pattern.compile("CN=(m-[0-9a-f]{16})").matcher(subject);
+      if (!cn.find()) {
+        throw ApiError.of(ErrorCode.Unauthorized, "not an agent's certificate");
+      }
+      return lifecycle.renew(cn.group(1), cert.getSerialNumber().toString(16), Params.of(ctx).body().getString("csr"));
     });
   }
 }

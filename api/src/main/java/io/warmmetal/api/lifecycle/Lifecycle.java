@@ -37,6 +37,13 @@ public interface Lifecycle {
    */
   Future<JsonObject> enroll(EnrollmentRequest request);
 
+  /**
+   * Renews a machine's client certificate: {@code certSerial} (the certificate the agent presented on the agent port)
+   * must be the machine's current or already-renewed one; the new certificate becomes the machine's next one, which
+   * replaces the current when the agent first holds the channel with it. Answers as {@link #enroll}.
+   */
+  Future<JsonObject> renew(String machineId, String certSerial, String csrPem);
+
   Future<JsonObject> cordon(String machineId, boolean cordoned);
 
   /** Takes an idle machine out of the fleet for good; refused while it carries an instance. */

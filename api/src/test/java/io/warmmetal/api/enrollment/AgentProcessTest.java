@@ -141,6 +141,21 @@ public class AgentProcessTest {
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(second.exitValue()).as(Files.readString(log)).isZero();
       assertThat(fx.count("SELECT count(*) FROM machines")).isEqualTo(1);
+
+      // Its certificate due for renewal (renew-before longer than its life), the agent renews it and keeps it.
+      String before = Files.readString(stateDir.resolve("agent.crt"));
+      Process third = agent(fx, stateDir, token, log, "--enroll-only", "--renew-before", "P400D");
+      assertThat(third.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(third.exitValue()).as(Files.readString(log)).isZero();
+      assertThat(Files.readString(stateDir.resolve("agent.crt"))).isNotEqualTo(before);
+      assertThat(Files.readString(stateDir.resolve("machine-id")).trim()).isEqualTo(machineId);
+      assertThat(Files.getPosixFilePermissions(stateDir.resolve("agent.key")))
+          .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+      java.security.cert.X509Certificate renewed = (java.security.cert.X509Certificate)
+          java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(
+              Files.newInputStream(stateDir.resolve("agent.crt")));
+      assertThat(fx.count("SELECT count(*) FROM machines WHERE id = $1 AND next_cert_serial = $2", machineId,
+          renewed.getSerialNumber().toString(16))).isEqualTo(1);
     }
   }
 }

@@ -57,6 +57,27 @@ final class Enroller {
                 .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));
   }
 
+  Future<JsonObject> renew(String machineId, String certSerial, String csrPem) {
+    return vertx.executeBlocking(() -> CertificateAuthority.readCsr(csrPem), false)
+        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+        .compose(csr -> Tx.run(db, tx -> tx.preparedQuery("""
+                SELECT state FROM machines WHERE id = $1 AND $2 IN (cert_serial, next_cert_serial) FOR UPDATE""")
+            .execute(Tuple.of(machineId, certSerial))
+            .compose(rows -> {
+              if (rows.size() == 0 || MachineState.RETIRED.wire().equals(rows.iterator().next().getString("state"))) {
+                throw ApiError.of(ErrorCode.Unauthorized, "this certificate is not machine " + machineId
+                    + "'s current one (or the machine is retired): enroll again");
+              }
+              return vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
+                  .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+            })
+            .compose(cert -> tx.preparedQuery("UPDATE machines SET next_cert_serial = $2 WHERE id = $1")
+                .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16)))
+                .compose(x -> Transitions.note(tx, "MachineCertified", machineId, machineId,
+                    "client certificate " + cert.getSerialNumber().toString(16) + " issued (renewal)", null))
+                .map(x -> answer(machineId, cert)))));
+  }
+
   /** The machine this hardware already is, or a new one in {@code enrolling}. */
   private static Future<String> machineFor(SqlConnection tx, JsonObject machine, String shape,
       EnrollmentTokens.Grant grant) {

@@ -48,6 +48,11 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
+  public Future<JsonObject> renew(String machineId, String certSerial, String csrPem) {
+    return enroller.renew(machineId, certSerial, csrPem);
+  }
+
+  @Override
   public Future<JsonObject> cordon(String machineId, boolean cordoned) {
     return registrar.cordon(machineId, cordoned);
   }
