@@ -104,17 +104,17 @@ public final class AgentChannel {
    * Machines this replica holds a live connection for, yet marked offline (by any replica, say after a database
    * outage) or still enrolling (their hello's update failed), come back as a hello would bring them.
    */
-  private Future<Void> returnHeldMachines(String[] held) {
-    if (held.length == 0) {
+  private Future<Void> returnHeldMachines(java.util.Map<String, String> held) {
+    if (held.isEmpty()) {
       return Future.succeededFuture();
     }
     return db.preparedQuery("SELECT id FROM machines WHERE id = ANY($1) AND state IN ('offline', 'enrolling')")
-        .execute(Tuple.of((Object) held))
+        .execute(Tuple.of((Object) held.keySet().toArray(String[]::new)))
         .compose(rows -> {
           Future<Void> chain = Future.succeededFuture();
           for (var r : rows) {
             String id = r.getString("id");
-            chain = chain.compose(x -> lifecycle.agentConnected(id));
+            chain = chain.compose(x -> lifecycle.agentConnected(id, held.get(id)).recover(err -> Future.succeededFuture()));
           }
           return chain;
         });
@@ -122,7 +122,7 @@ public final class AgentChannel {
 
   private void sweep() {
     long now = System.currentTimeMillis();
-    String[] heard = sessions.all().stream()
+    java.util.List<AgentSession> live = sessions.all().stream()
         .filter(s -> {
           if (now - s.lastHeard > timing.offlineAfter().toMillis()) {
             s.close((short) 1001, "silent"); // a dead connection: the agent reconnects if it lives
@@ -130,12 +130,25 @@ public final class AgentChannel {
           }
           return s.helloed;
         })
-        .map(s -> s.machineId).toArray(String[]::new);
-    Future<?> seen = heard.length == 0 ? Future.succeededFuture()
-        : db.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = ANY($1)").execute(Tuple.of(heard));
+        .toList();
+    // Seen: only sessions whose certificate is still the machine's (and the machine not retired); the others were
+    // re-enrolled, renewed or retired since their handshake, and are closed.
+    java.util.Map<String, String> current = new java.util.HashMap<>();
+    Future<?> seen = live.isEmpty() ? Future.succeededFuture() : db.preparedQuery("""
+            UPDATE machines m SET last_seen = now()
+            FROM unnest($1::text[], $2::text[]) AS s(id, serial)
+            WHERE m.id = s.id AND m.cert_serial = s.serial AND m.state <> 'retired'
+            RETURNING m.id, m.cert_serial""")
+        .execute(Tuple.tuple().addArrayOfString(live.stream().map(s -> s.machineId).toArray(String[]::new))
+            .addArrayOfString(live.stream().map(s -> s.certSerial).toArray(String[]::new)))
+        .onSuccess(rows -> {
+          rows.forEach(r -> current.put(r.getString("id"), r.getString("cert_serial")));
+          live.stream().filter(s -> !s.certSerial.equals(current.get(s.machineId)))
+              .forEach(s -> s.close((short) 1008, "certificate replaced or machine retired"));
+        });
     seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout()))
-        .compose(x -> returnHeldMachines(heard))
-        .compose(x -> deliverQueued(heard))
+        .compose(x -> returnHeldMachines(current))
+        .compose(x -> deliverQueued(current.keySet().toArray(String[]::new)))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
         .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
   }

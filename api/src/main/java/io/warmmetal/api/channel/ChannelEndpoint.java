@@ -123,9 +123,14 @@ final class ChannelEndpoint {
     }
     session.helloed = true;
     session.lastSentSeq = lastSeq.longValue();
-    lifecycle.agentConnected(session.machineId)
+    lifecycle.agentConnected(session.machineId, session.certSerial)
         .onFailure(err -> LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage()))
-        .onComplete(x -> {
+        .onComplete(ar -> {
+          if (ar.failed() && ar.cause() instanceof io.warmmetal.api.http.ApiError e
+              && e.code() == io.warmmetal.api.http.ErrorCode.Forbidden) {
+            session.close((short) 1008, "certificate replaced"); // re-enrolled or renewed since the handshake
+            return;
+          }
           machineArrived.run();
           session.send(new JsonObject().put("type", Frames.WELCOME).put("machineId", session.machineId)
               .put("heartbeatSeconds", heartbeat.toSeconds()));
@@ -140,7 +145,7 @@ final class ChannelEndpoint {
       return;
     }
     String message = frame.getString("message");
-    lifecycle.recordProgress(session.machineId, commandId, step,
+    lifecycle.recordProgress(session.machineId, session.certSerial, commandId, step,
             message == null ? null : message.substring(0, Math.min(1024, message.length())))
         .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", commandId, err.getMessage()));
   }

@@ -69,13 +69,13 @@ public interface Lifecycle {
       String message);
 
   /** Records a step an agent started (an event per step, so its timing can be read from the event log). */
-  Future<Void> recordProgress(String machineId, String commandId, String step, String message);
+  Future<Void> recordProgress(String machineId, String certSerial, String commandId, String step, String message);
 
   /**
    * The machine's agent said hello: a newly enrolled machine goes {@code enrolling → standby} (the pool manager may
    * then prepare it); an offline one goes back to where it was.
    */
-  Future<Void> agentConnected(String machineId);
+  Future<Void> agentConnected(String machineId, String certSerial);
 
   /**
    * Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so.

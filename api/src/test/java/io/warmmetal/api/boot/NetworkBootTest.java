@@ -115,7 +115,7 @@ class NetworkBootTest {
       fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
       Await.until("warm", () -> "warm".equals(fx.client.get("/v1/machines/" + identity.machineId(),
           ApiFixture.ADMIN).body().getString("state")));
-      assertThatThrownBy(() -> enrollment.enroll(next, host).await()).hasMessageContaining("re-enrolls only");
+      assertThatThrownBy(() -> enrollment.enroll(next, host).await()).hasMessageContaining("cannot re-enroll with a boot token");
       agent.stop().await();
       ws.close().await();
       enrollment.close().await();

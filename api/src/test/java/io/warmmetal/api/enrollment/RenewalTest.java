@@ -84,4 +84,30 @@ class RenewalTest {
       enrollment.close().await();
     }
   }
+
+  @Test
+  void aSessionWhoseCertificateWasReplacedIsClosed(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1"))) {
+      URI api = URI.create("https://127.0.0.1:" + fx.api.agentPort());
+      Enrollment enrollment = new Enrollment(vertx, api, fx.api.caPin());
+      WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+      String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 2)
+          .put("allowReenroll", true)).body().getString("token");
+      JsonObject host = new JsonObject().put("name", "taken").put("facts", ApiFixture.facts(16, 64))
+          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+      SimulatedAgent agent = SimulatedAgent.start(vertx, enrollment, ws, api, token, host,
+          Files.createTempDirectory("replaced"), new SimulatedExecutor(vertx, Map.of(), 0.0, new Random(2))).await();
+      Await.until("connected", agent::connected);
+
+      // The same hardware enrolls again (an operator's allowReenroll token): the open session's certificate is
+      // no longer the machine's, and the next sweep closes it; it cannot come back with it.
+      enrollment.enroll(token, host).await();
+      Await.until("the old session closed", () -> !agent.connected(), 10_000);
+      Thread.sleep(2_500);
+      assertThat(agent.connected()).isFalse();
+      agent.stop().await();
+      ws.close().await();
+      enrollment.close().await();
+    }
+  }
 }

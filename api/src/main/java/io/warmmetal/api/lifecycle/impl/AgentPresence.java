@@ -4,6 +4,8 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.MachineState;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,8 +23,13 @@ final class AgentPresence {
     this.db = db;
   }
 
-  Future<Void> connected(String machineId) {
+  /** The agent holding {@code certSerial} said hello; refused (403) if that is no longer the machine's certificate. */
+  Future<Void> connected(String machineId, String certSerial) {
     return Tx.run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
+      if (!certSerial.equals(m.getString("cert_serial"))) {
+        throw ApiError.of(ErrorCode.Forbidden, "certificate " + certSerial + " is no longer machine " + machineId
+            + "'s");
+      }
       MachineState state = MachineState.fromWire(m.getString("state"));
       Future<?> touched = tx.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = $1")
           .execute(Tuple.of(machineId));
@@ -50,12 +57,13 @@ final class AgentPresence {
   }
 
   /** A step of one of the machine's own commands began; steps of other machines' commands are ignored. */
-  Future<Void> progress(String machineId, String commandId, String step, String message) {
+  Future<Void> progress(String machineId, String certSerial, String commandId, String step, String message) {
     return db.preparedQuery("""
             INSERT INTO events (type, subject, machine_id, instance_id, reason, details)
-            SELECT 'CommandProgress', id, machine_id, instance_id, $3, jsonb_build_object('message', $4::text)
-            FROM commands WHERE id = $1 AND machine_id = $2""")
-        .execute(Tuple.of(commandId, machineId, step, message))
+            SELECT 'CommandProgress', c.id, c.machine_id, c.instance_id, $3, jsonb_build_object('message', $4::text)
+            FROM commands c JOIN machines m ON m.id = c.machine_id
+            WHERE c.id = $1 AND c.machine_id = $2 AND m.cert_serial = $5""")
+        .execute(Tuple.of(commandId, machineId, step, message, certSerial))
         .mapEmpty();
   }
 

@@ -105,10 +105,8 @@ final class Enroller {
                   + existing.getString("id") + "; re-enrolling it needs a token minted with allowReenroll");
             }
             if (grant.idleOnly() && !idle(existing)) {
-              throw ApiError.of(ErrorCode.Conflict, "machine " + existing.getString("id") + " (this hardware) is "
-                  + existing.getString("state") + (existing.getString("instance_id") == null ? ""
-                  : " with instance " + existing.getString("instance_id")) + "; a boot token re-enrolls only a "
-                  + "machine that is booting, switched off, or idle and out of contact");
+              // Said without the machine's id or state: a boot token is easy to come by; probing must teach nothing.
+              throw ApiError.of(ErrorCode.Conflict, "this hardware cannot re-enroll with a boot token now");
             }
             return Future.succeededFuture(existing.getString("id"));
           }
@@ -126,19 +124,24 @@ final class Enroller {
   }
 
   /**
-   * Whether a boot token may take this machine back: it is booting after the API switched it on, or switched off,
-   * or idle (no instance) and out of contact (offline, failed, or never connected).
+   * Whether a boot token may take this machine back: it carries no instance (whose join and its secrets would go to
+   * whoever re-enrolls — the hardware identity is merely reported, and a boot credential sits in DHCP
+   * configuration), and it is booting after the API switched it on, or switched off, or out of contact (offline,
+   * failed, or never connected).
    */
   private static boolean idle(Row machine) {
     String state = machine.getString("state");
-    return Boolean.TRUE.equals(machine.getBoolean("booting")) || Boolean.TRUE.equals(machine.getBoolean("off"))
-        || (machine.getString("instance_id") == null
-            && (state.equals("offline") || state.equals("failed") || state.equals("enrolling")));
+    return machine.getString("instance_id") == null
+        && (Boolean.TRUE.equals(machine.getBoolean("booting")) || Boolean.TRUE.equals(machine.getBoolean("off"))
+            || state.equals("offline") || state.equals("failed") || state.equals("enrolling"));
   }
 
   private static Future<Void> remember(SqlConnection tx, String machineId, JsonObject machine, X509Certificate cert) {
     return tx.preparedQuery("""
-            UPDATE machines SET cert_serial = $2, address = coalesce($3, address) WHERE id = $1""")
+            UPDATE machines SET cert_serial = $2, next_cert_serial = NULL,
+              -- a new lease's address, but never under an instance: its tenant was told where it is
+              address = CASE WHEN instance_id IS NULL THEN coalesce($3, address) ELSE address END
+            WHERE id = $1""")
         .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), machine.getString("address")))
         .compose(x -> Transitions.note(tx, "MachineCertified", machineId, machineId,
             "client certificate " + cert.getSerialNumber().toString(16) + " issued", null));

@@ -84,13 +84,14 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<Void> recordProgress(String machineId, String commandId, String step, String message) {
-    return presence.progress(machineId, commandId, step, message);
+  public Future<Void> recordProgress(String machineId, String certSerial, String commandId, String step,
+      String message) {
+    return presence.progress(machineId, certSerial, commandId, step, message);
   }
 
   @Override
-  public Future<Void> agentConnected(String machineId) {
-    return presence.connected(machineId);
+  public Future<Void> agentConnected(String machineId, String certSerial) {
+    return presence.connected(machineId, certSerial);
   }
 
   @Override
