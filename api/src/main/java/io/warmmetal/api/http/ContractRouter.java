@@ -16,7 +16,24 @@ import java.util.function.Consumer;
  * the given root handlers, every request validated against the contract, and every failure in the one error shape.
  */
 public final class ContractRouter {
+  /** A JSON escape of half a UTF-16 surrogate pair without its other half. */
+  private static final java.util.regex.Pattern LONE_SURROGATE = java.util.regex.Pattern.compile(
+      "(?i)\\\\u(d[89ab][0-9a-f]{2})(?!\\\\ud[c-f][0-9a-f]{2})|(?<!\\\\ud[89ab][0-9a-f]{2})\\\\ud[c-f][0-9a-f]{2}");
+
   private ContractRouter() {}
+
+  /**
+   * Refuses a body with an unpaired surrogate escape: such a string cannot be stored as UTF-8 (PostgreSQL would get a
+   * '?'), so two different client tokens or names could become one.
+   */
+  private static void refuseLoneSurrogates(RoutingContext ctx) {
+    io.vertx.core.buffer.Buffer body = ctx.body() == null ? null : ctx.body().buffer();
+    if (body != null && body.length() > 0 && LONE_SURROGATE.matcher(body.toString()).find()) {
+      ctx.fail(ApiError.invalid("body", "the body holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape)"));
+      return;
+    }
+    ctx.next();
+  }
 
   public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
       List<Handler<RoutingContext>> rootHandlers, Consumer<Operations> mountOperations) {
@@ -30,7 +47,8 @@ public final class ContractRouter {
     RouterBuilder builder = RouterBuilder.create(vertx, CachedValidators.wrap(contract),
             RequestExtractor.withBodyHandler())
         .rootHandler(BodyHandler.create(false).setBodyLimit(bodyLimit)) // first, as Vert.x wants
-        .rootHandler(RequestIds::assign);
+        .rootHandler(RequestIds::assign)
+        .rootHandler(ContractRouter::refuseLoneSurrogates);
     rootHandlers.forEach(builder::rootHandler);
     mountOperations.accept(new Operations(builder, guard));
     // Security is the root handlers' job (before validation); the builder's own would only repeat it, after.

@@ -27,6 +27,8 @@ public final class ErrorResponses {
   private static final Pattern REQUIRED = Pattern.compile("required property \"([^\"]+)\"");
   private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
 
+  private static final Pattern MALFORMED_ESCAPE = Pattern.compile("%(?![0-9A-Fa-f]{2})");
+
   private ErrorResponses() {}
 
   /** The failure handler of every route. */
@@ -87,7 +89,10 @@ public final class ErrorResponses {
         case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
         case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
         case 400 -> ApiError.of(ErrorCode.ValidationError, "bad request");
-        default -> ApiError.of(ErrorCode.InternalError, "internal error");
+        default -> MALFORMED_ESCAPE.matcher(ctx.request().uri()).find()
+            // Vert.x Web cannot decode such a path and ends the request as a 500 with no failure: the caller's.
+            ? ApiError.of(ErrorCode.ValidationError, "the request path has a malformed %-escape")
+            : ApiError.of(ErrorCode.InternalError, "internal error");
       };
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");

@@ -50,4 +50,18 @@ class PathSpellingTest {
       http.close().await();
     }
   }
+
+  @Test
+  void aMalformedEscapeInThePathIsABadRequest(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx)) {
+      HttpClient http = vertx.createHttpClient();
+      for (String path : List.of("/%ZZ", "/v1/%ZZ/tokens", "/v1/machines/%", "/v1/%ZZ")) {
+        int status = http.request(new RequestOptions().setMethod(HttpMethod.GET).setHost("127.0.0.1")
+                .setPort(fx.api.port()).setURI(path))
+            .compose(req -> req.send()).map(resp -> resp.statusCode()).await();
+        assertThat(status).as(path).isIn(400, 401);
+      }
+      http.close().await();
+    }
+  }
 }
