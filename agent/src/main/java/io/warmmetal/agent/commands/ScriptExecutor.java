@@ -122,8 +122,12 @@ public final class ScriptExecutor implements Executor {
     synchronized (tail) {
       output = String.join("\n", tail);
     }
-    return process.exitValue() == 0 ? Outcome.ok(command.kind() + " took " + ms + " ms")
-        : Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + output);
+    if (process.exitValue() == 0) {
+      return Outcome.ok(command.kind() + " took " + ms + " ms");
+    }
+    // User data is a secret, and so may be what it prints: its output stays on the host.
+    String why = command.params().containsKey("userData") ? "(the output of user data is not reported)" : output;
+    return Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + why);
   }
 
   private static void deleteTree(Path dir) {

@@ -64,6 +64,14 @@ class ScriptExecutorTest {
   }
 
   @Test
+  void whatUserDataPrintsStaysOnTheHost() throws Exception {
+    Outcome outcome = run("join", "echo 'DB_PASSWORD=hunter2'; exit 4",
+        new JsonObject().put("userData", "IyEvYmluL3NoCg=="), Duration.ofSeconds(30));
+    assertThat(outcome.succeeded()).isFalse();
+    assertThat(outcome.message()).contains("exited 4").doesNotContain("hunter2");
+  }
+
+  @Test
   void aHungScriptIsKilledAtTheTimeout() throws Exception {
     long started = System.nanoTime();
     Outcome outcome = run("reset", "sleep 30", new JsonObject(), Duration.ofSeconds(1));

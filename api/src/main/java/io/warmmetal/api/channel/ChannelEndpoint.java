@@ -7,6 +7,7 @@ import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Redaction;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.Lifecycle;
@@ -146,7 +147,8 @@ final class ChannelEndpoint {
     }
     String message = frame.getString("message");
     lifecycle.recordProgress(session.machineId, session.certSerial, commandId, step,
-            message == null ? null : message.substring(0, Math.min(1024, message.length())))
+            message == null ? null : Redaction.redact(message.substring(0,
+                Math.min(1024, message.length())), java.util.List.of()))
         .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", commandId, err.getMessage()));
   }
 
@@ -159,8 +161,9 @@ final class ChannelEndpoint {
       refuse(session, "a result has a commandId and a status of succeeded or failed");
       return;
     }
-    String text = message == null ? null : ((String) message).substring(0, Math.min(4096, ((String) message)
-        .length()));
+    // Agents' messages end up in events anyone with read access sees: secrets they may echo are redacted.
+    String text = message == null ? null : Redaction.redact(((String) message).substring(0,
+        Math.min(4096, ((String) message).length())), java.util.List.of());
     // One at a time, in order: a later result must not overtake an earlier one on its way to the database.
     session.results = session.results.transform(x -> lifecycle.reportAgentResult(session.machineId,
             session.certSerial, commandId, "succeeded".equals(status), text)

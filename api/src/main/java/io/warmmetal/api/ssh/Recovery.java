@@ -5,6 +5,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Redaction;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import java.util.List;
@@ -76,7 +77,7 @@ public final class Recovery {
   }
 
   private Future<JsonObject> record(String machineId, String action, SshResult result) {
-    String output = Shell.redact(result.stdout() + result.stderr(), List.of());
+    String output = Redaction.redact(result.stdout() + result.stderr(), List.of());
     JsonObject details = result.toJson(output).put("action", action);
     return db.preparedQuery("""
             INSERT INTO events (type, subject, machine_id, reason, details)

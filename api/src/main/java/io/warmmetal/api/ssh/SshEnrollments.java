@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.Redaction;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
@@ -96,10 +97,11 @@ public final class SshEnrollments {
     installer.install(target, env)
         .transform(ar -> {
           if (ar.failed()) {
-            return finish(id, "failed", Shell.redact(String.valueOf(ar.cause().getMessage()), List.of(token)), null);
+            return finish(id, "failed", Redaction.redact(String.valueOf(ar.cause().getMessage()), List.of(token)),
+                null);
           }
           SshResult r = ar.result();
-          String output = Shell.redact(r.stdout() + r.stderr(), List.of(token));
+          String output = Redaction.redact(r.stdout() + r.stderr(), List.of(token));
           if (!r.succeeded()) {
             String why = r.timedOut() ? "the install did not finish in time" : "the install failed (exit status "
                 + r.exitStatus() + ")";
