@@ -78,6 +78,7 @@ public final class WarmMetalApi {
   private Recovery recovery;
   private MachinePower machinePower;
   private Optional<Path> agentJar = Optional.empty();
+  private long cleanupTimer = -1;
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
     this.vertx = vertx;
@@ -131,6 +132,9 @@ public final class WarmMetalApi {
         })
         .onSuccess(x -> {
           poolManager.start();
+          // Enrollment tokens pile up (one per network boot): those a week past their end go, hourly.
+          cleanupTimer = vertx.setPeriodic(60_000, 3_600_000, id -> enrollmentTokens.deleteStale(Duration.ofDays(7))
+              .onFailure(err -> LOG.warn("Deleting stale enrollment tokens failed: {}", err.getMessage())));
           LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
               config.agentHost(), agentPort, ca.pin());
         });
@@ -246,6 +250,9 @@ public final class WarmMetalApi {
     }
     if (ssh != null) {
       ssh.close();
+    }
+    if (cleanupTimer >= 0) {
+      vertx.cancelTimer(cleanupTimer);
     }
     Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
     Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null

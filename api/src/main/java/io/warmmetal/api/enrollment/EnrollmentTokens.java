@@ -67,6 +67,19 @@ public final class EnrollmentTokens {
         .map(rows -> toJson(rows.iterator().next()).put("token", secret));
   }
 
+  /**
+   * Deletes tokens expired (or revoked) longer than {@code kept} ago — one is minted per network boot — except those
+   * an SSH enrollment still refers to. Answers how many went.
+   */
+  public Future<Integer> deleteStale(java.time.Duration kept) {
+    return db.preparedQuery("""
+            DELETE FROM enrollment_tokens t
+            WHERE coalesce(t.revoked_at, t.expires_at) < now() - make_interval(secs => $1)
+              AND NOT EXISTS (SELECT 1 FROM ssh_enrollments e WHERE e.token_id = t.id)""")
+        .execute(Tuple.of((double) kept.toSeconds()))
+        .map(rows -> rows.rowCount());
+  }
+
   public Future<JsonArray> list() {
     return db.query("SELECT * FROM enrollment_tokens ORDER BY created_at, id").execute().map(rows -> {
       JsonArray out = new JsonArray();

@@ -159,4 +159,18 @@ class EnrollmentTest {
         .satisfies(e -> assertThat(((EnrollmentRefused) e).status()).isEqualTo(400))
         .hasMessageContaining("identity");
   }
+
+  @Test
+  void tokensLongExpiredAreDeletedButNotOnesStillInUseOrUnexpired() throws Exception {
+    Response fresh = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
+    Response old = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
+    // Time passes for one of them (set back by hand: the test cannot wait a week).
+    fx.db().preparedQuery("UPDATE enrollment_tokens SET expires_at = now() - interval '8 days' WHERE id = $1")
+        .execute(io.vertx.sqlclient.Tuple.of(old.body().getString("id"))).await();
+    EnrollmentTokens tokens = new EnrollmentTokens(fx.vertx, fx.db());
+    assertThat(tokens.deleteStale(java.time.Duration.ofDays(7)).await()).isEqualTo(1);
+    assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", old.body().getString("id"))).isZero();
+    assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", fresh.body().getString("id")))
+        .isEqualTo(1);
+  }
 }
