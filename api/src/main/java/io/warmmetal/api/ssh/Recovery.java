@@ -13,7 +13,8 @@ import java.util.List;
 /**
  * Recovering a machine whose agent does not answer, over the SSH access it was enrolled with: restart the agent, run
  * the agent's reset script (leave the cluster, wipe per policy, prepare) and then restart it, or reboot the server.
- * A reset or reboot is refused for a machine a launch could claim meanwhile (warm, preparing …) unless cordoned. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
+ * A reset or reboot is refused for a machine a launch could claim meanwhile (warm, preparing, standby …) unless it
+ * is cordoned: only offline, failed or enrolling ones go without. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
  * the outcome, output redacted, is an event on the machine.
  */
 public final class Recovery {
@@ -49,7 +50,7 @@ public final class Recovery {
                 + m.getString("instance_id") + "; terminate it before recovering the machine");
           }
           if (!action.equals("restart-agent") && !m.getBoolean("cordoned")
-              && !List.of("offline", "failed", "standby", "enrolling").contains(m.getString("state"))) {
+              && !List.of("offline", "failed", "enrolling").contains(m.getString("state"))) {
             // A launch could claim it while it reboots or wipes: only machines no launch takes, or cordoned ones.
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is " + m.getString("state")
                 + " and may be claimed meanwhile; cordon it before a " + action);
