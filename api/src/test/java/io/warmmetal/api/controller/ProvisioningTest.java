@@ -105,6 +105,30 @@ class ProvisioningTest {
   }
 
   @Test
+  void aNodeClassCanKeepLaunchesOffTheStandbyTier() throws Exception {
+    kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
+        .edit(c -> {
+          c.getSpec().launchFromStandby = false;
+          return c;
+        });
+    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
+        .put("maxWarm", 0));
+    Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
+    kube.pods().inNamespace("default").resource(pending("stateless-1", "2")).create();
+    Thread.sleep(3_000); // the controller tries, and is told there is no capacity
+    assertThat(fx.count("SELECT count(*) FROM instances")).isZero();
+    assertThat(kube.nodes().list().getItems()).isEmpty();
+
+    // Allowed again: the pod gets a node from standby.
+    kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
+        .edit(c -> {
+          c.getSpec().launchFromStandby = null;
+          return c;
+        });
+    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 30_000);
+  }
+
+  @Test
   void aBurstOfPodsGetsTheRightNumberOfNodes() throws Exception {
     for (int i = 0; i < 20; i++) {
       kube.pods().inNamespace("default").resource(pending("batch-" + i, "1500m")).create();

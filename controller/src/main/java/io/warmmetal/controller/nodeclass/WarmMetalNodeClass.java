@@ -36,6 +36,12 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
     public String launchTimeout;
     /** How long a node may take to register and become ready (e.g. {@code 5m}). */
     public String registrationTimeout;
+    /**
+     * Whether a launch may take a machine from the standby tier (switched on and prepared: minutes) when none is
+     * warm or preparing; default true. Set false for network-booted (stateless) machines: one claimed while
+     * switched off cannot re-enroll when it boots.
+     */
+    public Boolean launchFromStandby;
   }
 
   /** A key of a Secret. */

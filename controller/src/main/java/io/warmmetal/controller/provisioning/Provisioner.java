@@ -216,9 +216,10 @@ public final class Provisioner {
     InstancesApi api = apis.apply(nodeClass);
     ObjectNode request = InstancesApi.object();
     request.put("clientToken", claim.getMetadata().getUid());
-    // Warm first, then preparing, then standby (switched on and prepared): a machine minutes away is nearer than none.
+    // Warm first, then preparing, then (unless the node class says no) standby — switched on and prepared: a machine
+    // minutes away is nearer than none.
     request.put("allowPreparing", true);
-    request.put("allowStandby", true);
+    request.put("allowStandby", !Boolean.FALSE.equals(nodeClass.getSpec().launchFromStandby));
     ArrayNode shapes = request.putArray("shapes");
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
