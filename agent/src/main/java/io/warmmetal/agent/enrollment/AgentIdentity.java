@@ -38,11 +38,7 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
   public void save(Path dir) throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-    Path key = dir.resolve(KEY);
-    Files.deleteIfExists(key);
-    Files.createFile(key, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-    Files.writeString(key, keyPem);
-    Files.writeString(dir.resolve(CERT), certificatePem);
+    install(dir, keyPem, certificatePem);
     Files.writeString(dir.resolve(CA), caPem);
     // Written aside and renamed into place: the marker is whole or absent, never half there.
     Path staged = dir.resolve(MACHINE_ID + ".tmp");

@@ -8,14 +8,13 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Redaction;
+import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.protocol.Frames;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
-import javax.naming.ldap.LdapName;
-import javax.naming.ldap.Rdn;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +55,7 @@ final class ChannelEndpoint {
     String machineId;
     try {
       cert = (X509Certificate) handshake.peerCertificates().get(0);
-      machineId = commonName(cert);
+      machineId = CertificateAuthority.machineIdOf(cert);
     } catch (Exception e) {
       handshake.reject(401); // no client certificate: enroll first
       return;
@@ -188,14 +187,5 @@ final class ChannelEndpoint {
   private static void refuse(AgentSession session, String why) {
     LOG.info("Closing the channel of {}: {}", session.machineId, why);
     session.close(Frames.CLOSE_PROTOCOL, why.length() > 120 ? why.substring(0, 120) : why);
-  }
-
-  private static String commonName(X509Certificate cert) throws Exception {
-    for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName()).getRdns()) {
-      if ("CN".equalsIgnoreCase(rdn.getType())) {
-        return rdn.getValue().toString();
-      }
-    }
-    throw new IllegalArgumentException("no CN");
   }
 }

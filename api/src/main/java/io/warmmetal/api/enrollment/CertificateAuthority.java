@@ -121,6 +121,21 @@ public final class CertificateAuthority {
             "warmmetal://" + machineId)));
   }
 
+  /** The machine id an agent certificate this CA signed is bound to (its subject's CN). */
+  public static String machineIdOf(X509Certificate cert) {
+    try {
+      for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(cert.getSubjectX500Principal().getName())
+          .getRdns()) {
+        if ("CN".equalsIgnoreCase(rdn.getType())) {
+          return rdn.getValue().toString();
+        }
+      }
+    } catch (javax.naming.InvalidNameException e) {
+      throw new IllegalArgumentException("unreadable certificate subject", e);
+    }
+    throw new IllegalArgumentException("no CN in the certificate's subject");
+  }
+
   /** A fresh key and server certificate for the agent port, valid for the given host names and IP addresses. */
   public Issued issueServer(List<String> names, Duration validity) throws GeneralSecurityException {
     KeyPair pair = newKeyPair();

@@ -33,17 +33,14 @@ public final class EnrollmentRoutes {
     ops.json("renew", 200, ctx -> {
       // Authenticated by the client certificate the TLS handshake verified against the CA.
       java.security.cert.X509Certificate cert;
+      String machineId;
       try {
         cert = (java.security.cert.X509Certificate) ctx.request().connection().peerCertificates().get(0);
+        machineId = CertificateAuthority.machineIdOf(cert);
       } catch (Exception none) {
         throw ApiError.of(ErrorCode.Unauthorized, "present the machine's client certificate to renew it");
       }
-      String subject = cert.getSubjectX500Principal().getName();
-      java.util.regex.Matcher cn = java.util.regex.Pattern.compile("CN=(m-[0-9a-f]{16})").matcher(subject);
-      if (!cn.find()) {
-        throw ApiError.of(ErrorCode.Unauthorized, "not an agent's certificate");
-      }
-      return lifecycle.renew(cn.group(1), cert.getSerialNumber().toString(16), Params.of(ctx).body().getString("csr"));
+      return lifecycle.renew(machineId, cert.getSerialNumber().toString(16), Params.of(ctx).body().getString("csr"));
     });
   }
 }

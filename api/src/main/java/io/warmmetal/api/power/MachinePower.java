@@ -97,7 +97,7 @@ public final class MachinePower {
       if (!observe) {
         return Future.succeededFuture(out);
       }
-      return driver(machineId)
+      return driver(machineId, m)
           .compose(PowerDriver::status)
           .map(state -> out.put("observed", state.name().toLowerCase()))
           .otherwise(err -> out.put("observeError", err.getMessage()));
@@ -124,7 +124,7 @@ public final class MachinePower {
           if (m.getString("driver") == null) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " has no power control");
           }
-          return driver(machineId);
+          return driver(machineId, m);
         })
         .compose(driver -> state == PowerState.ON
             ? remote(machineId, state, driver.on()).compose(x -> record(machineId, "on", reason))
@@ -173,26 +173,21 @@ public final class MachinePower {
         .mapEmpty();
   }
 
-  /** The machine's driver, its secret opened on a worker thread; fails if it has no power control. */
-  public Future<PowerDriver> driver(String machineId) {
-    return machine(machineId).compose(m -> {
-      if (m.getString("driver") == null) {
-        return Future.failedFuture(new IllegalStateException("machine " + machineId + " has no power control"));
-      }
-      Buffer sealed = m.getBuffer("secret");
-      Future<String> password = sealed == null ? Future.succeededFuture() : vertx.executeBlocking(
-          () -> new String(secrets.open(sealed.getBytes(), boundTo(machineId)), StandardCharsets.UTF_8), false);
-      return password.compose(secret -> {
-        PowerSettings s = settings(m, secret);
-        return switch (s.driver()) {
-          case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(workers, s.ipmi(), timeout));
-          case "redfish" -> Future.succeededFuture(PowerDriver.redfish(vertx, s.redfish(), timeout));
-          default -> keys.target(db, new SshAccess(m.getString("ssh_host"), m.getInteger("ssh_port"),
-                  m.getString("ssh_user"), m.getString("ssh_key"), m.getString("ssh_host_key")), "machineId")
-              .map(target -> PowerDriver.ssh(vertx, ssh, target, sshOffCommand, s.mac(), s.wakeAddress(),
-                  s.wakePort(), timeout));
-        };
-      });
+  /** The driver for the machine's settings row ({@link #machine}), its secret opened on a worker thread. */
+  private Future<PowerDriver> driver(String machineId, Row m) {
+    Buffer sealed = m.getBuffer("secret");
+    Future<String> password = sealed == null ? Future.succeededFuture() : vertx.executeBlocking(
+        () -> new String(secrets.open(sealed.getBytes(), boundTo(machineId)), StandardCharsets.UTF_8), false);
+    return password.compose(secret -> {
+      PowerSettings s = settings(m, secret);
+      return switch (s.driver()) {
+        case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(workers, s.ipmi(), timeout));
+        case "redfish" -> Future.succeededFuture(PowerDriver.redfish(vertx, s.redfish(), timeout));
+        default -> keys.target(db, new SshAccess(m.getString("ssh_host"), m.getInteger("ssh_port"),
+                m.getString("ssh_user"), m.getString("ssh_key"), m.getString("ssh_host_key")), "machineId")
+            .map(target -> PowerDriver.ssh(vertx, ssh, target, sshOffCommand, s.mac(), s.wakeAddress(),
+                s.wakePort(), timeout));
+      };
     });
   }
 

@@ -42,6 +42,11 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
      * switched off cannot re-enroll when it boots.
      */
     public Boolean launchFromStandby;
+
+    /** {@link #launchFromStandby}, its default applied. */
+    public boolean launchesFromStandby() {
+      return !Boolean.FALSE.equals(launchFromStandby);
+    }
   }
 
   /** A key of a Secret. */

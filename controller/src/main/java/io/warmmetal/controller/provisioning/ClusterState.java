@@ -57,7 +57,7 @@ public final class ClusterState {
         continue;
       }
       List<InstanceType> types = InstanceTypes.of(shapes);
-      state.available.addAll(InstanceTypes.available(shapes));
+      state.available.addAll(InstanceTypes.available(shapes, nodeClass.getSpec().launchesFromStandby()));
       String name = pool.getMetadata().getName();
       state.pools.put(name, pool);
       state.typesByPool.put(name, types);

@@ -16,14 +16,15 @@ public final class InstanceTypes {
   private InstanceTypes() {}
 
   /**
-   * The shapes a launch can have a machine of: warm ones, ones being prepared, or ones in standby (a launch may
-   * take those; its node then comes when the machine is switched on and prepared). In-use machines do not count.
+   * The shapes a launch can have a machine of: warm ones, ones being prepared, or (with {@code standby}) ones in
+   * standby (a launch may take those; its node then comes when the machine is switched on and prepared). In-use
+   * machines do not count.
    */
-  public static java.util.Set<String> available(JsonNode shapes) {
+  public static java.util.Set<String> available(JsonNode shapes, boolean standby) {
     java.util.Set<String> names = new java.util.HashSet<>();
     for (JsonNode s : shapes) {
       JsonNode counts = s.path("counts");
-      if (counts.path("warm").asInt(0) + counts.path("preparing").asInt(0) + counts.path("standby").asInt(0) > 0) {
+      if (counts.path("warm").asInt(0) + counts.path("preparing").asInt(0) + (standby ? counts.path("standby").asInt(0) : 0) > 0) {
         names.add(s.get("name").asText());
       }
     }

@@ -219,7 +219,7 @@ public final class Provisioner {
     // Warm first, then preparing, then (unless the node class says no) standby — switched on and prepared: a machine
     // minutes away is nearer than none.
     request.put("allowPreparing", true);
-    request.put("allowStandby", !Boolean.FALSE.equals(nodeClass.getSpec().launchFromStandby));
+    request.put("allowStandby", nodeClass.getSpec().launchesFromStandby());
     ArrayNode shapes = request.putArray("shapes");
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())

@@ -17,6 +17,7 @@ import io.warmmetal.api.lifecycle.MachineState;
 import io.warmmetal.api.shapes.ShapeNamer;
 import io.warmmetal.api.ssh.SshEnrollments;
 import java.security.cert.X509Certificate;
+import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 import java.time.Duration;
 
 /**
@@ -47,19 +48,28 @@ final class Enroller {
       return Future.failedFuture(ApiError.invalid("facts.gpus", "the facts make a shape name longer than "
           + ShapeNamer.MAX_LENGTH + " characters"));
     }
-    return vertx.executeBlocking(() -> CertificateAuthority.readCsr(request.csrPem()), false)
-        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+    return readCsr(request.csrPem())
         .compose(csr -> Tx.run(db, tx -> tokens.consume(tx, request.token())
             .compose(grant -> machineFor(tx, machine, shape, grant)
                 .compose(machineId -> SshEnrollments.enrolled(tx, grant.tokenId(), machineId).map(machineId)))
-            .compose(machineId -> vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
-                .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+            .compose(machineId -> sign(csr, machineId)
                 .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));
   }
 
+  /** The certificate request, parsed on a worker thread; 400 on {@code csr} if it is none. */
+  private Future<PKCS10CertificationRequest> readCsr(String pem) {
+    return vertx.executeBlocking(() -> CertificateAuthority.readCsr(pem), false)
+        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+  }
+
+  /** The machine's client certificate for the request, signed on a worker thread. */
+  private Future<X509Certificate> sign(PKCS10CertificationRequest csr, String machineId) {
+    return vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
+        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+  }
+
   Future<JsonObject> renew(String machineId, String certSerial, String csrPem) {
-    return vertx.executeBlocking(() -> CertificateAuthority.readCsr(csrPem), false)
-        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())))
+    return readCsr(csrPem)
         .compose(csr -> Tx.run(db, tx -> tx.preparedQuery("""
                 SELECT state FROM machines WHERE id = $1 AND $2 IN (cert_serial, next_cert_serial) FOR UPDATE""")
             .execute(Tuple.of(machineId, certSerial))
@@ -68,8 +78,7 @@ final class Enroller {
                 throw ApiError.of(ErrorCode.Unauthorized, "this certificate is not machine " + machineId
                     + "'s current one (or the machine is retired): enroll again");
               }
-              return vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
-                  .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+              return sign(csr, machineId);
             })
             .compose(cert -> tx.preparedQuery("UPDATE machines SET next_cert_serial = $2 WHERE id = $1")
                 .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16)))
