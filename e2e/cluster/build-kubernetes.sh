@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Builds the Kubernetes server binaries the real-cluster tests run (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kubeadm) from Debian's `kubernetes` source package, and installs the Debian packages the
+# cluster fixture starts beside them (etcd, containerd, runc, CNI plugins, iptables, conntrack, …).
+#
+# No registry here serves Kubernetes server binaries; Debian's source package carries the whole tree with vendor/
+# and Debian's Go builds it offline. The binaries are cached outside the work tree by the source package's version
+# (WARMMETAL_KUBE_CACHE, default /var/cache/warmmetal/kubernetes/<version>/bin), so only a machine's first run pays
+# the build (~10 min on 2 cores); later runs print the cached directory at once.
+#
+# Prints the directory holding the binaries on its last line. Run as root (apt-get).
+set -euo pipefail
+
+cache_root=${WARMMETAL_KUBE_CACHE:-/var/cache/warmmetal/kubernetes}
+binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm)
+packages=(golang-go rsync dpkg-dev etcd-server containerd runc containernetworking-plugins iptables conntrack socat
+  ebtables ethtool iproute2 util-linux mount openssl golang-github-modern-go-reflect2-dev)
+
+log() { echo "build-kubernetes: $*" >&2; }
+
+missing=()
+for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
+
+# Debian's sources: a deb-src twin of the main entry (same URI and keyring; apt refuses a list without Signed-By).
+src_list=/etc/apt/sources.list.d/warmmetal-src.sources
+need_update=0
+if [ ! -f "$src_list" ]; then
+  cat > "$src_list" <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  need_update=1
+fi
+if [ ${#missing[@]} -gt 0 ] || [ $need_update = 1 ] || ! apt-cache showsrc kubernetes >/dev/null 2>&1; then
+  log "installing ${missing[*]:-nothing}"
+  apt-get update -qq
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+version=$(apt-cache showsrc kubernetes | awk '/^Version:/ {print $2; exit}')
+[ -n "$version" ] || { log "Debian has no kubernetes source package"; exit 1; }
+out="$cache_root/$version"
+if [ -f "$out/bin/.complete" ]; then
+  echo "$out/bin"
+  exit 0
+fi
+
+log "building Kubernetes $version into $out (first run on this machine: ~10 minutes)"
+mkdir -p "$out"
+work="$out/src"
+rm -rf "$work" "$out/bin" "$out/bin.tmp"
+mkdir -p "$work"
+(cd "$work" && apt-get source -qq --download-only kubernetes >&2 && dpkg-source -x --no-check kubernetes_*.dsc tree >&2)
+tree="$work/tree"
+
+# The vendored reflect2 v1.0.1 crashes every binary built with Go >= 1.18 ("fatal error: fault" in mapiternext on the
+# first JSON encode of a map); Debian's v1.0.2 does not.
+rm -rf "$tree/vendor/github.com/modern-go/reflect2"
+cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$tree/vendor/github.com/modern-go/reflect2"
+rm -f "$tree/vendor/github.com/modern-go/reflect2/go.mod"
+
+# As debian/rules builds it: a GOPATH whose k8s.io/kubernetes is the tree, cgo off. The Go build cache lives in the
+# cache too, so a rebuild (say, after a failed first run) takes minutes, not ten.
+export GOPATH="$tree/.go" GOCACHE="$cache_root/go-build" CGO_ENABLED=0 GOFLAGS=-mod=vendor GO111MODULE=on
+mkdir -p "$tree/.go/src/k8s.io"
+ln -sfn ../../.. "$tree/.go/src/k8s.io/kubernetes"
+build() { (cd "$tree/.go/src/k8s.io/kubernetes" && make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet cmd/kubeadm" >&2); }
+if ! build; then
+  # A failed first run can leave zero-byte generator binaries behind; start the output over once.
+  log "build failed once; retrying from a clean _output"
+  rm -rf "$tree/_output"
+  build
+fi
+
+mkdir -p "$out/bin.tmp"
+for b in "${binaries[@]}"; do
+  cp "$tree/_output/local/bin/linux/amd64/$b" "$out/bin.tmp/$b"
+  # kubeadm says its version as a subcommand, the others as a flag.
+  { "$out/bin.tmp/$b" --version || "$out/bin.tmp/$b" version -o short; } >/dev/null 2>&1 || { log "$b does not run"; exit 1; }
+done
+touch "$out/bin.tmp/.complete"
+mv "$out/bin.tmp" "$out/bin"
+rm -rf "$work"
+log "built $(du -sh "$out/bin" | cut -f1) of binaries"
+echo "$out/bin"

@@ -1,0 +1,49 @@
+package io.warmmetal.e2e.cluster;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where the Kubernetes server binaries are: {@code WARMMETAL_KUBE_BIN} if set, else what
+ * {@code e2e/cluster/build-kubernetes.sh} prints — it builds them from Debian's source package on a machine's first
+ * run (minutes) and answers from its cache afterwards (at once).
+ */
+public final class KubeBinaries {
+  private static Path dir;
+
+  private KubeBinaries() {}
+
+  public static synchronized Path dir() {
+    if (dir == null) {
+      String given = System.getenv("WARMMETAL_KUBE_BIN");
+      if (given != null && !given.isBlank()) {
+        dir = Path.of(given);
+      } else {
+        String out = Commands.run(List.of("bash", script().toString()), Map.of(), 3600).strip();
+        dir = Path.of(out.substring(out.lastIndexOf('\n') + 1).strip());
+      }
+      for (String b : List.of("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubeadm")) {
+        if (!Files.isExecutable(dir.resolve(b))) {
+          throw new IllegalStateException("no " + b + " in " + dir);
+        }
+      }
+    }
+    return dir;
+  }
+
+  public static Path of(String binary) {
+    return dir().resolve(binary);
+  }
+
+  /** The build script, from the e2e module (Maven's working directory) or the repository root. */
+  static Path script() {
+    for (Path p : List.of(Path.of("cluster/build-kubernetes.sh"), Path.of("e2e/cluster/build-kubernetes.sh"))) {
+      if (Files.exists(p)) {
+        return p.toAbsolutePath();
+      }
+    }
+    throw new IllegalStateException("e2e/cluster/build-kubernetes.sh not found from " + Path.of("").toAbsolutePath());
+  }
+}
