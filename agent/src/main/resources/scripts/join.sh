@@ -3,6 +3,20 @@
 # run the instance's user data instead. Parameters (secrets included) arrive as JSON on stdin, never in argv or the
 # environment. Temporary files go in $TMPDIR, a private directory the agent removes after the command, whatever
 # happens to this script.
+#
+# On a prepared host only the join itself is left, and it is kept short:
+# - kubeadm's preflight checks are skipped: prepare checked the host, and the checks cost seconds (one resolves the
+#   host's name, ten seconds where that name is in no DNS);
+# - the JoinConfiguration is the version the installed kubeadm reads (v1beta2 before 1.22, v1beta3 from 1.22);
+# - where no systemd runs, this script starts the kubelet itself the moment kubeadm has written its files (kubeadm
+#   would only wait for a service manager that is not there), without the cloud-metadata probe of its credential
+#   provider (seconds on a host that is not in AWS), and with its node status computed every second, so the first
+#   Ready is posted as soon as it is true (the report frequency, what reaches the API server, is unchanged).
+#
+# Settings (environment): WARMMETAL_CRI_SOCKET (/run/containerd/containerd.sock), WARMMETAL_NODE_NAME (the host name),
+# WARMMETAL_KUBELET_SUPERVISOR (systemd where systemd runs, else agent: who starts the kubelet), WARMMETAL_KUBELET_ARGS
+# (more kubelet flags, when the agent starts it), WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal: the kubelet's pid file
+# and log when the agent starts it).
 set -eu
 command -v python3 >/dev/null || { echo "python3 is needed to read the join parameters"; exit 1; }
 work=${TMPDIR:-$(mktemp -d)}
@@ -19,33 +33,88 @@ if python3 -c "import json,sys; sys.exit(0 if 'userData' in json.load(open(sys.a
   exit $rc
 fi
 
+cri=${WARMMETAL_CRI_SOCKET:-/run/containerd/containerd.sock}
+cri=${cri#unix://}
+kubeadm_version=$(kubeadm version -o short)
+run_dir=${WARMMETAL_KUBELET_RUN_DIR:-/run/warmmetal}
+
 echo "::step kubeadm-join"
 config="$work/join.yaml"
 # The JoinConfiguration is written by Python from the JSON (JSON is valid YAML), so no value can break its syntax;
 # the token stays in this 0600 file, off kubeadm's command line.
-( umask 077; python3 - "$params" > "$config" <<'PY'
+( umask 077; python3 - "$params" "$kubeadm_version" "$cri" "${WARMMETAL_NODE_NAME:-}" > "$config" <<'PY'
 import json, re, sys
 p = json.load(open(sys.argv[1]))["params"]
+version = tuple(int(x) for x in re.findall(r"\d+", sys.argv[2])[:2])
+cri, node_name = sys.argv[3], sys.argv[4]
 k = p["kubernetes"]
 label = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
-labels = k.get("nodeLabels", {})
+# The labels a Karpenter node carries: the launch's (NodePool, template labels, capacity type), the instance type the
+# API chose, and the machine's topology (zone, region). arch, os and hostname the kubelet sets itself.
+labels = dict(k.get("nodeLabels", {}))
+if p.get("shape"):
+    labels["node.kubernetes.io/instance-type"] = p["shape"]
+for key, value in (p.get("machineLabels") or {}).items():
+    if key in ("topology.kubernetes.io/zone", "topology.kubernetes.io/region"):
+        labels.setdefault(key, value)
 for key, value in labels.items():
     if not label.match(key) or (value and not label.match(value)):
         sys.exit("refusing node label %r=%r" % (key, value))
 taints = [{"key": t["key"], "value": t.get("value", ""), "effect": t["effect"]} for t in k.get("taints", [])]
+registration = {
+    # v1beta3 wants the socket as a URL; v1beta2 reads a path.
+    "criSocket": ("unix://" + cri) if version >= (1, 22) else cri,
+    "taints": taints,
+    "kubeletExtraArgs": {
+        "node-labels": ",".join("%s=%s" % kv for kv in sorted(labels.items())),
+        "provider-id": p["providerId"],
+        "node-status-update-frequency": "1s",
+    },
+}
+if node_name:
+    registration["name"] = node_name
 config = {
-    "apiVersion": "kubeadm.k8s.io/v1beta3",
+    "apiVersion": "kubeadm.k8s.io/v1beta3" if version >= (1, 22) else "kubeadm.k8s.io/v1beta2",
     "kind": "JoinConfiguration",
     "discovery": {"bootstrapToken": {"apiServerEndpoint": k["apiServer"], "token": k["bootstrapToken"],
                                      "caCertHashes": [k["caCertHash"]]}},
-    "nodeRegistration": {"taints": taints, "kubeletExtraArgs": {
-        "node-labels": ",".join("%s=%s" % kv for kv in labels.items()),
-        "provider-id": p["providerId"]}},
+    "nodeRegistration": registration,
 }
 print(json.dumps(config))
 PY
 )
-rc=0; kubeadm join --config "$config" || rc=$?
+
+supervisor=${WARMMETAL_KUBELET_SUPERVISOR:-agent}
+[ -z "${WARMMETAL_KUBELET_SUPERVISOR:-}" ] && [ -d /run/systemd/system ] && supervisor=systemd
+log="$work/kubeadm.log"
+kubeadm join --config "$config" --skip-phases=preflight > "$log" 2>&1 &
+join=$!
+
+if [ "$supervisor" = agent ]; then
+  # kubeadm writes the kubelet's files, then waits for its TLS bootstrap: start it as soon as they are there.
+  while [ ! -s /var/lib/kubelet/kubeadm-flags.env ] || [ ! -s /var/lib/kubelet/config.yaml ]; do
+    if ! kill -0 $join 2>/dev/null; then
+      rc=0; wait $join || rc=$?
+      tail -n 20 "$log"; rm -f "$config" "$params" "$log"
+      exit $(( rc == 0 ? 1 : rc ))
+    fi
+    sleep 0.05
+  done
+  echo "::step kubelet-start"
+  mkdir -p "$run_dir"
+  # The flags kubeadm wrote (KUBELET_KUBEADM_ARGS), as its systemd drop-in would pass them.
+  . /var/lib/kubelet/kubeadm-flags.env
+  # shellcheck disable=SC2086
+  AWS_EC2_METADATA_DISABLED=true setsid kubelet --bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf \
+    --kubeconfig=/etc/kubernetes/kubelet.conf --config=/var/lib/kubelet/config.yaml \
+    $KUBELET_KUBEADM_ARGS ${WARMMETAL_KUBELET_ARGS:-} >> "$run_dir/kubelet.log" 2>&1 < /dev/null &
+  echo $! > "$run_dir/kubelet.pid"
+fi
+
+echo "::step tls-bootstrap"
+rc=0; wait $join || rc=$?
 rm -f "$config" "$params"
-[ $rc -eq 0 ] && echo "joined"
-exit $rc
+[ $rc -eq 0 ] || tail -n 20 "$log"
+rm -f "$log"
+[ $rc -eq 0 ] || exit $rc
+echo "joined"

@@ -10,6 +10,7 @@ import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.ScriptExecutor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.commands.SimulatedKubelet;
+import io.warmmetal.agent.commands.SimulatedNodes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,7 +42,7 @@ final class ExecutorOptions {
   @Option(names = "--kubeconfig", description = "with --simulate: act as a kubelet, registering a Node in this cluster")
   Path kubeconfig;
 
-  private KubernetesClient kube;
+  private SimulatedNodes nodes;
 
   /**
    * The executor for one agent.
@@ -53,18 +54,20 @@ final class ExecutorOptions {
       throws IOException {
     if (simulate) {
       Executor simulation = new SimulatedExecutor(vertx, parseDurations(durations), failureRate, random);
-      return kubeconfig == null ? simulation : new SimulatedKubelet(vertx, simulation, kube(), nodeName, facts);
+      return kubeconfig == null ? simulation : new SimulatedKubelet(vertx, simulation, nodes(), nodeName, facts);
     }
     Path scripts = scriptsDir != null ? scriptsDir : ScriptExecutor.installShipped(stateDir.resolve("scripts"));
     return new ScriptExecutor(vertx, scripts, commandTimeout);
   }
 
-  /** One client for all the agents of this JVM. */
-  private synchronized KubernetesClient kube() throws IOException {
-    if (kube == null) {
-      kube = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(Files.readString(kubeconfig))).build();
+  /** One client, one pod watch and one heartbeat timer for all the simulated kubelets of this JVM. */
+  private synchronized SimulatedNodes nodes() throws IOException {
+    if (nodes == null) {
+      KubernetesClient kube = new KubernetesClientBuilder().withConfig(Config.fromKubeconfig(
+          Files.readString(kubeconfig))).build();
+      nodes = new SimulatedNodes(kube);
     }
-    return kube;
+    return nodes;
   }
 
   static Map<String, Distribution> parseDurations(String spec) {

@@ -3,7 +3,6 @@ package io.warmmetal.controller;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -71,7 +70,7 @@ public final class Controller implements AutoCloseable {
   private final Termination termination;
   private final io.warmmetal.controller.termination.Orphans orphans;
   private SharedIndexInformer<Pod> pods;
-  private SharedIndexInformer<PodDisruptionBudget> pdbs;
+  private io.warmmetal.controller.termination.DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
   private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
   private SharedIndexInformer<Node> nodes;
@@ -113,7 +112,7 @@ public final class Controller implements AutoCloseable {
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
     nodes = kube.nodes().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
-    pdbs = kube.resources(PodDisruptionBudget.class).inAnyNamespace().inform(cast(wake));
+    pdbs = io.warmmetal.controller.termination.DisruptionBudgets.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
     poolInformer.run();
@@ -170,7 +169,7 @@ public final class Controller implements AutoCloseable {
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
     step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed));
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
-        pdbs.getStore().list()));
+        pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
   }
 

@@ -32,7 +32,9 @@ public final class ScriptExecutor implements Executor {
   static final List<String> KINDS = List.of("prepare", "join", "reset", "reboot");
   /** The agent's environment variables a script sees; everything else is withheld. */
   static final java.util.Set<String> PASSED_ON = java.util.Set.of("PATH", "HOME", "LANG", "LC_ALL",
-      "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_DATA_DISKS", "WARMMETAL_WIPE_POLICY");
+      "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_IMAGE_ARCHIVES", "WARMMETAL_DATA_DISKS",
+      "WARMMETAL_WIPE_POLICY", "WARMMETAL_CRI_SOCKET", "WARMMETAL_NODE_NAME", "WARMMETAL_KUBELET_ARGS",
+      "WARMMETAL_KUBELET_RUN_DIR", "WARMMETAL_KUBELET_SUPERVISOR");
   private static final int TAIL_LINES = 20;
 
   private final Vertx vertx;

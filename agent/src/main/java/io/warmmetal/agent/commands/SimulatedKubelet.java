@@ -21,21 +21,25 @@ import java.util.function.BiConsumer;
 
 /**
  * A simulated kubelet (the KWOK idea): after a simulated join succeeds it registers a real {@code Node} in the
- * Kubernetes API (labels, taints, capacity, providerID, Ready), and after a reset it removes it — so the controller
- * can be tested without hardware. Wraps the executor that simulates the commands; Kubernetes calls run on a worker.
+ * Kubernetes API as the shipped join script and a real kubelet would (the join's node labels, the instance type and
+ * the machine's zone; hostname, arch and os; taints, capacity, providerID, Ready), keeps it alive and runs its pods
+ * through {@link SimulatedNodes}, and after a reset removes it — so the controller can be tested without hardware.
+ * Wraps the executor that simulates the commands; Kubernetes calls run on a worker.
  */
 public final class SimulatedKubelet implements Executor {
   private final Vertx vertx;
   private final Executor simulation;
+  private final SimulatedNodes cluster;
   private final KubernetesClient kube;
   private final String nodeName;
   private final JsonObject facts;
 
-  public SimulatedKubelet(Vertx vertx, Executor simulation, KubernetesClient kube, String nodeName,
+  public SimulatedKubelet(Vertx vertx, Executor simulation, SimulatedNodes cluster, String nodeName,
       JsonObject facts) {
     this.vertx = vertx;
     this.simulation = simulation;
-    this.kube = kube;
+    this.cluster = cluster;
+    this.kube = cluster.kube();
     this.nodeName = nodeName;
     this.facts = facts;
   }
@@ -49,6 +53,7 @@ public final class SimulatedKubelet implements Executor {
       return switch (command.kind()) {
         case "join" -> vertx.executeBlocking(() -> register(command.params()), false);
         case "reset" -> vertx.executeBlocking(() -> {
+          cluster.remove(nodeName);
           kube.nodes().withName(nodeName).delete();
           return outcome;
         }, false);
@@ -67,6 +72,11 @@ public final class SimulatedKubelet implements Executor {
       labels.put("node.kubernetes.io/instance-type", params.getString("shape"));
     }
     join.getJsonObject("nodeLabels", new JsonObject()).forEach(e -> labels.put(e.getKey(), (String) e.getValue()));
+    params.getJsonObject("machineLabels", new JsonObject()).forEach(e -> {
+      if (e.getKey().equals("topology.kubernetes.io/zone") || e.getKey().equals("topology.kubernetes.io/region")) {
+        labels.putIfAbsent(e.getKey(), (String) e.getValue());
+      }
+    });
     List<Taint> taints = new ArrayList<>();
     for (Object t : join.getJsonArray("taints", new JsonArray())) {
       JsonObject taint = (JsonObject) t;
@@ -90,7 +100,13 @@ public final class SimulatedKubelet implements Executor {
         .withNewStatus().withCapacity(capacity).withAllocatable(capacity).withConditions(ready).endStatus()
         .build();
     kube.nodes().resource(node).createOr(NonDeletingOperation::update);
-    kube.nodes().resource(node).updateStatus(); // a real API server ignores status on create
+    // A real API server ignores status on create; kube-controller-manager writes the new Node too (pod CIDR,
+    // taints), so the status goes as a merge patch, not an update guarded by a resourceVersion.
+    kube.nodes().withName(nodeName).subresource("status").patch(
+        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType
+            .JSON_MERGE), io.fabric8.kubernetes.client.utils.Serialization.asJson(
+                new NodeBuilder().withStatus(node.getStatus()).build()));
+    cluster.add(nodeName);
     return Outcome.ok("joined; Node " + nodeName + " registered");
   }
 }

@@ -94,15 +94,20 @@ class ScriptExecutorTest {
     ScriptExecutor.installShipped(scripts);
     Path bin = Files.createTempDirectory("fake-bin");
     Path seen = bin.resolve("seen.json");
-    // A stand-in kubeadm that keeps the configuration it was given.
-    Files.writeString(bin.resolve("kubeadm"), "#!/bin/sh\ncp \"$3\" " + seen + "\n");
+    // A stand-in kubeadm of the version the test sets that keeps the configuration it was given; the kubelet is
+    // systemd's to start, so the script waits for kubeadm alone.
+    Files.writeString(bin.resolve("kubeadm"), "#!/bin/sh\ncase $1 in version) echo $FAKE_VERSION;; join) cp \"$3\" "
+        + seen + ";; esac\n");
     bin.resolve("kubeadm").toFile().setExecutable(true);
     Path tmp = Files.createTempDirectory("join-tmp");
     ProcessBuilder pb = new ProcessBuilder("/bin/sh", scripts.resolve("join.sh").toString()).redirectErrorStream(true);
     pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
     pb.environment().put("TMPDIR", tmp.toString());
+    pb.environment().put("FAKE_VERSION", "v1.20.2");
+    pb.environment().put("WARMMETAL_KUBELET_SUPERVISOR", "systemd");
     Process p = pb.start();
-    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-1")
+    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-1").put("shape", "x86-16c-64g")
+        .put("machineLabels", new JsonObject().put("topology.kubernetes.io/zone", "rack-3").put("owner", "x"))
         .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:ab")
             .put("bootstrapToken", "abcdef.0123456789abcdef")
             .put("nodeLabels", new JsonObject().put("team", "ml").put("karpenter.sh/nodepool", "a"))
@@ -114,6 +119,12 @@ class ScriptExecutorTest {
     String out = new String(p.getInputStream().readAllBytes());
     assertThat(p.waitFor()).as(out).isZero();
     JsonObject config = new JsonObject(Files.readString(seen));
+    assertThat(config.getString("apiVersion")).isEqualTo("kubeadm.k8s.io/v1beta2"); // what kubeadm 1.20 reads
+    assertThat(config.getJsonObject("nodeRegistration").getString("criSocket"))
+        .isEqualTo("/run/containerd/containerd.sock");
+    assertThat(config.getJsonObject("nodeRegistration").getJsonObject("kubeletExtraArgs").getString("node-labels"))
+        .isEqualTo("karpenter.sh/nodepool=a,node.kubernetes.io/instance-type=x86-16c-64g,team=ml,"
+            + "topology.kubernetes.io/zone=rack-3");
     assertThat(config.getJsonObject("discovery").getJsonObject("bootstrapToken").getString("token"))
         .isEqualTo("abcdef.0123456789abcdef");
     assertThat(config.getJsonObject("nodeRegistration").getJsonObject("kubeletExtraArgs").getString("provider-id"))
@@ -123,6 +134,19 @@ class ScriptExecutorTest {
     try (var left = Files.list(tmp)) {
       assertThat(left).isEmpty(); // the token's file and the parameters are gone
     }
+
+    // kubeadm 1.22 and later read v1beta3, which wants the socket as a URL.
+    pb.environment().put("FAKE_VERSION", "v1.23.4");
+    Process newer = pb.start();
+    try (var in = newer.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    newer.getInputStream().readAllBytes();
+    assertThat(newer.waitFor()).isZero();
+    config = new JsonObject(Files.readString(seen));
+    assertThat(config.getString("apiVersion")).isEqualTo("kubeadm.k8s.io/v1beta3");
+    assertThat(config.getJsonObject("nodeRegistration").getString("criSocket"))
+        .isEqualTo("unix:///run/containerd/containerd.sock");
 
     // A label value that would inject configuration is refused.
     Process bad = pb.start();

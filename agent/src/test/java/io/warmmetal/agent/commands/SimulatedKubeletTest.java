@@ -35,7 +35,8 @@ class SimulatedKubeletTest {
     JsonObject facts = new JsonObject().put("cpus", 64).put("memoryMiB", 524288).put("arch", "x86_64")
         .put("gpus", new JsonArray().add(new JsonObject().put("model", "H100")).add(new JsonObject().put("model",
             "H100")));
-    Executor kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of(), 0.0, new Random()), kube,
+    SimulatedNodes nodes = new SimulatedNodes(kube);
+    Executor kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of(), 0.0, new Random()), nodes,
         "sim-7", facts);
     JsonObject params = new JsonObject().put("providerId", "warmmetal://m-0123456789abcdef")
         .put("shape", "x86-64c-512g-2xh100")
@@ -47,6 +48,8 @@ class SimulatedKubeletTest {
     Outcome joined = kubelet.run(new Command("cmd-1", 1, "join", "i-1", params), (s, m) -> { }).await();
     assertThat(joined.succeeded()).as(joined.message()).isTrue();
     Node node = kube.nodes().withName("sim-7").get();
+    assertThat(kube.leases().inNamespace("kube-node-lease").withName("sim-7").get().getSpec().getHolderIdentity())
+        .isEqualTo("sim-7"); // its heartbeat
     assertThat(node.getSpec().getProviderID()).isEqualTo("warmmetal://m-0123456789abcdef");
     assertThat(node.getMetadata().getLabels()).containsEntry("karpenter.sh/nodepool", "gpu")
         .containsEntry("node.kubernetes.io/instance-type", "x86-64c-512g-2xh100")
@@ -62,5 +65,7 @@ class SimulatedKubeletTest {
     Outcome reset = kubelet.run(new Command("cmd-2", 2, "reset", "i-1", new JsonObject()), (s, m) -> { }).await();
     assertThat(reset.succeeded()).isTrue();
     assertThat(kube.nodes().withName("sim-7").get()).isNull();
+    assertThat(kube.leases().inNamespace("kube-node-lease").withName("sim-7").get()).isNull();
+    nodes.close();
   }
 }

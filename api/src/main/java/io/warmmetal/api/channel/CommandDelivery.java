@@ -104,13 +104,18 @@ final class CommandDelivery {
         });
   }
 
-  /** What each joining instance needs: providerID, labels, the join block with its token, or the user data. */
+  /**
+   * What each joining instance needs: providerID, shape, its labels and its machine's, the join block with its token,
+   * or the user data.
+   */
   private Future<Map<String, JsonObject>> joinParams(List<String> instanceIds) {
     if (instanceIds.isEmpty()) {
       return Future.succeededFuture(Map.of());
     }
     return db.preparedQuery("""
-            SELECT id, launch_id, machine_id, shape, labels, kubernetes, secrets FROM instances WHERE id = ANY($1)""")
+            SELECT i.id, i.launch_id, i.machine_id, i.shape, i.labels, i.kubernetes, i.secrets,
+                   m.labels AS machine_labels
+            FROM instances i JOIN machines m ON m.id = i.machine_id WHERE i.id = ANY($1)""")
         .execute(Tuple.of(instanceIds.toArray(String[]::new)))
         .compose(rows -> {
           List<Row> list = new ArrayList<>();
@@ -129,7 +134,8 @@ final class CommandDelivery {
     JsonObject params = new JsonObject()
         .put("providerId", InstanceJson.providerId(instance.getString("machine_id")))
         .put("shape", instance.getString("shape"))
-        .put("labels", instance.getJsonObject("labels"));
+        .put("labels", instance.getJsonObject("labels"))
+        .put("machineLabels", instance.getJsonObject("machine_labels")); // the join takes the topology labels
     JsonObject unsealed = instance.getBuffer("secrets") == null ? new JsonObject()
         : new JsonObject(new String(secrets.open(instance.getBuffer("secrets").getBytes(),
             instance.getString("launch_id")), StandardCharsets.UTF_8));

@@ -285,7 +285,7 @@ public final class PodToNodeBenchmark {
           .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
       started.add(SimulatedAgent.start(vertx, enrollment, ws, port, token, machine,
           Files.createTempDirectory("bench-agent"),
-          new SimulatedKubelet(vertx, withJoinTime, kube, "bench-node-" + i, facts)));
+          new SimulatedKubelet(vertx, withJoinTime, new io.warmmetal.agent.commands.SimulatedNodes(kube), "bench-node-" + i, facts)));
       if (started.size() % 50 == 0) {
         Future.all(started.subList(started.size() - 50, started.size())).await();
       }

@@ -76,7 +76,7 @@ public final class ClusterFixture implements AutoCloseable {
           .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
       SimulatedKubelet kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of("prepare",
           Distribution.parse("fixed:20ms"), "join", Distribution.parse("fixed:50ms"), "reset",
-          Distribution.parse("fixed:20ms")), 0.0, new Random(i)), kube, name, facts);
+          Distribution.parse("fixed:20ms")), 0.0, new Random(i)), new io.warmmetal.agent.commands.SimulatedNodes(kube), name, facts);
       c.agents.add(SimulatedAgent.start(vertx, c.enrollment, c.ws, c.agentPort, token, machine,
           Files.createTempDirectory("sim"), kubelet).await());
     }

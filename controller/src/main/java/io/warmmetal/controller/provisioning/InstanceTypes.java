@@ -11,6 +11,7 @@ import java.util.Map;
 /** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
 public final class InstanceTypes {
   public static final String INSTANCE_TYPE = "node.kubernetes.io/instance-type";
+  public static final String CAPACITY_TYPE = "karpenter.sh/capacity-type";
   private static final long GIB = 1L << 30;
 
   private InstanceTypes() {}
@@ -47,7 +48,7 @@ public final class InstanceTypes {
       labels.put(INSTANCE_TYPE, name);
       labels.put("kubernetes.io/arch", "arm".equals(s.get("arch").asText()) ? "arm64" : "amd64");
       labels.put("kubernetes.io/os", "linux");
-      labels.put("karpenter.sh/capacity-type", "on-demand");
+      labels.put(CAPACITY_TYPE, "on-demand");
       labels.put("warmmetal.io/cpu", String.valueOf(cpus));
       labels.put("warmmetal.io/memory-gib", String.valueOf(memGiB));
       labels.put("warmmetal.io/gpu-count", String.valueOf(gpus));

@@ -235,6 +235,9 @@ public final class Provisioner {
       labels.forEach(nodeLabels::put);
     }
     nodeLabels.put(NODEPOOL_LABEL, pool.getMetadata().getName());
+    // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
+    // picks) and the zone (the machine's) the join adds.
+    nodeLabels.put(InstanceTypes.CAPACITY_TYPE, "on-demand");
     ArrayNode taints = join.putArray("taints");
     List<Taint> all = new ArrayList<>(claim.getSpec().taints);
     all.addAll(claim.getSpec().startupTaints);

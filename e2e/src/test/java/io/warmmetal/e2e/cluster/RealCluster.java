@@ -31,7 +31,7 @@ public final class RealCluster implements ParameterResolver {
   }
 
   /** Held in the root context's store, which closes it when the run ends. */
-  private static final class Shared implements ExtensionContext.Store.CloseableResource {
+  private static final class Shared implements ExtensionContext.Store.CloseableResource, AutoCloseable {
     final ControlPlane controlPlane;
     final Thread hook;
 

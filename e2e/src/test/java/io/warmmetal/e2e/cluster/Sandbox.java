@@ -102,7 +102,7 @@ public final class Sandbox implements AutoCloseable {
   }
 
   /** Kills every process in the cgroup subtree (pods' containers live in namespaces of their own) and removes it. */
-  private static void killCgroups(String name) {
+  static void killCgroups(String name) {
     for (String hierarchy : CGROUP_HIERARCHIES) {
       Path root = Path.of("/sys/fs/cgroup", hierarchy, name);
       if (!Files.isDirectory(root)) {

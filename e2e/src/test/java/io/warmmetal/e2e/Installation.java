@@ -1,0 +1,141 @@
+package io.warmmetal.e2e;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.Controller;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeClassReference;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.e2e.cluster.ControlPlane;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * WarmMetal installed in a real cluster as {@code deploy/} ships it — the CRDs, and the controller's namespace,
+ * ServiceAccount and RBAC from {@code deploy/controller.yaml} (all but its Deployment) — plus what an operator adds:
+ * the credentials Secret, a node class {@code default} pointing at the API and at this control plane's join endpoint,
+ * and a NodePool {@code default}. The controller runs in this JVM as its ServiceAccount (the token's rights only,
+ * not an admin's). {@link #close()} stops it and removes every WarmMetal and test object from the cluster, so the next
+ * test finds it as new.
+ */
+public final class Installation implements AutoCloseable {
+  static final Path DEPLOY = Path.of("..", "deploy");
+  static final String NAMESPACE = "warmmetal-system";
+
+  final ControlPlane cluster;
+  final KubernetesClient admin;
+  private final List<Controller> controllers = new ArrayList<>();
+
+  private Installation(ControlPlane cluster) {
+    this.cluster = cluster;
+    this.admin = cluster.admin();
+  }
+
+  /**
+   * Installs WarmMetal for the API at {@code endpoint} with a {@code client} token; {@code pool} adjusts the NodePool.
+   * The controller is not started: {@link #startController()}.
+   */
+  static Installation install(ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
+      throws Exception {
+    Installation in = new Installation(cluster);
+    KubernetesClient kube = in.admin;
+    for (String crd : List.of("nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
+        "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
+      apply(kube, DEPLOY.resolve("crds").resolve(crd));
+    }
+    apply(kube, DEPLOY.resolve("controller.yaml"));
+    Await.until("the CRDs served", () -> {
+      try {
+        kube.resources(NodePool.class).list();
+        kube.resources(NodeClaim.class).list();
+        kube.resources(WarmMetalNodeClass.class).list();
+        return true;
+      } catch (KubernetesClientException notYet) {
+        return false;
+      }
+    });
+    kube.secrets().inNamespace(NAMESPACE).resource(new SecretBuilder().withNewMetadata()
+        .withName("warmmetal-credentials").withNamespace(NAMESPACE).endMetadata()
+        .withStringData(Map.of("token", clientToken)).build()).createOr(NonDeletingOperation::update);
+    WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
+    nodeClass.getMetadata().setName("default");
+    nodeClass.getSpec().endpoint = endpoint;
+    nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
+    nodeClass.getSpec().credentialsSecretRef.name = "warmmetal-credentials";
+    nodeClass.getSpec().credentialsSecretRef.namespace = NAMESPACE;
+    nodeClass.getSpec().join.apiServer = cluster.endpoint();
+    nodeClass.getSpec().join.caCertHash = cluster.caCertHash();
+    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
+    NodePool nodePool = new NodePool();
+    nodePool.getMetadata().setName("default");
+    nodePool.getSpec().template.metadata.labels = Map.of("team", "ml");
+    nodePool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
+    nodePool.getSpec().template.spec.nodeClassRef.group = "warmmetal.io";
+    nodePool.getSpec().template.spec.nodeClassRef.kind = "WarmMetalNodeClass";
+    nodePool.getSpec().template.spec.nodeClassRef.name = "default";
+    pool.accept(nodePool);
+    kube.resources(NodePool.class).resource(nodePool).create();
+    return in;
+  }
+
+  /** Every object of a manifest but Deployments (the controller runs here, not in a pod). */
+  private static void apply(KubernetesClient kube, Path manifest) throws Exception {
+    try (InputStream in = Files.newInputStream(manifest)) {
+      for (HasMetadata item : kube.load(in).items()) {
+        if (!(item instanceof Deployment)) {
+          kube.resource(item).createOr(NonDeletingOperation::update);
+        }
+      }
+    }
+  }
+
+  /** The controller's ServiceAccount token, as the token controller issued it. */
+  String controllerToken() throws InterruptedException {
+    String[] secret = new String[1];
+    Await.until("the controller's ServiceAccount token", () -> {
+      ServiceAccount sa = admin.serviceAccounts().inNamespace(NAMESPACE).withName("warmmetal-controller").get();
+      if (sa == null || sa.getSecrets() == null || sa.getSecrets().isEmpty()) {
+        return false;
+      }
+      secret[0] = sa.getSecrets().get(0).getName();
+      return true;
+    });
+    Secret token = admin.secrets().inNamespace(NAMESPACE).withName(secret[0]).get();
+    return new String(Base64.getDecoder().decode(token.getData().get("token")), StandardCharsets.UTF_8);
+  }
+
+  /** A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped batching settings. */
+  Controller startController() throws InterruptedException {
+    KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
+    Controller controller = new Controller(client, new Controller.Settings(Duration.ofMillis(5),
+        Duration.ofMillis(100), Resources.of(100, 256L << 20), 8));
+    controller.start();
+    controllers.add(controller);
+    return controller;
+  }
+
+  /** Stops the controllers, then removes what WarmMetal and the test made (finalizers first, or nothing goes). */
+  @Override
+  public void close() {
+    controllers.forEach(Controller::close);
+    controllers.clear();
+    Cleaner.clean(admin);
+  }
+}
