@@ -221,6 +221,12 @@ public final class Controller implements AutoCloseable {
   @Override
   public void close() {
     queue.shutdownNow();
+    try {
+      // The pass under way finishes first: a controller closed mid-pass would otherwise still write afterwards.
+      queue.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     provisioner.close();
     if (pods != null) {
       pods.close();

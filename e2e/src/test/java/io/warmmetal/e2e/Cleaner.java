@@ -2,6 +2,8 @@ package io.warmmetal.e2e;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -17,30 +19,41 @@ final class Cleaner {
   private Cleaner() {}
 
   static void clean(KubernetesClient kube) {
-    quietly(() -> kube.resources(NodeClaim.class).list().getItems().forEach(c -> quietly(() ->
-        kube.resources(NodeClaim.class).withName(c.getMetadata().getName()).edit(e -> {
-          e.getMetadata().setFinalizers(List.of());
-          return e;
-        }))));
-    quietly(() -> kube.resources(NodeClaim.class).delete());
     quietly(() -> kube.resources(NodePool.class).delete());
     quietly(() -> kube.resources(WarmMetalNodeClass.class).delete());
     quietly(() -> kube.apps().deployments().inNamespace("default").delete());
     quietly(() -> kube.apps().replicaSets().inNamespace("default").delete());
-    quietly(() -> kube.policy().v1().podDisruptionBudget().inNamespace("default").delete());
-    quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
-    quietly(() -> kube.nodes().delete());
+    quietly(() -> kube.policy().v1beta1().podDisruptionBudget().inNamespace("default").delete());
     quietly(() -> kube.secrets().inNamespace("kube-system")
         .withLabel("app.kubernetes.io/managed-by", "warmmetal-controller").delete());
     quietly(() -> kube.leases().inNamespace(Installation.NAMESPACE).delete());
-    quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
     try {
-      Await.until("the cluster empty", () -> kube.resources(NodeClaim.class).list().getItems().isEmpty()
-          && kube.pods().inNamespace("default").list().getItems().isEmpty()
-          && kube.nodes().list().getItems().isEmpty());
+      // Again until all are gone: a join or a launch that was under way may still add one.
+      Await.until("the cluster empty", () -> {
+        quietly(() -> kube.resources(NodeClaim.class).list().getItems().forEach(c -> quietly(() ->
+            kube.resources(NodeClaim.class).withName(c.getMetadata().getName()).patch(
+                PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\": {\"finalizers\": null}}"))));
+        quietly(() -> kube.resources(NodeClaim.class).delete());
+        quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
+        quietly(() -> kube.nodes().delete());
+        quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
+        return kube.resources(NodeClaim.class).list().getItems().isEmpty()
+            && kube.pods().inNamespace("default").list().getItems().isEmpty()
+            && kube.nodes().list().getItems().isEmpty();
+      });
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "; left: NodeClaims " + names(kube.resources(NodeClaim.class).list()
+          .getItems()) + ", pods " + names(kube.pods().inNamespace("default").list().getItems()) + ", Nodes "
+          + names(kube.nodes().list().getItems()));
     }
+  }
+
+  private static String names(List<? extends io.fabric8.kubernetes.api.model.HasMetadata> items) {
+    return items.stream().map(i -> i.getMetadata().getName() + (i.getMetadata().getFinalizers() == null
+        || i.getMetadata().getFinalizers().isEmpty() ? "" : i.getMetadata().getFinalizers().toString())).toList()
+        .toString();
   }
 
   private static void quietly(Runnable step) {

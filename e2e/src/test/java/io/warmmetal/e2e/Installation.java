@@ -36,10 +36,11 @@ import java.util.function.Consumer;
  * test finds it as new.
  */
 public final class Installation implements AutoCloseable {
-  static final Path DEPLOY = Path.of("..", "deploy");
-  static final String NAMESPACE = "warmmetal-system";
+  /** The repository's deploy/, from the e2e module (Maven's test working directory) or the root (exec:java). */
+  static final Path DEPLOY = Files.isDirectory(Path.of("..", "deploy")) ? Path.of("..", "deploy") : Path.of("deploy");
+  public static final String NAMESPACE = "warmmetal-system";
 
-  final ControlPlane cluster;
+  public final ControlPlane cluster;
   final KubernetesClient admin;
   private final List<Controller> controllers = new ArrayList<>();
 
@@ -52,7 +53,7 @@ public final class Installation implements AutoCloseable {
    * Installs WarmMetal for the API at {@code endpoint} with a {@code client} token; {@code pool} adjusts the NodePool.
    * The controller is not started: {@link #startController()}.
    */
-  static Installation install(ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
+  public static Installation install(ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
       throws Exception {
     Installation in = new Installation(cluster);
     KubernetesClient kube = in.admin;
@@ -107,7 +108,7 @@ public final class Installation implements AutoCloseable {
   }
 
   /** The controller's ServiceAccount token, as the token controller issued it. */
-  String controllerToken() throws InterruptedException {
+  public String controllerToken() throws InterruptedException {
     String[] secret = new String[1];
     Await.until("the controller's ServiceAccount token", () -> {
       ServiceAccount sa = admin.serviceAccounts().inNamespace(NAMESPACE).withName("warmmetal-controller").get();
@@ -122,7 +123,7 @@ public final class Installation implements AutoCloseable {
   }
 
   /** A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped batching settings. */
-  Controller startController() throws InterruptedException {
+  public Controller startController() throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
     Controller controller = new Controller(client, new Controller.Settings(Duration.ofMillis(5),
         Duration.ofMillis(100), Resources.of(100, 256L << 20), 8));

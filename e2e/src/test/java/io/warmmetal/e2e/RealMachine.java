@@ -16,11 +16,11 @@ import java.util.Map;
  * A real machine in the fleet: a {@link NodeHost} (containerd, kubelet and kubeadm present) running the real agent
  * process — its shipped prepare, join and reset scripts — enrolled with the API and kept warm by its pool.
  */
-final class RealMachine implements AutoCloseable {
-  final NodeHost host;
-  final Daemon agent;
-  final String machineId;
-  final String shape;
+public final class RealMachine implements AutoCloseable {
+  public final NodeHost host;
+  public final Daemon agent;
+  public final String machineId;
+  public final String shape;
 
   private RealMachine(NodeHost host, Daemon agent, String machineId, String shape) {
     this.host = host;
@@ -33,14 +33,14 @@ final class RealMachine implements AutoCloseable {
    * The API settings that let agents in the cluster's network namespace reach the agents' port: it listens on this
    * host's end of the link, and its certificate names that address.
    */
-  static Map<String, String> apiSettings(ControlPlane cluster) {
+  public static Map<String, String> apiSettings(ControlPlane cluster) {
     String address = cluster.network().hostAddress();
     return Map.of("WARMMETAL_AGENT_HOST", address, "WARMMETAL_AGENT_NAMES", "localhost,127.0.0.1," + address,
         "WARMMETAL_HEARTBEAT_SECONDS", "2");
   }
 
   /** Sets up the host, starts the agent, enrolls it and waits until its pool has prepared it: warm. */
-  static RealMachine start(ApiFixture fx, ControlPlane cluster, String name) throws Exception {
+  public static RealMachine start(ApiFixture fx, ControlPlane cluster, String name) throws Exception {
     NodeHost host = NodeHost.create(cluster, name);
     Daemon agent = null;
     try {
@@ -90,12 +90,12 @@ final class RealMachine implements AutoCloseable {
     }
   }
 
-  String state(ApiFixture fx) {
+  public String state(ApiFixture fx) {
     return fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN).body().getString("state");
   }
 
   /** What happened to it, for a failure's message: its events and the agent's and kubelet's last lines. */
-  String story(ApiFixture fx) {
+  public String story(ApiFixture fx) {
     return "events: " + fx.client.get("/v1/events?machineId=" + machineId, ApiFixture.ADMIN).raw()
         + "\nagent:\n" + agent.tail(30) + "\nkubelet:\n" + host.kubeletLogTail();
   }

@@ -117,6 +117,11 @@ public final class Provisioner {
 
   public void close() {
     launcher.shutdownNow();
+    try {
+      launcher.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**

@@ -1,4 +1,4 @@
-package io.warmmetal.api.controller;
+package io.warmmetal.e2e.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,62 +6,49 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.agent.commands.SimulatedExecutor;
-import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Conditions;
-import java.net.URI;
-import java.nio.file.Files;
+import io.warmmetal.e2e.cluster.ControlPlane;
+import io.warmmetal.e2e.cluster.RealCluster;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Pending pod → Node Ready, end to end: the real controller on fabric8's mock API server (CRUD; the test plays
- * kube-scheduler's part by marking pods unschedulable), the real WarmMetal API on PostgreSQL, and simulated agents
- * whose simulated kubelets register the Nodes.
+ * Pending pod → Node Ready, end to end on a real control plane: kube-scheduler finds a pod no node, the real
+ * controller (as its ServiceAccount) launches through the real WarmMetal API on PostgreSQL, simulated agents' kubelets
+ * register the Nodes, and kube-scheduler binds the pod there.
  */
-@ExtendWith(VertxExtension.class)
-@EnableKubernetesMockClient(crud = true)
+@ExtendWith({VertxExtension.class, RealCluster.class})
 class ProvisioningTest {
-  KubernetesClient kube;
-  private ClusterFixture cluster;
+  private KubernetesClient kube;
+  private Fleet cluster;
   private ApiFixture fx;
-  private final List<SimulatedAgent> agents = new ArrayList<>();
-  private Enrollment enrollment;
-  private WebSocketClient ws;
 
   @BeforeEach
-  void start(Vertx vertx) throws Exception {
-    cluster = ClusterFixture.start(vertx, kube, 3, pool -> {});
+  void start(Vertx vertx, ControlPlane controlPlane) throws Exception {
+    cluster = Fleet.start(vertx, controlPlane, 3, pool -> {});
     fx = cluster.fx;
-    enrollment = cluster.enrollment;
-    ws = cluster.ws;
+    kube = cluster.kube;
   }
 
   @AfterEach
   void stop() {
-    agents.forEach(a -> a.stop().await());
     cluster.close();
   }
 
   private static Pod pending(String name, String cpu) {
-    return ClusterFixture.pending(name, cpu);
+    return Fleet.pod(name, cpu);
   }
 
   @Test
@@ -87,12 +74,14 @@ class ProvisioningTest {
     assertThat(fx.count("SELECT count(*) FROM launches WHERE client_token = $1", claim.getMetadata().getUid()))
         .isEqualTo(1);
     assertThat(fx.count("SELECT count(*) FROM instances WHERE state = 'running'")).isEqualTo(1);
+    // kube-scheduler bound the pod to the new node, and its kubelet runs it.
+    assertThat(cluster.awaitScheduled("web-1")).isEqualTo(node.getMetadata().getName());
   }
 
   @Test
   void withOnlyStandbyMachinesAPodStillGetsANodeOnceOneIsPrepared() throws Exception {
     // The pool keeps nothing warm: all three machines go to standby.
-    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
+    fx.client.put("/v1/pools/" + Fleet.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
         .put("maxWarm", 0));
     Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
     kube.pods().inNamespace("default").resource(pending("batch-1", "2")).create();
@@ -106,12 +95,11 @@ class ProvisioningTest {
 
   @Test
   void aNodeClassCanKeepLaunchesOffTheStandbyTier() throws Exception {
-    kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
-        .edit(c -> {
-          c.getSpec().launchFromStandby = false;
-          return c;
-        });
-    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
+    Fleet.retrying(() -> kube.resources(WarmMetalNodeClass.class).withName("default").edit(c -> {
+      c.getSpec().launchFromStandby = false;
+      return c;
+    }));
+    fx.client.put("/v1/pools/" + Fleet.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
         .put("maxWarm", 0));
     Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
     kube.pods().inNamespace("default").resource(pending("stateless-1", "2")).create();
@@ -120,11 +108,10 @@ class ProvisioningTest {
     assertThat(kube.nodes().list().getItems()).isEmpty();
 
     // Allowed again: the pod gets a node from standby.
-    kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
-        .edit(c -> {
-          c.getSpec().launchFromStandby = null;
-          return c;
-        });
+    Fleet.retrying(() -> kube.resources(WarmMetalNodeClass.class).withName("default").edit(c -> {
+      c.getSpec().launchFromStandby = null;
+      return c;
+    }));
     Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 30_000);
   }
 
@@ -151,9 +138,12 @@ class ProvisioningTest {
     // controller keeps no launch state in memory, so the next pass sees what a restarted controller would.
     NodeClaim claim = kube.resources(NodeClaim.class).list().getItems().get(0);
     String provider = claim.getStatus().providerID;
-    claim.getStatus().conditions.clear();
-    claim.getStatus().providerID = null;
-    kube.resources(NodeClaim.class).resource(claim).updateStatus();
+    Fleet.retrying(() -> {
+      NodeClaim latest = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
+      latest.getStatus().conditions.clear();
+      latest.getStatus().providerID = null;
+      kube.resources(NodeClaim.class).resource(latest).updateStatus();
+    });
     cluster.trigger();
     Await.until("launched again", () -> {
       NodeClaim c = kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
@@ -183,26 +173,21 @@ class ProvisioningTest {
   @Test
   void aNodeThatNeverRegistersIsGivenUpAfterTheNodeClassTimeout(Vertx vertx) throws Exception {
     // One more machine, of another shape, whose agent joins but has no kubelet: its Node never appears.
-    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject()).body()
-        .getString("token");
-    JsonObject machine = new JsonObject().put("name", "silent").put("facts", ApiFixture.facts(8, 32))
-        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
-    agents.add(SimulatedAgent.start(vertx, enrollment, ws, URI.create("https://127.0.0.1:" + fx.api.agentPort()),
-        token, machine, Files.createTempDirectory("sim"), new SimulatedExecutor(vertx, Map.of(), 0.0,
-            new Random(9))).await());
+    cluster.addAgents(vertx, 1, ApiFixture.facts(8, 32), "silent-", false);
     fx.client.put("/v1/pools/x86-8c-32g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
     Await.until("the silent machine warm", () -> fx.count(
         "SELECT count(*) FROM machines WHERE shape = 'x86-8c-32g' AND state = 'warm'") == 1);
-    WarmMetalNodeClass nodeClass = kube.resources(WarmMetalNodeClass.class).withName("default").get();
-    nodeClass.getSpec().registrationTimeout = "2s";
-    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).update();
+    Fleet.retrying(() -> kube.resources(WarmMetalNodeClass.class).withName("default").edit(c -> {
+      c.getSpec().registrationTimeout = "2s";
+      return c;
+    }));
 
     Pod pod = pending("small-2", "1");
     pod.getSpec().setNodeSelector(Map.of("node.kubernetes.io/instance-type", "x86-8c-32g"));
     kube.pods().inNamespace("default").resource(pod).create();
     Await.until("launched on the silent machine", () -> fx.count(
         "SELECT count(*) FROM instances WHERE shape = 'x86-8c-32g'") == 1);
-    String silent = fx.db().query("SELECT id FROM machines WHERE name = 'silent'").execute().await().iterator()
+    String silent = fx.db().query("SELECT id FROM machines WHERE name LIKE 'silent-%'").execute().await().iterator()
         .next().getString("id");
     List<String> claimOnSilent = new ArrayList<>();
     Await.until("the claim records its launch", () -> {
@@ -220,7 +205,7 @@ class ProvisioningTest {
 
   @Test
   void aBurstOfAHundredMixedPodsIsPackedOntoTheFewestNodes() throws Exception {
-    fx.client.put("/v1/pools/" + ClusterFixture.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 3)
+    fx.client.put("/v1/pools/" + Fleet.SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 3)
         .put("maxWarm", 7));
     fx.registerMachines(4, ApiFixture.facts(16, 64), true); // warm too (their Nodes never come): seven in all
     Await.until("seven warm", () -> cluster.warm() == 7);
@@ -237,7 +222,7 @@ class ProvisioningTest {
         && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)).count() == 7);
     Thread.sleep(500); // nothing more follows
     assertThat(cluster.claims()).hasSize(7).allSatisfy(c -> assertThat(c.getMetadata().getLabels())
-        .containsEntry("node.kubernetes.io/instance-type", ClusterFixture.SHAPE));
+        .containsEntry("node.kubernetes.io/instance-type", Fleet.SHAPE));
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(7);
   }
 

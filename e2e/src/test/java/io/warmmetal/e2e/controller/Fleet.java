@@ -1,0 +1,194 @@
+package io.warmmetal.e2e.controller;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.commands.Distribution;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.SimulatedExecutor;
+import io.warmmetal.agent.commands.SimulatedKubelet;
+import io.warmmetal.agent.commands.SimulatedNodes;
+import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.Controller;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.e2e.Installation;
+import io.warmmetal.e2e.cluster.ControlPlane;
+import java.net.URI;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.function.Consumer;
+
+/**
+ * The controller's end-to-end world on a real control plane: the real WarmMetal API on PostgreSQL with simulated
+ * agents of shape {@code x86-16c-64g} whose simulated kubelets register Nodes in the real cluster (kept alive, their
+ * pods run), WarmMetal installed as {@code deploy/} ships it with a NodePool {@code default}, and the real controller
+ * running as its ServiceAccount. kube-scheduler binds the pods; nothing here plays it.
+ */
+final class Fleet implements AutoCloseable {
+  static final String SHAPE = "x86-16c-64g";
+  final KubernetesClient kube;
+  final ApiFixture fx;
+  final Installation installation;
+  final SimulatedNodes kubelets;
+  final List<SimulatedAgent> agents = new ArrayList<>();
+  final Enrollment enrollment;
+  final WebSocketClient ws;
+  final URI agentPort;
+  private Controller controller;
+
+  private Fleet(Vertx vertx, ControlPlane cluster, ApiFixture fx, Installation installation) {
+    this.kube = cluster.admin();
+    this.fx = fx;
+    this.installation = installation;
+    this.kubelets = new SimulatedNodes(kube);
+    this.agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());
+    this.enrollment = new Enrollment(vertx, agentPort, fx.api.caPin());
+    this.ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+  }
+
+  /** {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the controller up. */
+  static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool) throws Exception {
+    ApiFixture fx = ApiFixture.start(vertx);
+    Fleet f;
+    try {
+      f = new Fleet(vertx, cluster, fx, Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(),
+          fx.token("client"), pool));
+    } catch (Exception e) {
+      fx.close();
+      throw e;
+    }
+    try {
+      f.addAgents(vertx, agents, ApiFixture.facts(16, 64), "sim-node-", true);
+      f.fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", agents)
+          .put("maxWarm", agents));
+      Await.until(agents + " warm machines", () -> f.warm() == agents);
+      f.controller = f.installation.startController();
+      return f;
+    } catch (Exception e) {
+      f.close();
+      throw e;
+    }
+  }
+
+  /** Enrolls {@code n} simulated agents of {@code facts}; with {@code kubelet}, their joins register Nodes. */
+  void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet) throws Exception {
+    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n))
+        .body().getString("token");
+    for (int i = 0; i < n; i++) {
+      String name = prefix + agents.size();
+      JsonObject machine = new JsonObject().put("name", name).put("facts", facts)
+          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+      Executor executor = new SimulatedExecutor(vertx, Map.of("prepare", Distribution.parse("fixed:20ms"),
+          "join", Distribution.parse("fixed:50ms"), "reset", Distribution.parse("fixed:20ms")), 0.0, new Random(i));
+      if (kubelet) {
+        executor = new SimulatedKubelet(vertx, executor, kubelets, name, facts);
+      }
+      agents.add(SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine,
+          Files.createTempDirectory("sim"), executor).await());
+    }
+  }
+
+  void trigger() {
+    controller.trigger();
+  }
+
+  long warm() {
+    return fx.count("SELECT count(*) FROM machines WHERE state = 'warm'");
+  }
+
+  /** A pod asking for {@code cpu} and 1 GiB; kube-scheduler finds it no node until the controller makes one. */
+  static Pod pod(String name, String cpu) {
+    return new PodBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
+        .withNewSpec().withTerminationGracePeriodSeconds(0L).addNewContainer().withName("app")
+        .withImage("busybox").withNewResources().addToRequests("cpu", new Quantity(cpu))
+        .addToRequests("memory", new Quantity("1Gi")).endResources().endContainer().endSpec().build();
+  }
+
+  Pod create(Pod pod) {
+    return kube.pods().inNamespace("default").resource(pod).create();
+  }
+
+  /** The node kube-scheduler bound the pod to, once it did. */
+  String awaitScheduled(String pod) throws InterruptedException {
+    String[] node = new String[1];
+    Await.until(pod + " scheduled", () -> {
+      Pod p = kube.pods().inNamespace("default").withName(pod).get();
+      node[0] = p == null ? null : p.getSpec().getNodeName();
+      return node[0] != null;
+    });
+    return node[0];
+  }
+
+  List<NodeClaim> claims() {
+    return kube.resources(NodeClaim.class).list().getItems();
+  }
+
+  List<NodeClaim> launched() {
+    return claims().stream().filter(c -> c.getStatus() != null
+        && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)).toList();
+  }
+
+  List<NodeClaim> initialized() {
+    return claims().stream().filter(c -> c.getStatus() != null
+        && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)).toList();
+  }
+
+  NodeClaim claimOf(String node) {
+    return claims().stream().filter(c -> c.getStatus() != null && node.equals(c.getStatus().nodeName))
+        .findFirst().orElse(null);
+  }
+
+  void updatePool(Consumer<NodePool> change) {
+    retrying(() -> kube.resources(NodePool.class).withName("default").edit(pool -> {
+      change.accept(pool);
+      return pool;
+    }));
+    controller.trigger();
+  }
+
+  /**
+   * A read-modify-write, again while the API server answers 409 Conflict: the controller writes the same objects,
+   * and a real API server guards every update by its resourceVersion.
+   */
+  static void retrying(Runnable change) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        change.run();
+        return;
+      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 10) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /** A second replica of the controller (for leader election: it runs only while it leads). */
+  Controller controller() {
+    return controller;
+  }
+
+  @Override
+  public void close() {
+    agents.forEach(a -> a.stop().await());
+    installation.close(); // the controller first, then the cluster emptied
+    kubelets.close();
+    ws.close().await();
+    enrollment.close().await();
+    fx.close();
+  }
+}
