@@ -114,6 +114,22 @@ class DisruptionTest {
   }
 
   @Test
+  void aNodePastExpireAfterIsReplacedEvenWithAllItsPodsBusy(Vertx vertx, ControlPlane controlPlane)
+      throws Exception {
+    start(vertx, controlPlane, 2, pool -> {
+      disruption(pool, "WhenEmpty", "Never", "0"); // budgets do not hold expiry back
+      pool.getSpec().template.spec.expireAfter = "6s";
+    });
+    String node = nodeFor(Fleet.pod("long-running", "2"));
+    NodeClaim claim = claimOf(node);
+
+    Await.until("the expired node drained and gone", () -> kube.resources(NodeClaim.class)
+        .withName(claim.getMetadata().getName()).get() == null && kube.nodes().withName(node).get() == null, 60_000);
+    assertThat(gone("long-running")).isTrue(); // evicted, as Karpenter's forceful expiry does
+    assertThat(instanceState(claim)).isIn("shutting-down", "terminated");
+  }
+
+  @Test
   void aDrainEvictsNoFasterThanThePodDisruptionBudgetAllows(Vertx vertx, ControlPlane controlPlane)
       throws Exception {
     start(vertx, controlPlane, 2, pool -> disruption(pool, "WhenEmpty", "Never", null));
