@@ -47,19 +47,49 @@ public final class ScriptExecutor implements Executor {
     this.timeout = timeout;
   }
 
-  /** Copies the scripts shipped in the agent into {@code dir} (blocking), keeping files an operator put there. */
+  /**
+   * Copies the scripts shipped in the agent into {@code dir} (blocking). A script this agent (or an earlier version)
+   * installed and nobody changed since is replaced by the shipped one, so an upgraded agent runs its own scripts; one
+   * an operator put there or edited is kept. What was installed is remembered by hash in {@code .shipped}.
+   */
   public static Path installShipped(Path dir) throws IOException {
     Files.createDirectories(dir);
-    for (String kind : KINDS) {
-      Path target = dir.resolve(kind + ".sh");
-      if (!Files.exists(target)) {
-        try (InputStream in = ScriptExecutor.class.getResourceAsStream("/scripts/" + kind + ".sh")) {
-          Files.copy(in, target, StandardCopyOption.REPLACE_EXISTING);
-        }
-        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-x---"));
+    Path record = dir.resolve(".shipped");
+    java.util.Properties installed = new java.util.Properties();
+    if (Files.exists(record)) {
+      try (var in = Files.newBufferedReader(record)) {
+        installed.load(in);
       }
     }
+    for (String kind : KINDS) {
+      Path target = dir.resolve(kind + ".sh");
+      byte[] shipped;
+      try (InputStream in = ScriptExecutor.class.getResourceAsStream("/scripts/" + kind + ".sh")) {
+        shipped = in.readAllBytes();
+      }
+      boolean ours = !Files.exists(target) || sha256(Files.readAllBytes(target)).equals(installed.getProperty(kind));
+      if (ours) {
+        Path staged = dir.resolve("." + kind + ".sh.new");
+        Files.write(staged, shipped);
+        Files.setPosixFilePermissions(staged, PosixFilePermissions.fromString("rwxr-x---"));
+        Files.move(staged, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        installed.setProperty(kind, sha256(shipped));
+      }
+    }
+    Path staged = dir.resolve(".shipped.new");
+    try (var out = Files.newBufferedWriter(staged)) {
+      installed.store(out, "scripts the agent installed (sha256); others are an operator's and left alone");
+    }
+    Files.move(staged, record, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return dir;
+  }
+
+  private static String sha256(byte[] content) {
+    try {
+      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(content));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Override

@@ -90,6 +90,28 @@ class ScriptExecutorTest {
   }
 
   @Test
+  void anUpgradedAgentReplacesTheScriptsAnOlderOneInstalledButNotOnesAnOperatorEdited() throws Exception {
+    ScriptExecutor.installShipped(scripts);
+    // As an older agent left them: its shipped reset.sh, recorded as installed; prepare.sh edited since.
+    String old = "#!/bin/sh\necho an older reset\n";
+    Files.writeString(scripts.resolve("reset.sh"), old);
+    java.util.Properties record = new java.util.Properties();
+    try (var in = Files.newBufferedReader(scripts.resolve(".shipped"))) {
+      record.load(in);
+    }
+    record.setProperty("reset", java.util.HexFormat.of().formatHex(java.security.MessageDigest
+        .getInstance("SHA-256").digest(old.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+    try (var out = Files.newBufferedWriter(scripts.resolve(".shipped"))) {
+      record.store(out, null);
+    }
+    Files.writeString(scripts.resolve("prepare.sh"), Files.readString(scripts.resolve("prepare.sh")) + "# local\n");
+
+    ScriptExecutor.installShipped(scripts);
+    assertThat(Files.readString(scripts.resolve("reset.sh"))).contains("kubeadm reset"); // the new agent's own
+    assertThat(Files.readString(scripts.resolve("prepare.sh"))).endsWith("# local\n"); // the operator's edit
+  }
+
+  @Test
   void theShippedJoinWritesAJoinConfigurationKubeadmCanReadAndLeavesNothingBehind() throws Exception {
     ScriptExecutor.installShipped(scripts);
     Path bin = Files.createTempDirectory("fake-bin");
