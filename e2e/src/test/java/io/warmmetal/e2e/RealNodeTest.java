@@ -69,6 +69,7 @@ class RealNodeTest {
               pool.getSpec().disruption = new NodePool.Disruption();
               pool.getSpec().disruption.consolidationPolicy = "WhenEmpty";
               pool.getSpec().disruption.consolidateAfter = "1s";
+              pool.getSpec().template.metadata.annotations = Map.of("example.com/owner", "ml-platform");
             });
         RealMachine machine = RealMachine.start(fx, cluster, "metal-1")) {
       wm.startController();
@@ -86,7 +87,15 @@ class RealNodeTest {
           .containsEntry("team", "ml")
           .containsEntry("kubernetes.io/arch", "amd64")
           .containsEntry("kubernetes.io/os", "linux")
-          .containsEntry("kubernetes.io/hostname", "metal-1");
+          .containsEntry("kubernetes.io/hostname", "metal-1")
+          .containsEntry("karpenter.sh/registered", "true")
+          .containsEntry("karpenter.sh/initialized", "true");
+      assertThat(node.getMetadata().getAnnotations()).containsEntry("example.com/owner", "ml-platform");
+      assertThat(node.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
+        assertThat(o.getKind()).isEqualTo("NodeClaim");
+        assertThat(o.getUid()).isEqualTo(kube.resources(NodeClaim.class).list().getItems().get(0).getMetadata()
+            .getUid());
+      });
       assertThat(node.getSpec().getTaints()).noneMatch(t -> t.getKey().equals("karpenter.sh/unregistered"));
       List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
       assertThat(claims).hasSize(1);

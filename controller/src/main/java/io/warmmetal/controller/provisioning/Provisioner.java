@@ -175,7 +175,16 @@ public final class Provisioner {
     NodeClaim claim = new NodeClaim();
     String name = pool.getMetadata().getName() + "-" + UUID.randomUUID().toString().substring(0, 5);
     claim.getMetadata().setName(name);
-    claim.getMetadata().setLabels(new HashMap<>(Map.of(NODEPOOL_LABEL, pool.getMetadata().getName())));
+    // As Karpenter: the template's labels and annotations, and the pool's name; the instance type once launched.
+    Map<String, String> labels = new HashMap<>();
+    if (pool.getSpec().template.metadata.labels != null) {
+      labels.putAll(pool.getSpec().template.metadata.labels);
+    }
+    labels.put(NODEPOOL_LABEL, pool.getMetadata().getName());
+    claim.getMetadata().setLabels(labels);
+    if (pool.getSpec().template.metadata.annotations != null) {
+      claim.getMetadata().setAnnotations(new HashMap<>(pool.getSpec().template.metadata.annotations));
+    }
     claim.getMetadata().setFinalizers(List.of(Termination.FINALIZER)); // its instance goes before it does
     var template = pool.getSpec().template.spec;
     claim.getSpec().nodeClassRef = template.nodeClassRef;
@@ -263,6 +272,7 @@ public final class Provisioner {
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(InstanceTypes.INSTANCE_TYPE, instance.get("shape").asText());
+      claim.getMetadata().getLabels().put(InstanceTypes.CAPACITY_TYPE, "on-demand");
       return () -> {
         NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
         updated.setStatus(claim.getStatus()); // the status write needs the resourceVersion the update made

@@ -2,6 +2,8 @@ package io.warmmetal.controller.registration;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
+import io.fabric8.kubernetes.api.model.OwnerReference;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -17,11 +19,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A launched NodeClaim meets its Node, matched by providerID: Registered (the Node gets the pool's labels, the
- * unregistered taint comes off), then Initialized once the Node is Ready and its startup taints are gone.
+ * A launched NodeClaim meets its Node, matched by providerID, as Karpenter's lifecycle does: Registered (the Node gets
+ * the NodeClaim's labels and annotations and {@code karpenter.sh/registered=true}, its taints and startup taints, an
+ * owner reference to the NodeClaim, and the unregistered taint comes off), then Initialized once the Node is Ready,
+ * its startup taints and the known ephemeral taints (not-ready, unreachable, network-unavailable, an uninitialized
+ * cloud provider) are gone and every extended resource the NodeClaim asked for is allocatable — the Node then gets
+ * {@code karpenter.sh/initialized=true}.
  */
 public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
+  public static final String REGISTERED_LABEL = "karpenter.sh/registered";
+  public static final String INITIALIZED_LABEL = "karpenter.sh/initialized";
 
   private final KubernetesClient kube;
   private final Definitions defs;
@@ -67,7 +75,15 @@ public final class Registration {
           "Node " + node.getMetadata().getName());
       changed = true;
     }
-    if (ready(current) && noStartupTaints(claim, current)) {
+    if (ready(current) && noStartupTaints(claim, current) && noEphemeralTaints(current)
+        && requestedResourcesRegistered(claim, current)) {
+      if (current.getMetadata().getLabels() == null
+          || !"true".equals(current.getMetadata().getLabels().get(INITIALIZED_LABEL))) {
+        editNode(current, n -> {
+          n.getMetadata().getLabels().put(INITIALIZED_LABEL, "true");
+          return n;
+        });
+      }
       Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, true, "Initialized", "Node is ready");
       changed = true;
       LOG.info("NodeClaim {} initialized: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
@@ -77,7 +93,10 @@ public final class Registration {
     }
   }
 
-  /** Syncs the pool's labels (and the claim's) onto the Node and lifts the unregistered taint. */
+  /**
+   * Syncs the NodeClaim onto its Node (labels, annotations, taints, an owner reference) and lifts the unregistered
+   * taint, as Karpenter's registration does.
+   */
   private Node register(NodeClaim claim, Node node) {
     String poolName = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
     NodePool pool = defs.pool(poolName);
@@ -85,18 +104,54 @@ public final class Registration {
       Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
           : n.getMetadata().getLabels());
       if (pool != null && pool.getSpec().template.metadata.labels != null) {
-        labels.putAll(pool.getSpec().template.metadata.labels);
+        labels.putAll(pool.getSpec().template.metadata.labels); // claims made before their labels were copied
       }
-      labels.put(Provisioner.NODEPOOL_LABEL, poolName);
+      labels.putAll(claim.getMetadata().getLabels());
       labels.put(Provisioner.NODECLAIM_LABEL, claim.getMetadata().getName());
+      labels.put(REGISTERED_LABEL, "true");
       n.getMetadata().setLabels(labels);
+      if (claim.getMetadata().getAnnotations() != null) {
+        Map<String, String> annotations = new HashMap<>(n.getMetadata().getAnnotations() == null ? Map.of()
+            : n.getMetadata().getAnnotations());
+        claim.getMetadata().getAnnotations().forEach((k, v) -> {
+          if (!k.startsWith("warmmetal.io/")) { // the controller's own bookkeeping stays on the claim
+            annotations.put(k, v);
+          }
+        });
+        n.getMetadata().setAnnotations(annotations);
+      }
       List<Taint> taints = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
+      for (Taint wanted : concat(claim.getSpec().taints, claim.getSpec().startupTaints)) {
+        if (taints.stream().noneMatch(t -> sameTaint(t, wanted))) {
+          taints.add(wanted);
+        }
+      }
       taints.removeIf(t -> Provisioner.UNREGISTERED_TAINT.equals(t.getKey()));
       n.getSpec().setTaints(taints);
+      List<OwnerReference> owners = new ArrayList<>(n.getMetadata().getOwnerReferences() == null ? List.of()
+          : n.getMetadata().getOwnerReferences());
+      if (owners.stream().noneMatch(o -> claim.getMetadata().getUid().equals(o.getUid()))) {
+        owners.add(new OwnerReferenceBuilder().withApiVersion("karpenter.sh/v1").withKind("NodeClaim")
+            .withName(claim.getMetadata().getName()).withUid(claim.getMetadata().getUid())
+            .withBlockOwnerDeletion(true).build());
+      }
+      n.getMetadata().setOwnerReferences(owners);
       return n;
     });
     LOG.info("NodeClaim {} registered: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
     return registered;
+  }
+
+  private static List<Taint> concat(List<Taint> a, List<Taint> b) {
+    List<Taint> all = new ArrayList<>(a == null ? List.of() : a);
+    if (b != null) {
+      all.addAll(b);
+    }
+    return all;
+  }
+
+  private static boolean sameTaint(Taint a, Taint b) {
+    return a.getKey().equals(b.getKey()) && java.util.Objects.equals(a.getEffect(), b.getEffect());
   }
 
   /**
@@ -139,5 +194,29 @@ public final class Registration {
     List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
     return taints.stream().noneMatch(t -> Provisioner.UNREGISTERED_TAINT.equals(t.getKey())
         || claim.getSpec().startupTaints.stream().anyMatch(s -> s.getKey().equals(t.getKey())));
+  }
+
+  /** The taints Kubernetes puts on a Node that is not yet, or no longer, fit for pods (Karpenter's list). */
+  private static final List<String> EPHEMERAL_TAINTS = List.of("node.kubernetes.io/not-ready",
+      "node.kubernetes.io/unreachable", "node.kubernetes.io/network-unavailable",
+      "node.cloudprovider.kubernetes.io/uninitialized");
+
+  private static boolean noEphemeralTaints(Node node) {
+    List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
+    return taints.stream().noneMatch(t -> EPHEMERAL_TAINTS.contains(t.getKey()));
+  }
+
+  /** Extended resources (GPUs) appear once their device plugin registers them; the kubelet reports zero until then. */
+  private static boolean requestedResourcesRegistered(NodeClaim claim, Node node) {
+    Map<String, io.fabric8.kubernetes.api.model.Quantity> requests = claim.getSpec().resources.requests;
+    if (requests == null) {
+      return true;
+    }
+    Map<String, io.fabric8.kubernetes.api.model.Quantity> allocatable = node.getStatus() == null
+        || node.getStatus().getAllocatable() == null ? Map.of() : node.getStatus().getAllocatable();
+    return requests.entrySet().stream().filter(r -> r.getKey().contains("/")) // extended resources only
+        .filter(r -> r.getValue().getNumericalAmount().signum() > 0)
+        .allMatch(r -> allocatable.containsKey(r.getKey())
+            && allocatable.get(r.getKey()).getNumericalAmount().signum() > 0);
   }
 }

@@ -67,7 +67,11 @@ class ProvisioningTest {
     Node node = kube.nodes().withName(claim.getStatus().nodeName).get();
     assertThat(node.getSpec().getProviderID()).isEqualTo(claim.getStatus().providerID);
     assertThat(node.getMetadata().getLabels()).containsEntry("karpenter.sh/nodepool", "default")
-        .containsEntry("team", "ml").containsEntry("node.kubernetes.io/instance-type", "x86-16c-64g");
+        .containsEntry("team", "ml").containsEntry("node.kubernetes.io/instance-type", "x86-16c-64g")
+        .containsEntry("karpenter.sh/capacity-type", "on-demand")
+        .containsEntry("karpenter.sh/registered", "true").containsEntry("karpenter.sh/initialized", "true");
+    assertThat(claim.getMetadata().getLabels()).containsEntry("team", "ml") // the template's, as Karpenter copies
+        .containsEntry("karpenter.sh/capacity-type", "on-demand");
     assertThat(node.getSpec().getTaints()).noneMatch(t -> t.getKey().equals("karpenter.sh/unregistered"));
 
     // The launch used the NodeClaim's UID as client token: the API holds exactly one instance for it.
