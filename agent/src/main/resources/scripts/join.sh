@@ -60,6 +60,19 @@ for key, value in (p.get("machineLabels") or {}).items():
 for key, value in labels.items():
     if not label.match(key) or (value and not label.match(value)):
         sys.exit("refusing node label %r=%r" % (key, value))
+# The kubelet refuses to start with labels in the kubernetes.io and k8s.io namespaces but for its own few; those the
+# controller puts on the Node when it registers.
+kubelet_keys = {"kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os", "node.kubernetes.io/instance-type",
+                "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "beta.kubernetes.io/arch",
+                "beta.kubernetes.io/os", "beta.kubernetes.io/instance-type",
+                "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"}
+def kubelet_may_set(key):
+    prefix = key.split("/")[0] if "/" in key else ""
+    restricted = any(prefix == d or prefix.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
+    allowed_prefix = any(prefix == d or prefix.endswith("." + d) for d in ("kubelet.kubernetes.io",
+                                                                          "node.kubernetes.io"))
+    return not restricted or key in kubelet_keys or allowed_prefix
+labels = {k: v for k, v in labels.items() if kubelet_may_set(k)}
 taints = [{"key": t["key"], "value": t.get("value", ""), "effect": t["effect"]} for t in k.get("taints", [])]
 registration = {
     # v1beta3 wants the socket as a URL; v1beta2 reads a path.

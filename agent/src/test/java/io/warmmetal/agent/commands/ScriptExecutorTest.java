@@ -132,7 +132,8 @@ class ScriptExecutorTest {
         .put("machineLabels", new JsonObject().put("topology.kubernetes.io/zone", "rack-3").put("owner", "x"))
         .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:ab")
             .put("bootstrapToken", "abcdef.0123456789abcdef")
-            .put("nodeLabels", new JsonObject().put("team", "ml").put("karpenter.sh/nodepool", "a"))
+            .put("nodeLabels", new JsonObject().put("team", "ml").put("karpenter.sh/nodepool", "a")
+                .put("node-role.kubernetes.io/worker", "")) // the kubelet would refuse it: left to registration
             .put("taints", new io.vertx.core.json.JsonArray().add(new JsonObject().put("key", "gpu")
                 .put("effect", "NoSchedule"))));
     try (var in = p.getOutputStream()) {

@@ -130,7 +130,7 @@ public final class ClusterState {
           .minus(used.onlyExtended(limit.extended().keySet()));
     }
     return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
-        template.metadata.labels == null ? Map.of() : template.metadata.labels, template.spec.requirements,
+        InstanceTypes.poolLabels(pool), template.spec.requirements,
         template.spec.taints, remaining);
   }
 }

@@ -32,6 +32,33 @@ public final class InstanceTypes {
     return names;
   }
 
+  /**
+   * The labels every node of the pool gets, as Karpenter derives them: the template's labels; for a requirement
+   * {@code In} one value on a key no instance type here defines, that value (so pods that select the key fit, as
+   * upstream's requirement labels do) — but for the topology keys, which come from the machines; and the pool's name.
+   */
+  public static Map<String, String> poolLabels(io.warmmetal.controller.karpenter.NodePool pool) {
+    var template = pool.getSpec().template;
+    Map<String, String> labels = new HashMap<>();
+    for (io.warmmetal.controller.karpenter.Requirement r : template.spec.requirements) {
+      if ("In".equals(r.getOperator()) && r.getValues().size() == 1 && !defines(r.getKey())
+          && !r.getKey().startsWith("topology.kubernetes.io/")) {
+        labels.put(r.getKey(), r.getValues().get(0));
+      }
+    }
+    if (template.metadata.labels != null) {
+      labels.putAll(template.metadata.labels);
+    }
+    labels.put("karpenter.sh/nodepool", pool.getMetadata().getName());
+    return labels;
+  }
+
+  /** Whether the instance types here carry a label for {@code key}. */
+  static boolean defines(String key) {
+    return key.equals(INSTANCE_TYPE) || key.equals(CAPACITY_TYPE) || key.equals("kubernetes.io/arch")
+        || key.equals("kubernetes.io/os") || key.startsWith("warmmetal.io/");
+  }
+
   public static List<InstanceType> of(JsonNode shapes) {
     List<InstanceType> types = new ArrayList<>();
     for (JsonNode s : shapes) {

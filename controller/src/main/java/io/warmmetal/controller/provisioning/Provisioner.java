@@ -175,13 +175,8 @@ public final class Provisioner {
     NodeClaim claim = new NodeClaim();
     String name = pool.getMetadata().getName() + "-" + UUID.randomUUID().toString().substring(0, 5);
     claim.getMetadata().setName(name);
-    // As Karpenter: the template's labels and annotations, and the pool's name; the instance type once launched.
-    Map<String, String> labels = new HashMap<>();
-    if (pool.getSpec().template.metadata.labels != null) {
-      labels.putAll(pool.getSpec().template.metadata.labels);
-    }
-    labels.put(NODEPOOL_LABEL, pool.getMetadata().getName());
-    claim.getMetadata().setLabels(labels);
+    // As Karpenter: the pool's labels (template, requirements, name) and annotations; the instance type once launched.
+    claim.getMetadata().setLabels(new HashMap<>(InstanceTypes.poolLabels(pool)));
     if (pool.getSpec().template.metadata.annotations != null) {
       claim.getMetadata().setAnnotations(new HashMap<>(pool.getSpec().template.metadata.annotations));
     }
@@ -244,11 +239,7 @@ public final class Provisioner {
     join.put("caCertHash", nodeClass.getSpec().join.caCertHash);
     join.put("bootstrapToken", BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)));
     ObjectNode nodeLabels = join.putObject("nodeLabels");
-    Map<String, String> labels = pool.getSpec().template.metadata.labels;
-    if (labels != null) {
-      labels.forEach(nodeLabels::put);
-    }
-    nodeLabels.put(NODEPOOL_LABEL, pool.getMetadata().getName());
+    InstanceTypes.poolLabels(pool).forEach(nodeLabels::put);
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.
     nodeLabels.put(InstanceTypes.CAPACITY_TYPE, "on-demand");

@@ -12,7 +12,12 @@ import java.util.Map;
 public record NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
     List<Taint> taints, Resources remaining) {
 
+  /**
+   * Whether the pool's requirements admit the type. As Karpenter intersects requirements, a requirement on a key the
+   * type does not define (another provider's labels, a team's own key) does not rule it out: only keys both define
+   * are compared.
+   */
   public boolean allows(InstanceType type) {
-    return requirements.stream().allMatch(r -> r.matches(type.labels()));
+    return requirements.stream().allMatch(r -> !type.labels().containsKey(r.getKey()) || r.matches(type.labels()));
   }
 }

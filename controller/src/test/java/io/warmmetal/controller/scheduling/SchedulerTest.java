@@ -64,6 +64,18 @@ class SchedulerTest {
   }
 
   @Test
+  void requirementsOnKeysNoShapeDefinesDoNotRuleShapesOut() {
+    // Upstream's general-purpose NodePool asks for AWS instance categories and generations: keys our shapes do not
+    // carry. As upstream intersects requirements, only keys both define are compared — arch still decides.
+    Scheduler.Plan plan = scheduler.schedule(List.of(pod("web", 500, 1)), List.of(pool("general-purpose", 0,
+        List.of(), null, new Requirement("karpenter.k8s.aws/instance-category", "In", List.of("c", "m", "r")),
+        new Requirement("karpenter.k8s.aws/instance-generation", "Gt", List.of("2")),
+        new Requirement("kubernetes.io/arch", "In", List.of("arm64")))), fleet);
+    assertThat(plan.unschedulable()).isEmpty();
+    assertThat(plan.nodes()).extracting(n -> n.type().name()).containsExactly("arm-16c-64g");
+  }
+
+  @Test
   void gpuPodsGetGpuNodesAndCheapPodsAvoidThem() {
     PodRequest gpu = new PodRequest("train", Resources.of(8000, 64 * GIB).with("nvidia.com/gpu", 2), Map.of(),
         List.of(), List.of());
