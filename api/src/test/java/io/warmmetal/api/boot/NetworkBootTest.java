@@ -45,9 +45,10 @@ class NetworkBootTest {
     if (authorization != null) {
       options.putHeader("Authorization", authorization);
     }
+    // A time limit: an answer that never comes fails the test instead of hanging the build.
     return http.request(options).compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.getHeader("Content-Type"), b)))
-        .await();
+        .timeout(30, java.util.concurrent.TimeUnit.SECONDS).await();
   }
 
   private static String basic(String token) {
