@@ -5,13 +5,13 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.ClusterState;
 import io.warmmetal.controller.provisioning.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.provisioning.GoDuration;
 import io.warmmetal.controller.provisioning.PodRequests;
-import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
@@ -170,7 +170,7 @@ public final class Disruption {
   }
 
   private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
-    if (pool == null || "true".equals(annotation(claim, Termination.DO_NOT_DISRUPT))) {
+    if (pool == null || "true".equals(annotation(claim, WellKnown.DO_NOT_DISRUPT_ANNOTATION))) {
       return false;
     }
     String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;
@@ -196,7 +196,7 @@ public final class Disruption {
   /** A pod or Node annotated {@code karpenter.sh/do-not-disrupt: "true"}. */
   private static boolean pinned(io.fabric8.kubernetes.api.model.HasMetadata object) {
     return object != null && object.getMetadata().getAnnotations() != null
-        && "true".equals(object.getMetadata().getAnnotations().get(Termination.DO_NOT_DISRUPT));
+        && "true".equals(object.getMetadata().getAnnotations().get(WellKnown.DO_NOT_DISRUPT_ANNOTATION));
   }
 
   private static boolean initialized(NodeClaim claim) {
@@ -214,7 +214,7 @@ public final class Disruption {
   }
 
   private static String pool(NodeClaim claim) {
-    return claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+    return claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
   }
 
   private static String annotation(NodeClaim claim, String key) {

@@ -5,6 +5,7 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
@@ -76,7 +77,7 @@ public final class ClusterState {
     }
     Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
     for (NodeClaim claim : claims) {
-      String pool = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+      String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       String typeName = instanceType(claim);
       InstanceType type = state.allTypes.stream().filter(x -> x.name().equals(typeName)).findFirst().orElse(null);
       if (type != null && state.pools.containsKey(pool)) {
@@ -92,7 +93,7 @@ public final class ClusterState {
     typed.forEach((claim, type) -> {
       String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
       Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
-      String pool = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+      String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
       state.nodes.put(claim, new Scheduler.PlannedNode(view, type, List.of(),
           type.allocatable().minus(overhead).minus(bound)));
@@ -106,7 +107,7 @@ public final class ClusterState {
 
   /** The type the claim got (once launched), else the one it was planned for. */
   static String instanceType(NodeClaim claim) {
-    String launched = claim.getMetadata().getLabels().get(InstanceTypes.INSTANCE_TYPE);
+    String launched = claim.getMetadata().getLabels().get(WellKnown.INSTANCE_TYPE_LABEL);
     if (launched != null) {
       return launched;
     }
@@ -115,7 +116,7 @@ public final class ClusterState {
   }
 
   static List<String> acceptableTypes(NodeClaim claim) {
-    return claim.getSpec().requirements.stream().filter(r -> InstanceTypes.INSTANCE_TYPE.equals(r.getKey())
+    return claim.getSpec().requirements.stream().filter(r -> WellKnown.INSTANCE_TYPE_LABEL.equals(r.getKey())
         && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
   }
 

@@ -1,6 +1,7 @@
 package io.warmmetal.controller.provisioning;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import java.util.ArrayList;
@@ -10,8 +11,6 @@ import java.util.Map;
 
 /** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
 public final class InstanceTypes {
-  public static final String INSTANCE_TYPE = "node.kubernetes.io/instance-type";
-  public static final String CAPACITY_TYPE = "karpenter.sh/capacity-type";
   private static final long GIB = 1L << 30;
 
   private InstanceTypes() {}
@@ -49,13 +48,13 @@ public final class InstanceTypes {
     if (template.metadata.labels != null) {
       labels.putAll(template.metadata.labels);
     }
-    labels.put("karpenter.sh/nodepool", pool.getMetadata().getName());
+    labels.put(WellKnown.NODEPOOL_LABEL, pool.getMetadata().getName());
     return labels;
   }
 
   /** Whether the instance types here carry a label for {@code key}. */
   static boolean defines(String key) {
-    return key.equals(INSTANCE_TYPE) || key.equals(CAPACITY_TYPE) || key.equals("kubernetes.io/arch")
+    return key.equals(WellKnown.INSTANCE_TYPE_LABEL) || key.equals(WellKnown.CAPACITY_TYPE_LABEL) || key.equals("kubernetes.io/arch")
         || key.equals("kubernetes.io/os") || key.startsWith("warmmetal.io/");
   }
 
@@ -72,10 +71,10 @@ public final class InstanceTypes {
         gpuModel = g.get("model").asText();
       }
       Map<String, String> labels = new HashMap<>();
-      labels.put(INSTANCE_TYPE, name);
+      labels.put(WellKnown.INSTANCE_TYPE_LABEL, name);
       labels.put("kubernetes.io/arch", "arm".equals(s.get("arch").asText()) ? "arm64" : "amd64");
       labels.put("kubernetes.io/os", "linux");
-      labels.put(CAPACITY_TYPE, "on-demand");
+      labels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
       labels.put("warmmetal.io/cpu", String.valueOf(cpus));
       labels.put("warmmetal.io/memory-gib", String.valueOf(memGiB));
       labels.put("warmmetal.io/gpu-count", String.valueOf(gpus));

@@ -12,12 +12,12 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
-import io.warmmetal.controller.termination.Termination;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -42,9 +42,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Provisioner {
   private static final Logger LOG = LoggerFactory.getLogger(Provisioner.class);
-  public static final String NODEPOOL_LABEL = "karpenter.sh/nodepool";
-  public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
-  public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
   /** On the instance: the UID of the NodeClaim it was launched for, so termination finds it even unrecorded. */
   public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
@@ -180,7 +177,7 @@ public final class Provisioner {
     if (pool.getSpec().template.metadata.annotations != null) {
       claim.getMetadata().setAnnotations(new HashMap<>(pool.getSpec().template.metadata.annotations));
     }
-    claim.getMetadata().setFinalizers(List.of(Termination.FINALIZER)); // its instance goes before it does
+    claim.getMetadata().setFinalizers(List.of(WellKnown.TERMINATION_FINALIZER)); // its instance goes before it does
     var template = pool.getSpec().template.spec;
     claim.getSpec().nodeClassRef = template.nodeClassRef;
     claim.getSpec().taints = template.taints;
@@ -189,7 +186,7 @@ public final class Provisioner {
     claim.getSpec().terminationGracePeriod = template.terminationGracePeriod;
     Resources requested = node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
     List<Requirement> requirements = new ArrayList<>(template.requirements);
-    requirements.add(new Requirement(InstanceTypes.INSTANCE_TYPE, "In", acceptable(node, types, requested)));
+    requirements.add(new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable(node, types, requested)));
     claim.getSpec().requirements = requirements;
     claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
         "memory", new Quantity(String.valueOf(requested.memoryBytes())));
@@ -218,7 +215,7 @@ public final class Provisioner {
    */
   private Callable<Void> launch(NodeClaim claim) throws Exception {
     WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
-    NodePool pool = defs.pool(claim.getMetadata().getLabels().get(NODEPOOL_LABEL));
+    NodePool pool = defs.pool(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
     if (nodeClass == null || pool == null) {
       return NOTHING;
     }
@@ -231,8 +228,8 @@ public final class Provisioner {
     request.put("allowStandby", nodeClass.getSpec().launchesFromStandby());
     ArrayNode shapes = request.putArray("shapes");
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
-    request.putObject("labels").put(NODEPOOL_LABEL, pool.getMetadata().getName())
-        .put(NODECLAIM_LABEL, claim.getMetadata().getName())
+    request.putObject("labels").put(WellKnown.NODEPOOL_LABEL, pool.getMetadata().getName())
+        .put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName())
         .put(NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
     ObjectNode join = request.putObject("kubernetes");
     join.put("apiServer", nodeClass.getSpec().join.apiServer);
@@ -242,11 +239,11 @@ public final class Provisioner {
     InstanceTypes.poolLabels(pool).forEach(nodeLabels::put);
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.
-    nodeLabels.put(InstanceTypes.CAPACITY_TYPE, "on-demand");
+    nodeLabels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
     ArrayNode taints = join.putArray("taints");
     List<Taint> all = new ArrayList<>(claim.getSpec().taints);
     all.addAll(claim.getSpec().startupTaints);
-    all.add(new TaintBuilder().withKey(UNREGISTERED_TAINT).withEffect("NoExecute").build());
+    all.add(new TaintBuilder().withKey(WellKnown.UNREGISTERED_TAINT).withEffect("NoExecute").build());
     for (Taint t : all) {
       ObjectNode taint = taints.addObject().put("key", t.getKey()).put("effect", t.getEffect());
       if (t.getValue() != null && !t.getValue().isEmpty()) {
@@ -262,8 +259,8 @@ public final class Provisioner {
       Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched",
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
-      claim.getMetadata().getLabels().put(InstanceTypes.INSTANCE_TYPE, instance.get("shape").asText());
-      claim.getMetadata().getLabels().put(InstanceTypes.CAPACITY_TYPE, "on-demand");
+      claim.getMetadata().getLabels().put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
+      claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
       return () -> {
         NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
         updated.setStatus(claim.getStatus()); // the status write needs the resourceVersion the update made

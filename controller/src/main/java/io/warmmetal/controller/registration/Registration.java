@@ -8,9 +8,9 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.provisioning.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
-import io.warmmetal.controller.provisioning.Provisioner;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -28,8 +28,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
-  public static final String REGISTERED_LABEL = "karpenter.sh/registered";
-  public static final String INITIALIZED_LABEL = "karpenter.sh/initialized";
 
   private final KubernetesClient kube;
   private final Definitions defs;
@@ -78,9 +76,9 @@ public final class Registration {
     if (ready(current) && noStartupTaints(claim, current) && noEphemeralTaints(current)
         && requestedResourcesRegistered(claim, current)) {
       if (current.getMetadata().getLabels() == null
-          || !"true".equals(current.getMetadata().getLabels().get(INITIALIZED_LABEL))) {
+          || !"true".equals(current.getMetadata().getLabels().get(WellKnown.INITIALIZED_LABEL))) {
         editNode(current, n -> {
-          n.getMetadata().getLabels().put(INITIALIZED_LABEL, "true");
+          n.getMetadata().getLabels().put(WellKnown.INITIALIZED_LABEL, "true");
           return n;
         });
       }
@@ -98,7 +96,7 @@ public final class Registration {
    * taint, as Karpenter's registration does.
    */
   private Node register(NodeClaim claim, Node node) {
-    String poolName = claim.getMetadata().getLabels().get(Provisioner.NODEPOOL_LABEL);
+    String poolName = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
     NodePool pool = defs.pool(poolName);
     Node registered = editNode(node, n -> {
       Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
@@ -107,8 +105,8 @@ public final class Registration {
         labels.putAll(pool.getSpec().template.metadata.labels); // claims made before their labels were copied
       }
       labels.putAll(claim.getMetadata().getLabels());
-      labels.put(Provisioner.NODECLAIM_LABEL, claim.getMetadata().getName());
-      labels.put(REGISTERED_LABEL, "true");
+      labels.put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName());
+      labels.put(WellKnown.REGISTERED_LABEL, "true");
       n.getMetadata().setLabels(labels);
       if (claim.getMetadata().getAnnotations() != null) {
         Map<String, String> annotations = new HashMap<>(n.getMetadata().getAnnotations() == null ? Map.of()
@@ -126,7 +124,7 @@ public final class Registration {
           taints.add(wanted);
         }
       }
-      taints.removeIf(t -> Provisioner.UNREGISTERED_TAINT.equals(t.getKey()));
+      taints.removeIf(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()));
       n.getSpec().setTaints(taints);
       List<OwnerReference> owners = new ArrayList<>(n.getMetadata().getOwnerReferences() == null ? List.of()
           : n.getMetadata().getOwnerReferences());
@@ -192,18 +190,14 @@ public final class Registration {
 
   private static boolean noStartupTaints(NodeClaim claim, Node node) {
     List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    return taints.stream().noneMatch(t -> Provisioner.UNREGISTERED_TAINT.equals(t.getKey())
+    return taints.stream().noneMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
         || claim.getSpec().startupTaints.stream().anyMatch(s -> s.getKey().equals(t.getKey())));
   }
 
-  /** The taints Kubernetes puts on a Node that is not yet, or no longer, fit for pods (Karpenter's list). */
-  private static final List<String> EPHEMERAL_TAINTS = List.of("node.kubernetes.io/not-ready",
-      "node.kubernetes.io/unreachable", "node.kubernetes.io/network-unavailable",
-      "node.cloudprovider.kubernetes.io/uninitialized");
 
   private static boolean noEphemeralTaints(Node node) {
     List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    return taints.stream().noneMatch(t -> EPHEMERAL_TAINTS.contains(t.getKey()));
+    return taints.stream().noneMatch(t -> WellKnown.EPHEMERAL_TAINTS.contains(t.getKey()));
   }
 
   /** Extended resources (GPUs) appear once their device plugin registers them; the kubelet reports zero until then. */

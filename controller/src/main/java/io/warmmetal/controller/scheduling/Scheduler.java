@@ -1,5 +1,6 @@
 package io.warmmetal.controller.scheduling;
 
+import io.warmmetal.controller.karpenter.WellKnown;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -143,7 +144,7 @@ public final class Scheduler {
   public static Map<String, String> labels(NodePoolView pool, InstanceType type) {
     Map<String, String> labels = new HashMap<>(type.labels());
     labels.putAll(pool.labels());
-    labels.put("karpenter.sh/nodepool", pool.name());
+    labels.put(WellKnown.NODEPOOL_LABEL, pool.name());
     return labels;
   }
 

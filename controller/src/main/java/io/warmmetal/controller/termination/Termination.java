@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.GoDuration;
 import io.warmmetal.controller.provisioning.Definitions;
@@ -34,9 +35,6 @@ import org.slf4j.MDC;
  */
 public final class Termination {
   private static final Logger LOG = LoggerFactory.getLogger(Termination.class);
-  public static final String FINALIZER = "karpenter.sh/termination";
-  public static final String DISRUPTED_TAINT = "karpenter.sh/disrupted";
-  public static final String DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt";
   private static final Duration EVICTION_MEMORY = Duration.ofMinutes(2);
 
   private final KubernetesClient kube;
@@ -62,7 +60,7 @@ public final class Termination {
     PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
     for (NodeClaim claim : claims) {
       if (claim.getMetadata().getDeletionTimestamp() == null
-          || !claim.getMetadata().getFinalizers().contains(FINALIZER)) {
+          || !claim.getMetadata().getFinalizers().contains(WellKnown.TERMINATION_FINALIZER)) {
         continue;
       }
       MDC.put("nodeclaim", claim.getMetadata().getName());
@@ -105,7 +103,7 @@ public final class Termination {
     }
     kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).edit(c -> {
       c.getMetadata().setFinalizers(new ArrayList<>(c.getMetadata().getFinalizers().stream()
-          .filter(f -> !FINALIZER.equals(f)).toList()));
+          .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f)).toList()));
       return c;
     });
     LOG.info("NodeClaim {} terminated{}", claim.getMetadata().getName(), node == null ? "" : ": Node " + nodeName
@@ -121,8 +119,8 @@ public final class Termination {
       return;
     }
     if (pod.getMetadata().getAnnotations() != null
-        && "true".equals(pod.getMetadata().getAnnotations().get(DO_NOT_DISRUPT))) {
-      waiting(pod, name + ": it is marked " + DO_NOT_DISRUPT);
+        && "true".equals(pod.getMetadata().getAnnotations().get(WellKnown.DO_NOT_DISRUPT_ANNOTATION))) {
+      waiting(pod, name + ": it is marked " + WellKnown.DO_NOT_DISRUPT_ANNOTATION);
       return;
     }
     if (!budgets.allows(pod)) {
@@ -198,12 +196,12 @@ public final class Termination {
   /** Taints the Node disrupted; true if it was not tainted yet. */
   private boolean taintDisrupted(Node node) {
     List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    if (taints.stream().anyMatch(t -> DISRUPTED_TAINT.equals(t.getKey()))) {
+    if (taints.stream().anyMatch(t -> WellKnown.DISRUPTED_TAINT.equals(t.getKey()))) {
       return false;
     }
     kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
       List<Taint> more = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
-      more.add(new TaintBuilder().withKey(DISRUPTED_TAINT).withEffect("NoSchedule").build());
+      more.add(new TaintBuilder().withKey(WellKnown.DISRUPTED_TAINT).withEffect("NoSchedule").build());
       n.getSpec().setTaints(more);
       return n;
     });

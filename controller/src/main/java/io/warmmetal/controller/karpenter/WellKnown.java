@@ -1,0 +1,43 @@
+package io.warmmetal.controller.karpenter;
+
+import java.util.List;
+
+/**
+ * Karpenter's vocabulary in one place, as upstream's {@code pkg/apis/v1/labels.go} keeps it: the well-known labels,
+ * taints, annotations and finalizer its NodePools, NodeClaims and Nodes carry, and Kubernetes' own that it reads.
+ */
+public final class WellKnown {
+  private WellKnown() {}
+
+  // Labels
+  public static final String NODEPOOL_LABEL = "karpenter.sh/nodepool";
+  public static final String CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type";
+  public static final String REGISTERED_LABEL = "karpenter.sh/registered";
+  public static final String INITIALIZED_LABEL = "karpenter.sh/initialized";
+  /** Not upstream's: the NodeClaim a Node came from, by name (upstream finds it by providerID). */
+  public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
+  public static final String INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type";
+  public static final String ARCH_LABEL = "kubernetes.io/arch";
+  public static final String OS_LABEL = "kubernetes.io/os";
+  public static final String HOSTNAME_LABEL = "kubernetes.io/hostname";
+  public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
+  public static final String REGION_LABEL = "topology.kubernetes.io/region";
+
+  // Taints
+  /** On a Node from launch until registration has synced it. */
+  public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
+  /** On a Node being disrupted: no new pods. */
+  public static final String DISRUPTED_TAINT = "karpenter.sh/disrupted";
+  /** Taints Kubernetes puts on a Node that is not yet, or no longer, fit for pods. */
+  public static final List<String> EPHEMERAL_TAINTS = List.of("node.kubernetes.io/not-ready",
+      "node.kubernetes.io/unreachable", "node.kubernetes.io/network-unavailable",
+      "node.cloudprovider.kubernetes.io/uninitialized");
+
+  // Annotations
+  /** On a pod or Node: voluntary disruption may not take it. */
+  public static final String DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt";
+
+  // Finalizers
+  /** On a NodeClaim: its instance goes (drained, terminated) before it does. */
+  public static final String TERMINATION_FINALIZER = "karpenter.sh/termination";
+}
