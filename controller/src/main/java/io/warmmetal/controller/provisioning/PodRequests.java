@@ -33,12 +33,7 @@ public final class PodRequests {
   }
 
   public static PodRequest of(Pod pod) {
-    Resources requests = Resources.NONE;
-    for (Container c : pod.getSpec().getContainers()) {
-      if (c.getResources() != null && c.getResources().getRequests() != null) {
-        requests = requests.plus(of(c.getResources().getRequests()));
-      }
-    }
+    Resources requests = effectiveRequests(pod);
     List<List<Requirement>> terms = new ArrayList<>();
     var affinity = pod.getSpec().getAffinity();
     if (affinity != null && affinity.getNodeAffinity() != null
@@ -55,6 +50,44 @@ public final class PodRequests {
     return new PodRequest(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), requests,
         pod.getSpec().getNodeSelector() == null ? Map.of() : pod.getSpec().getNodeSelector(), terms,
         pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations());
+  }
+
+  /**
+   * What the pod needs of a node, as Kubernetes computes it: its containers' requests together with its restartable
+   * init containers (sidecars, which run alongside them), or — if more — the largest init container with the sidecars
+   * started before it; plus the pod's overhead (its RuntimeClass's).
+   */
+  static Resources effectiveRequests(Pod pod) {
+    Resources running = Resources.NONE;
+    for (Container c : pod.getSpec().getContainers()) {
+      running = running.plus(requestsOf(c));
+    }
+    Resources sidecars = Resources.NONE;
+    Resources initPeak = Resources.NONE;
+    if (pod.getSpec().getInitContainers() != null) {
+      for (Container c : pod.getSpec().getInitContainers()) {
+        Resources own = requestsOf(c);
+        Resources whileItRuns;
+        if ("Always".equals(c.getRestartPolicy())) {
+          running = running.plus(own);
+          sidecars = sidecars.plus(own);
+          whileItRuns = sidecars;
+        } else {
+          whileItRuns = own.plus(sidecars);
+        }
+        initPeak = initPeak.max(whileItRuns);
+      }
+    }
+    Resources requests = running.max(initPeak);
+    if (pod.getSpec().getOverhead() != null) {
+      requests = requests.plus(of(pod.getSpec().getOverhead()));
+    }
+    return requests;
+  }
+
+  private static Resources requestsOf(Container c) {
+    return c.getResources() == null || c.getResources().getRequests() == null ? Resources.NONE
+        : of(c.getResources().getRequests());
   }
 
   /** cpu → millicores, memory → bytes, anything else → units. */

@@ -43,6 +43,13 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
     return new Resources(cpuMilli, memoryBytes, kept);
   }
 
+  /** The larger of each amount. */
+  public Resources max(Resources o) {
+    Map<String, Long> most = new HashMap<>(extended);
+    o.extended.forEach((k, v) -> most.merge(k, v, Math::max));
+    return new Resources(Math.max(cpuMilli, o.cpuMilli), Math.max(memoryBytes, o.memoryBytes), most);
+  }
+
   /** Whether {@code need} fits in this. */
   public boolean fits(Resources need) {
     if (need.cpuMilli > cpuMilli || need.memoryBytes > memoryBytes) {
