@@ -9,6 +9,7 @@ import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
+import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import java.util.ArrayList;
@@ -66,13 +67,16 @@ public final class ClusterState {
           .forEach(state.allTypes::add);
     }
     Map<String, Resources> boundByNode = new HashMap<>();
+    Map<String, List<PodRequest>> podsByNode = new HashMap<>();
     for (Pod pod : pods) {
       // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
           && pod.getMetadata().getDeletionTimestamp() == null
           && !io.warmmetal.controller.termination.Termination.daemonOrMirror(pod)
           && !io.warmmetal.controller.termination.Termination.finished(pod)) {
-        boundByNode.merge(pod.getSpec().getNodeName(), PodRequests.of(pod).requests(), Resources::plus);
+        PodRequest request = PodRequests.of(pod);
+        boundByNode.merge(pod.getSpec().getNodeName(), request.requests(), Resources::plus);
+        podsByNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(request);
       }
     }
     Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
@@ -95,7 +99,8 @@ public final class ClusterState {
       Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
       String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
-      state.nodes.put(claim, new Scheduler.PlannedNode(view, type, List.of(),
+      state.nodes.put(claim, new Scheduler.PlannedNode(view, type,
+          nodeName == null ? List.of() : podsByNode.getOrDefault(nodeName, List.of()),
           type.allocatable().minus(overhead).minus(bound)));
     });
     return state;

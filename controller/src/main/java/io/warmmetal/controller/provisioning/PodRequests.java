@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.scheduling.HostPort;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import java.math.BigDecimal;
@@ -49,7 +50,7 @@ public final class PodRequests {
     }
     return new PodRequest(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), requests,
         pod.getSpec().getNodeSelector() == null ? Map.of() : pod.getSpec().getNodeSelector(), terms,
-        pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations());
+        pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations(), hostPorts(pod));
   }
 
   /**
@@ -83,6 +84,23 @@ public final class PodRequests {
       requests = requests.plus(of(pod.getSpec().getOverhead()));
     }
     return requests;
+  }
+
+  /** The host ports its containers (and sidecars, which run alongside) bind. */
+  static List<HostPort> hostPorts(Pod pod) {
+    List<HostPort> ports = new ArrayList<>();
+    List<Container> running = new ArrayList<>(pod.getSpec().getContainers());
+    if (pod.getSpec().getInitContainers() != null) {
+      pod.getSpec().getInitContainers().stream().filter(c -> "Always".equals(c.getRestartPolicy()))
+          .forEach(running::add);
+    }
+    for (Container c : running) {
+      if (c.getPorts() != null) {
+        c.getPorts().stream().filter(p -> p.getHostPort() != null && p.getHostPort() > 0)
+            .forEach(p -> ports.add(new HostPort(p.getHostIP(), p.getProtocol(), p.getHostPort())));
+      }
+    }
+    return ports;
   }
 
   private static Resources requestsOf(Container c) {

@@ -7,10 +7,20 @@ import java.util.Map;
 
 /**
  * What scheduling a pending pod needs: its requests, its nodeSelector, its required node affinity (any one of the
- * terms, each a list of requirements that must all hold) and its tolerations.
+ * terms, each a list of requirements that must all hold), its tolerations and the host ports it binds.
  */
 public record PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
-    List<List<Requirement>> affinityTerms, List<Toleration> tolerations) {
+    List<List<Requirement>> affinityTerms, List<Toleration> tolerations, List<HostPort> hostPorts) {
+
+  public PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
+      List<List<Requirement>> affinityTerms, List<Toleration> tolerations) {
+    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of());
+  }
+
+  /** Whether the two cannot share a node: a host port of one is a host port of the other. */
+  public boolean portsConflictWith(PodRequest other) {
+    return hostPorts.stream().anyMatch(p -> other.hostPorts.stream().anyMatch(p::conflictsWith));
+  }
 
   /** Whether a node with these labels satisfies the pod's selector and affinity. */
   public boolean accepts(Map<String, String> labels) {

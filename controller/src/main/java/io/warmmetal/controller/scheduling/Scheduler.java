@@ -22,7 +22,10 @@ public final class Scheduler {
     this.maxPodsPerNode = maxPodsPerNode;
   }
 
-  /** A node to launch: its pool, its instance type and the pods meant for it. */
+  /**
+   * A node to launch: its pool, its instance type and the pods meant for it — or, offered to {@link #schedule} as on
+   * its way or there, the pods it runs already.
+   */
   public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {}
 
   /** The nodes to launch (not those already there), and the pods no node can take. */
@@ -51,6 +54,7 @@ public final class Scheduler {
     List<Open> open = new ArrayList<>();
     for (PlannedNode coming : inFlight) {
       Open node = new Open(coming.pool(), coming.type(), labels(coming.pool(), coming.type()), coming.free());
+      node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, and its host ports
       node.inFlight = true;
       open.add(node);
     }
@@ -166,7 +170,7 @@ public final class Scheduler {
 
     boolean takes(PodRequest pod) {
       return pods.size() < maxPodsPerNode && free.fits(pod.requests()) && pod.tolerates(pool.taints())
-          && pod.accepts(labels);
+          && pod.accepts(labels) && pods.stream().noneMatch(pod::portsConflictWith);
     }
 
     void add(PodRequest pod) {

@@ -76,6 +76,29 @@ class SchedulerTest {
   }
 
   @Test
+  void podsBindingTheSameHostPortGoToDifferentNodes() {
+    HostPort http = new HostPort(null, "TCP", 80);
+    PodRequest a = new PodRequest("ingress-a", Resources.of(100, GIB), Map.of(), List.of(), List.of(), List.of(http));
+    PodRequest b = new PodRequest("ingress-b", Resources.of(100, GIB), Map.of(), List.of(), List.of(), List.of(http));
+    PodRequest udp = new PodRequest("dns", Resources.of(100, GIB), Map.of(), List.of(), List.of(),
+        List.of(new HostPort("10.0.0.1", "UDP", 80))); // another protocol: no conflict
+    Scheduler.Plan plan = scheduler.schedule(List.of(a, b, udp), List.of(pool("default", 0, List.of(), null)), fleet);
+    assertThat(plan.unschedulable()).isEmpty();
+    assertThat(plan.nodes()).hasSize(2);
+    assertThat(plan.nodes()).allSatisfy(n -> assertThat(n.pods().stream().filter(p -> p.name().startsWith("ingress"))
+        .count()).isEqualTo(1));
+
+    // A node already there whose pod binds the port takes no second one, whatever room it has.
+    Scheduler.PlannedNode there = new Scheduler.PlannedNode(pool("default", 0, List.of(), null), fleet.get(1),
+        List.of(a), Resources.of(15_000, 60 * GIB));
+    Scheduler.Plan next = scheduler.schedule(List.of(b), List.of(pool("default", 0, List.of(), null)), fleet,
+        List.of(there));
+    assertThat(next.nodes()).hasSize(1);
+    assertThat(new HostPort("127.0.0.1", "TCP", 80).conflictsWith(new HostPort("127.0.0.2", "TCP", 80))).isFalse();
+    assertThat(new HostPort("127.0.0.1", "TCP", 80).conflictsWith(http)).isTrue();
+  }
+
+  @Test
   void gpuPodsGetGpuNodesAndCheapPodsAvoidThem() {
     PodRequest gpu = new PodRequest("train", Resources.of(8000, 64 * GIB).with("nvidia.com/gpu", 2), Map.of(),
         List.of(), List.of());

@@ -134,6 +134,22 @@ class ProvisioningTest {
   }
 
   @Test
+  void podsBindingTheSameHostPortGetANodeEach() throws Exception {
+    for (String name : List.of("ingress-0", "ingress-1")) {
+      Pod pod = pending(name, "1");
+      pod.getSpec().getContainers().get(0).setPorts(List.of(new io.fabric8.kubernetes.api.model.ContainerPortBuilder()
+          .withContainerPort(8080).withHostPort(8080).build()));
+      kube.pods().inNamespace("default").resource(pod).create();
+    }
+    // Two 1-cpu pods would share one 16-cpu node, but not its port 8080: kube-scheduler places them apart.
+    String first = cluster.awaitScheduled("ingress-0");
+    String second = cluster.awaitScheduled("ingress-1");
+    assertThat(first).isNotEqualTo(second);
+    Thread.sleep(300); // nothing more follows
+    assertThat(cluster.claims()).hasSize(2);
+  }
+
+  @Test
   void aControllerThatLostItsLaunchRecordLaunchesNothingTwice() throws Exception {
     kube.pods().inNamespace("default").resource(pending("web-2", "1")).create();
     Await.until("launched", () -> kube.resources(NodeClaim.class).list().getItems().stream()
