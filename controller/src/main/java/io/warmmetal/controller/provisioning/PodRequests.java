@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.scheduling.HostPort;
+import io.warmmetal.controller.scheduling.PodAffinityTerm;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import java.math.BigDecimal;
@@ -50,7 +51,9 @@ public final class PodRequests {
     }
     return new PodRequest(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), requests,
         pod.getSpec().getNodeSelector() == null ? Map.of() : pod.getSpec().getNodeSelector(), terms,
-        pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations(), hostPorts(pod));
+        pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations(), hostPorts(pod),
+        pod.getMetadata().getNamespace(), pod.getMetadata().getLabels() == null ? Map.of()
+            : pod.getMetadata().getLabels(), antiAffinity(pod));
   }
 
   /**
@@ -84,6 +87,32 @@ public final class PodRequests {
       requests = requests.plus(of(pod.getSpec().getOverhead()));
     }
     return requests;
+  }
+
+  /**
+   * Its required pod anti-affinity terms. The namespaces a term means: those it names, else — without a namespace
+   * selector — the pod's own; a namespace selector (whose namespaces' labels the controller does not watch) counts as
+   * every namespace, which keeps pods apart rather than together.
+   */
+  static List<PodAffinityTerm> antiAffinity(Pod pod) {
+    var affinity = pod.getSpec().getAffinity();
+    if (affinity == null || affinity.getPodAntiAffinity() == null
+        || affinity.getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution() == null) {
+      return List.of();
+    }
+    List<PodAffinityTerm> terms = new ArrayList<>();
+    for (var t : affinity.getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()) {
+      java.util.Set<String> namespaces;
+      if (t.getNamespaces() != null && !t.getNamespaces().isEmpty()) {
+        namespaces = java.util.Set.copyOf(t.getNamespaces());
+      } else if (t.getNamespaceSelector() != null) {
+        namespaces = null;
+      } else {
+        namespaces = java.util.Set.of(pod.getMetadata().getNamespace());
+      }
+      terms.add(new PodAffinityTerm(t.getLabelSelector(), namespaces, t.getTopologyKey()));
+    }
+    return terms;
   }
 
   /** The host ports its containers (and sidecars, which run alongside) bind. */

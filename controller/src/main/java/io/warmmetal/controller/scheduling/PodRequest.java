@@ -6,15 +6,41 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What scheduling a pending pod needs: its requests, its nodeSelector, its required node affinity (any one of the
- * terms, each a list of requirements that must all hold), its tolerations and the host ports it binds.
+ * What scheduling a pod needs: its requests, its nodeSelector, its required node affinity (any one of the terms,
+ * each a list of requirements that must all hold), its tolerations, the host ports it binds, and — for pod
+ * anti-affinity — its namespace, its labels and its own required anti-affinity terms.
  */
 public record PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
-    List<List<Requirement>> affinityTerms, List<Toleration> tolerations, List<HostPort> hostPorts) {
+    List<List<Requirement>> affinityTerms, List<Toleration> tolerations, List<HostPort> hostPorts, String namespace,
+    Map<String, String> labels, List<PodAffinityTerm> antiAffinity) {
 
   public PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
       List<List<Requirement>> affinityTerms, List<Toleration> tolerations) {
-    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of());
+    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of(), "default", Map.of(), List.of());
+  }
+
+  public PodRequest withHostPorts(List<HostPort> ports) {
+    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, ports, namespace, labels,
+        antiAffinity);
+  }
+
+  public PodRequest withIdentity(String namespace, Map<String, String> labels) {
+    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
+        antiAffinity);
+  }
+
+  public PodRequest withAntiAffinity(List<PodAffinityTerm> terms) {
+    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
+        terms);
+  }
+
+  /**
+   * Whether the two may not share a topology domain of {@code key} (a node, for the hostname key): a required
+   * anti-affinity term of either, on that key, selects the other — Kubernetes checks both directions.
+   */
+  public boolean repels(PodRequest other, String key) {
+    return antiAffinity.stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(other))
+        || other.antiAffinity.stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(this));
   }
 
   /** Whether the two cannot share a node: a host port of one is a host port of the other. */

@@ -54,21 +54,28 @@ public final class Scheduler {
     List<Open> open = new ArrayList<>();
     for (PlannedNode coming : inFlight) {
       Open node = new Open(coming.pool(), coming.type(), labels(coming.pool(), coming.type()), coming.free());
-      node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, and its host ports
+      node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, ports, anti-affinity
+      coming.pods().forEach(node::count);
       node.inFlight = true;
       open.add(node);
     }
+    // Anti-affinity across nodes (zones and other keys) is checked only when some pod has such a term.
+    boolean domains = java.util.stream.Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
+        .anyMatch(p -> p.antiAffinity().stream().anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
     List<PodRequest> unschedulable = new ArrayList<>();
     for (PodRequest pod : pods) {
       Open target = null;
       for (Open node : open) {
-        if (node.takes(pod)) {
+        if (node.takes(pod) && !(domains && repelledInDomain(pod, node, open))) {
           target = node;
           break;
         }
       }
       if (target == null) {
         target = openNode(pod, byWeight, types, warmLeft, poolLeft);
+        if (target != null && domains && repelledInDomain(pod, target, open)) {
+          target = null; // a new node would sit in a domain the pod may not share (its only zone, say)
+        }
         if (target == null) {
           unschedulable.add(pod);
           continue;
@@ -119,6 +126,37 @@ public final class Scheduler {
   }
 
   /**
+   * Whether an anti-affinity term on a topology key other than the hostname keeps the pod off {@code node}: another
+   * node of the same domain (the same value of the key) holds a pod they repel. Nodes without the key are in no
+   * domain, as in Kubernetes.
+   */
+  private static boolean repelledInDomain(PodRequest pod, Open node, List<Open> open) {
+    for (PodRequest p : allPods(open)) {
+      for (String key : keys(pod, p)) {
+        String domain = node.labels.get(key);
+        if (domain != null && !key.equals(PodAffinityTerm.HOSTNAME) && pod.repels(p, key)
+            && open.stream().anyMatch(o -> o.pods.contains(p) && domain.equals(o.labels.get(key)))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static List<PodRequest> allPods(List<Open> open) {
+    List<PodRequest> all = new ArrayList<>();
+    open.forEach(o -> all.addAll(o.pods));
+    return all;
+  }
+
+  private static java.util.Set<String> keys(PodRequest a, PodRequest b) {
+    java.util.Set<String> keys = new java.util.HashSet<>();
+    a.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
+    b.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
+    return keys;
+  }
+
+  /**
    * Types without special hardware the pod does not ask for first (GPUs stay for the pods that need them), then
    * warm capacity (it arrives in seconds), then the lower price, then the smaller type.
    */
@@ -160,6 +198,8 @@ public final class Scheduler {
     final List<PodRequest> pods = new ArrayList<>();
     Resources free;
     boolean inFlight;
+    int withPorts;
+    int withAntiAffinity;
 
     Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free) {
       this.pool = pool;
@@ -169,13 +209,27 @@ public final class Scheduler {
     }
 
     boolean takes(PodRequest pod) {
-      return pods.size() < maxPodsPerNode && free.fits(pod.requests()) && pod.tolerates(pool.taints())
-          && pod.accepts(labels) && pods.stream().noneMatch(pod::portsConflictWith);
+      if (pods.size() >= maxPodsPerNode || !free.fits(pod.requests()) || !pod.tolerates(pool.taints())
+          || !pod.accepts(labels)) {
+        return false;
+      }
+      // The pairwise checks only where a pod of the pair has ports or anti-affinity: most have neither.
+      if ((!pod.hostPorts().isEmpty() || withPorts > 0) && pods.stream().anyMatch(pod::portsConflictWith)) {
+        return false;
+      }
+      return (pod.antiAffinity().isEmpty() && withAntiAffinity == 0)
+          || pods.stream().noneMatch(p -> pod.repels(p, PodAffinityTerm.HOSTNAME));
     }
 
     void add(PodRequest pod) {
       pods.add(pod);
       free = free.minus(pod.requests());
+      count(pod);
+    }
+
+    void count(PodRequest pod) {
+      withPorts += pod.hostPorts().isEmpty() ? 0 : 1;
+      withAntiAffinity += pod.antiAffinity().isEmpty() ? 0 : 1;
     }
   }
 }

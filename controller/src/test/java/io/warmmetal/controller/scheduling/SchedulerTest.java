@@ -78,10 +78,9 @@ class SchedulerTest {
   @Test
   void podsBindingTheSameHostPortGoToDifferentNodes() {
     HostPort http = new HostPort(null, "TCP", 80);
-    PodRequest a = new PodRequest("ingress-a", Resources.of(100, GIB), Map.of(), List.of(), List.of(), List.of(http));
-    PodRequest b = new PodRequest("ingress-b", Resources.of(100, GIB), Map.of(), List.of(), List.of(), List.of(http));
-    PodRequest udp = new PodRequest("dns", Resources.of(100, GIB), Map.of(), List.of(), List.of(),
-        List.of(new HostPort("10.0.0.1", "UDP", 80))); // another protocol: no conflict
+    PodRequest a = pod("ingress-a", 100, 1).withHostPorts(List.of(http));
+    PodRequest b = pod("ingress-b", 100, 1).withHostPorts(List.of(http));
+    PodRequest udp = pod("dns", 100, 1).withHostPorts(List.of(new HostPort("10.0.0.1", "UDP", 80))); // no conflict
     Scheduler.Plan plan = scheduler.schedule(List.of(a, b, udp), List.of(pool("default", 0, List.of(), null)), fleet);
     assertThat(plan.unschedulable()).isEmpty();
     assertThat(plan.nodes()).hasSize(2);
@@ -96,6 +95,33 @@ class SchedulerTest {
     assertThat(next.nodes()).hasSize(1);
     assertThat(new HostPort("127.0.0.1", "TCP", 80).conflictsWith(new HostPort("127.0.0.2", "TCP", 80))).isFalse();
     assertThat(new HostPort("127.0.0.1", "TCP", 80).conflictsWith(http)).isTrue();
+  }
+
+  @Test
+  void replicasWithHostnameAntiAffinityGetANodeEach() {
+    // Three replicas of an HA Deployment that may not share a node: three nodes, though one would hold them all.
+    io.fabric8.kubernetes.api.model.LabelSelector app = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+        .addToMatchLabels("app", "db").build();
+    List<PodRequest> replicas = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      replicas.add(pod("db-" + i, 500, 1).withIdentity("prod", Map.of("app", "db"))
+          .withAntiAffinity(List.of(new PodAffinityTerm(app, java.util.Set.of("prod"), PodAffinityTerm.HOSTNAME))));
+    }
+    PodRequest other = pod("web", 500, 1).withIdentity("prod", Map.of("app", "web")); // not selected: may join one
+    PodRequest elsewhere = pod("db-other-ns", 500, 1).withIdentity("dev", Map.of("app", "db")); // another namespace
+    Scheduler.Plan plan = scheduler.schedule(List.of(replicas.get(0), replicas.get(1), replicas.get(2), other,
+        elsewhere), List.of(pool("default", 0, List.of(), null)), fleet);
+    assertThat(plan.unschedulable()).isEmpty();
+    assertThat(plan.nodes()).hasSize(3);
+    assertThat(plan.nodes()).allSatisfy(n -> assertThat(n.pods().stream().filter(p -> p.name().startsWith("db-")
+        && p.namespace().equals("prod")).count()).isEqualTo(1));
+
+    // Symmetry: a node already running a replica takes no other, though only the running one has the term.
+    Scheduler.PlannedNode there = new Scheduler.PlannedNode(pool("default", 0, List.of(), null), fleet.get(1),
+        List.of(replicas.get(0)), Resources.of(15_000, 60 * GIB));
+    PodRequest plain = pod("db-3", 500, 1).withIdentity("prod", Map.of("app", "db"));
+    assertThat(scheduler.schedule(List.of(plain), List.of(pool("default", 0, List.of(), null)), fleet,
+        List.of(there)).nodes()).hasSize(1);
   }
 
   @Test

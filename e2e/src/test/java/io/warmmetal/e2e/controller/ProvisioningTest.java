@@ -150,6 +150,27 @@ class ProvisioningTest {
   }
 
   @Test
+  void anHaDeploymentWithHostnameAntiAffinityGetsThreeNodesAndAllItsPodsRun() throws Exception {
+    Map<String, String> app = Map.of("app", "db");
+    kube.apps().deployments().inNamespace("default").resource(new io.fabric8.kubernetes.api.model.apps
+        .DeploymentBuilder().withNewMetadata().withName("db").withNamespace("default").endMetadata().withNewSpec()
+        .withReplicas(3).withNewSelector().withMatchLabels(app).endSelector().withNewTemplate().withNewMetadata()
+        .withLabels(app).endMetadata().withSpec(pending("template", "500m").getSpec()).editSpec().withNewAffinity()
+        .withNewPodAntiAffinity().addNewRequiredDuringSchedulingIgnoredDuringExecution()
+        .withNewLabelSelector().withMatchLabels(app).endLabelSelector().withTopologyKey("kubernetes.io/hostname")
+        .endRequiredDuringSchedulingIgnoredDuringExecution().endPodAntiAffinity().endAffinity().endSpec()
+        .endTemplate().endSpec().build()).create();
+
+    Await.until("three db pods running", () -> kube.pods().inNamespace("default").withLabels(app).list().getItems()
+        .stream().filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())).count() == 3,
+        60_000);
+    List<String> nodes = kube.pods().inNamespace("default").withLabels(app).list().getItems().stream()
+        .map(p -> p.getSpec().getNodeName()).distinct().toList();
+    assertThat(nodes).hasSize(3); // one node each, as kube-scheduler requires: not one node and two pods pending
+    assertThat(cluster.claims()).hasSize(3);
+  }
+
+  @Test
   void aControllerThatLostItsLaunchRecordLaunchesNothingTwice() throws Exception {
     kube.pods().inNamespace("default").resource(pending("web-2", "1")).create();
     Await.until("launched", () -> kube.resources(NodeClaim.class).list().getItems().stream()
