@@ -2,7 +2,6 @@ package io.warmmetal.controller.termination;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
-import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import java.util.HashMap;
@@ -71,30 +70,7 @@ final class PodBudgets {
   }
 
   static boolean matches(LabelSelector selector, Map<String, String> labels) {
-    if (selector == null) {
-      return false; // a PDB without a selector selects nothing (policy/v1)
-    }
-    if (selector.getMatchLabels() != null && !selector.getMatchLabels().entrySet().stream()
-        .allMatch(e -> e.getValue().equals(labels.get(e.getKey())))) {
-      return false;
-    }
-    if (selector.getMatchExpressions() == null) {
-      return true;
-    }
-    for (LabelSelectorRequirement r : selector.getMatchExpressions()) {
-      String value = labels.get(r.getKey());
-      boolean ok = switch (r.getOperator()) {
-        case "In" -> value != null && r.getValues().contains(value);
-        case "NotIn" -> value == null || !r.getValues().contains(value);
-        case "Exists" -> value != null;
-        case "DoesNotExist" -> value == null;
-        default -> false;
-      };
-      if (!ok) {
-        return false;
-      }
-    }
-    return true;
+    return io.warmmetal.controller.scheduling.LabelSelectors.matches(selector, labels); // policy/v1: null selects none
   }
 
   private static boolean ready(Pod pod) {
