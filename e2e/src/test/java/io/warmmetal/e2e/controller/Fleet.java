@@ -137,11 +137,6 @@ final class Fleet implements AutoCloseable {
     return kube.resources(NodeClaim.class).list().getItems();
   }
 
-  List<NodeClaim> launched() {
-    return claims().stream().filter(c -> c.getStatus() != null
-        && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)).toList();
-  }
-
   List<NodeClaim> initialized() {
     return claims().stream().filter(c -> c.getStatus() != null
         && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)).toList();
@@ -175,11 +170,6 @@ final class Fleet implements AutoCloseable {
         }
       }
     }
-  }
-
-  /** A second replica of the controller (for leader election: it runs only while it leads). */
-  Controller controller() {
-    return controller;
   }
 
   @Override
