@@ -66,7 +66,6 @@ public final class ClusterState {
       types.stream().filter(t -> state.allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
           .forEach(state.allTypes::add);
     }
-    Map<String, Resources> boundByNode = new HashMap<>();
     Map<String, List<PodRequest>> podsByNode = new HashMap<>();
     for (Pod pod : pods) {
       // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
@@ -74,9 +73,7 @@ public final class ClusterState {
           && pod.getMetadata().getDeletionTimestamp() == null
           && !io.warmmetal.controller.termination.Termination.daemonOrMirror(pod)
           && !io.warmmetal.controller.termination.Termination.finished(pod)) {
-        PodRequest request = PodRequests.of(pod);
-        boundByNode.merge(pod.getSpec().getNodeName(), request.requests(), Resources::plus);
-        podsByNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(request);
+        podsByNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(PodRequests.of(pod));
       }
     }
     Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
@@ -96,11 +93,11 @@ public final class ClusterState {
     }
     typed.forEach((claim, type) -> {
       String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
-      Resources bound = nodeName == null ? Resources.NONE : boundByNode.getOrDefault(nodeName, Resources.NONE);
+      List<PodRequest> running = nodeName == null ? List.of() : podsByNode.getOrDefault(nodeName, List.of());
+      Resources bound = running.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
       String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
-      state.nodes.put(claim, new Scheduler.PlannedNode(view, type,
-          nodeName == null ? List.of() : podsByNode.getOrDefault(nodeName, List.of()),
+      state.nodes.put(claim, new Scheduler.PlannedNode(view, type, running,
           type.allocatable().minus(overhead).minus(bound)));
     });
     return state;

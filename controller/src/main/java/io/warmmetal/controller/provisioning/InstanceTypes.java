@@ -41,7 +41,7 @@ public final class InstanceTypes {
     Map<String, String> labels = new HashMap<>();
     for (io.warmmetal.controller.karpenter.Requirement r : template.spec.requirements) {
       if ("In".equals(r.getOperator()) && r.getValues().size() == 1 && !defines(r.getKey())
-          && !r.getKey().startsWith("topology.kubernetes.io/")) {
+          && !r.getKey().equals(WellKnown.ZONE_LABEL) && !r.getKey().equals(WellKnown.REGION_LABEL)) {
         labels.put(r.getKey(), r.getValues().get(0));
       }
     }
@@ -54,8 +54,8 @@ public final class InstanceTypes {
 
   /** Whether the instance types here carry a label for {@code key}. */
   static boolean defines(String key) {
-    return key.equals(WellKnown.INSTANCE_TYPE_LABEL) || key.equals(WellKnown.CAPACITY_TYPE_LABEL) || key.equals("kubernetes.io/arch")
-        || key.equals("kubernetes.io/os") || key.startsWith("warmmetal.io/");
+    return key.equals(WellKnown.INSTANCE_TYPE_LABEL) || key.equals(WellKnown.CAPACITY_TYPE_LABEL)
+        || key.equals(WellKnown.ARCH_LABEL) || key.equals(WellKnown.OS_LABEL) || key.startsWith("warmmetal.io/");
   }
 
   public static List<InstanceType> of(JsonNode shapes) {
@@ -72,8 +72,8 @@ public final class InstanceTypes {
       }
       Map<String, String> labels = new HashMap<>();
       labels.put(WellKnown.INSTANCE_TYPE_LABEL, name);
-      labels.put("kubernetes.io/arch", "arm".equals(s.get("arch").asText()) ? "arm64" : "amd64");
-      labels.put("kubernetes.io/os", "linux");
+      labels.put(WellKnown.ARCH_LABEL, "arm".equals(s.get("arch").asText()) ? "arm64" : "amd64");
+      labels.put(WellKnown.OS_LABEL, "linux");
       labels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
       labels.put("warmmetal.io/cpu", String.valueOf(cpus));
       labels.put("warmmetal.io/memory-gib", String.valueOf(memGiB));

@@ -78,7 +78,10 @@ public final class Registration {
       if (current.getMetadata().getLabels() == null
           || !"true".equals(current.getMetadata().getLabels().get(WellKnown.INITIALIZED_LABEL))) {
         editNode(current, n -> {
-          n.getMetadata().getLabels().put(WellKnown.INITIALIZED_LABEL, "true");
+          Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
+              : n.getMetadata().getLabels());
+          labels.put(WellKnown.INITIALIZED_LABEL, "true");
+          n.getMetadata().setLabels(labels);
           return n;
         });
       }
@@ -118,7 +121,7 @@ public final class Registration {
         });
         n.getMetadata().setAnnotations(annotations);
       }
-      List<Taint> taints = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
+      List<Taint> taints = new ArrayList<>(taints(n));
       for (Taint wanted : concat(claim.getSpec().taints, claim.getSpec().startupTaints)) {
         if (taints.stream().noneMatch(t -> sameTaint(t, wanted))) {
           taints.add(wanted);
@@ -188,16 +191,17 @@ public final class Registration {
     return false;
   }
 
+  private static List<Taint> taints(Node node) {
+    return node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
+  }
+
   private static boolean noStartupTaints(NodeClaim claim, Node node) {
-    List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    return taints.stream().noneMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
+    return taints(node).stream().noneMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
         || claim.getSpec().startupTaints.stream().anyMatch(s -> s.getKey().equals(t.getKey())));
   }
 
-
   private static boolean noEphemeralTaints(Node node) {
-    List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    return taints.stream().noneMatch(t -> WellKnown.EPHEMERAL_TAINTS.contains(t.getKey()));
+    return taints(node).stream().noneMatch(t -> WellKnown.EPHEMERAL_TAINTS.contains(t.getKey()));
   }
 
   /** Extended resources (GPUs) appear once their device plugin registers them; the kubelet reports zero until then. */
