@@ -69,6 +69,8 @@ public final class Controller implements AutoCloseable {
   private final Disruption disruption;
   private final Termination termination;
   private final io.warmmetal.controller.termination.Orphans orphans;
+  private final io.warmmetal.controller.nodeclass.NodeClassReadiness nodeClassReadiness;
+  private final io.warmmetal.controller.pools.NodePoolStatus nodePoolStatus;
   private SharedIndexInformer<Pod> pods;
   private io.warmmetal.controller.termination.DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
@@ -88,6 +90,8 @@ public final class Controller implements AutoCloseable {
     this.registration = new Registration(kube, defs);
     this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead);
     this.termination = new Termination(kube, defs, this::api);
+    this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
+    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs);
     this.orphans = new io.warmmetal.controller.termination.Orphans(this::api,
         io.warmmetal.controller.termination.Orphans.GRACE, io.warmmetal.controller.termination.Orphans.EVERY);
   }
@@ -130,9 +134,13 @@ public final class Controller implements AutoCloseable {
   public void trigger() {
     long now = System.nanoTime();
     lastEvent = now;
-    if (scheduled.compareAndSet(false, true)) {
+    if (scheduled.compareAndSet(false, true) && !queue.isShutdown()) { // informers may still deliver after close
       firstEvent = now;
-      queue.schedule(this::passWhenQuiet, settings.batchIdle().toNanos(), TimeUnit.NANOSECONDS);
+      try {
+        queue.schedule(this::passWhenQuiet, settings.batchIdle().toNanos(), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException closing) {
+        // closed in between: no more passes
+      }
     }
   }
 
@@ -157,7 +165,7 @@ public final class Controller implements AutoCloseable {
     try {
       // Only ours: NodeClaims of another provider (Karpenter itself, side by side) are not this controller's to touch.
       listed = kube.resources(NodeClaim.class).list().getItems().stream()
-          .filter(c -> c.getSpec().nodeClassRef != null && "WarmMetalNodeClass".equals(c.getSpec().nodeClassRef.kind))
+          .filter(c -> c.getSpec().nodeClassRef != null && WarmMetalNodeClass.KIND.equals(c.getSpec().nodeClassRef.kind))
           .toList();
     } catch (Exception e) {
       LOG.warn("Listing NodeClaims failed: {}", e.getMessage());
@@ -171,6 +179,9 @@ public final class Controller implements AutoCloseable {
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
         pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
+    // Status last: it reports what this pass did, and a slow instances API delays no launch.
+    step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
+    step("nodepool status", () -> nodePoolStatus.reconcile(listed));
   }
 
   private interface Step {

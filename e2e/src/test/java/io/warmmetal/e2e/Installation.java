@@ -57,7 +57,7 @@ public final class Installation implements AutoCloseable {
       throws Exception {
     Installation in = new Installation(cluster);
     KubernetesClient kube = in.admin;
-    for (String crd : List.of("nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
+    for (String crd : List.of("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
         "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
       apply(kube, DEPLOY.resolve("crds").resolve(crd));
     }

@@ -14,7 +14,7 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.NodeHost;
 import io.warmmetal.e2e.cluster.RealCluster;

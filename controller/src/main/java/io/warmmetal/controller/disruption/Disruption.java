@@ -8,9 +8,9 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.ClusterState;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
-import io.warmmetal.controller.provisioning.GoDuration;
+import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.provisioning.PodRequests;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
@@ -181,7 +181,8 @@ public final class Disruption {
       return false; // not recorded yet: the clock has not started
     }
     Instant quietSince = Instant.parse(claim.getStatus().lastPodEventTime);
-    return !now.isBefore(quietSince.plus(GoDuration.parse(after, Duration.ZERO)));
+    Duration wait = GoDuration.parseOr(after, Duration.ZERO, null);
+    return wait != null && !now.isBefore(quietSince.plus(wait));
   }
 
   private static boolean expired(NodeClaim claim, Instant now) {
@@ -189,8 +190,8 @@ public final class Disruption {
     if ("Never".equals(after) || claim.getMetadata().getCreationTimestamp() == null) {
       return false;
     }
-    return now.isAfter(Instant.parse(claim.getMetadata().getCreationTimestamp())
-        .plus(GoDuration.parse(after, DEFAULT_EXPIRE_AFTER)));
+    Duration lifetime = GoDuration.parseOr(after, DEFAULT_EXPIRE_AFTER, null); // invalid: never, not a failed pass
+    return lifetime != null && now.isAfter(Instant.parse(claim.getMetadata().getCreationTimestamp()).plus(lifetime));
   }
 
   /** A pod or Node annotated {@code karpenter.sh/do-not-disrupt: "true"}. */

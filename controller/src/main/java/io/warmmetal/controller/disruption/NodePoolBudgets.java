@@ -1,7 +1,8 @@
 package io.warmmetal.controller.disruption;
 
+import io.warmmetal.controller.karpenter.Cron;
+import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.provisioning.GoDuration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;

@@ -31,6 +31,8 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
     public Map<String, Quantity> limits;
     /** Higher weights are tried first. */
     public Integer weight;
+    /** A static NodePool: this many nodes, whatever the pods (upstream's static provisioning). */
+    public Long replicas;
   }
 
   /** {@code spec.disruption}. */
@@ -55,7 +57,11 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   /** {@code status}. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Status {
+    /** What its nodes have, summed (cpu, memory, pods, …; and {@code nodes}). */
     public Map<String, Quantity> resources;
+    /** How many nodes it has. */
+    public Long nodes;
+    public Long nodeClassObservedGeneration;
     public List<Condition> conditions = new ArrayList<>();
   }
 

@@ -21,6 +21,8 @@ import java.util.Map;
 @Kind("WarmMetalNodeClass")
 @Plural("warmmetalnodeclasses")
 public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, WarmMetalNodeClass.Status> {
+  public static final String GROUP = "warmmetal.io";
+  public static final String KIND = "WarmMetalNodeClass";
 
   /** {@code spec}. */
   @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -47,7 +47,7 @@ public final class ClusterState {
     for (NodePool pool : defs.pools()) {
       WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
       if (nodeClass == null) {
-        LOG.warn("NodePool {} names no WarmMetalNodeClass that exists", pool.getMetadata().getName());
+        LOG.debug("NodePool {} names no WarmMetalNodeClass that exists (its status says so)", pool.getMetadata().getName());
         continue;
       }
       com.fasterxml.jackson.databind.JsonNode shapes;

@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
@@ -132,7 +134,8 @@ public final class Provisioner {
     if (nodeClass == null) {
       return;
     }
-    Duration limit = GoDuration.parse(nodeClass.getSpec().registrationTimeout, DEFAULT_REGISTRATION_TIMEOUT);
+    Duration limit = GoDuration.parseOr(nodeClass.getSpec().registrationTimeout, DEFAULT_REGISTRATION_TIMEOUT,
+        DEFAULT_REGISTRATION_TIMEOUT);
     String launchedAt = claim.getStatus().conditions.stream()
         .filter(c -> Conditions.LAUNCHED.equals(c.getType())).map(c -> c.getLastTransitionTime()).findFirst()
         .orElse(null);
@@ -258,6 +261,7 @@ public final class Provisioner {
       claim.getStatus().providerID = instance.get("providerId").asText();
       Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched",
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
+      Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
       claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");

@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,8 +73,11 @@ public final class Registration {
           "Node " + node.getMetadata().getName());
       changed = true;
     }
-    if (ready(current) && noStartupTaints(claim, current) && noEphemeralTaints(current)
-        && requestedResourcesRegistered(claim, current)) {
+    Pending pending = initializationPending(claim, current);
+    if (pending != null) {
+      changed |= Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, "Unknown", pending.reason(),
+          pending.message());
+    } else {
       if (current.getMetadata().getLabels() == null
           || !"true".equals(current.getMetadata().getLabels().get(WellKnown.INITIALIZED_LABEL))) {
         editNode(current, n -> {
@@ -89,8 +92,32 @@ public final class Registration {
       changed = true;
       LOG.info("NodeClaim {} initialized: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
     }
+    changed |= Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
     if (changed) {
       kube.resources(NodeClaim.class).resource(claim).updateStatus();
+      syncTopology(claim, current);
+    }
+  }
+
+  /**
+   * The machine's zone and region, which the Node carries from its join, onto the NodeClaim too: upstream's claims
+   * carry the zone of their offering (kubectl's Zone column; consolidation and spread read it).
+   */
+  private void syncTopology(NodeClaim claim, Node node) {
+    Map<String, String> missing = new HashMap<>();
+    for (String key : List.of(WellKnown.ZONE_LABEL, WellKnown.REGION_LABEL)) {
+      String value = node.getMetadata().getLabels() == null ? null : node.getMetadata().getLabels().get(key);
+      if (value != null && !value.equals(claim.getMetadata().getLabels().get(key))) {
+        missing.put(key, value);
+      }
+    }
+    if (!missing.isEmpty()) {
+      String patch = io.fabric8.kubernetes.client.utils.Serialization.asJson(
+          Map.of("metadata", Map.of("labels", missing)));
+      kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).patch(
+          io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+          patch);
+      claim.getMetadata().getLabels().putAll(missing);
     }
   }
 
@@ -195,26 +222,43 @@ public final class Registration {
     return node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
   }
 
-  private static boolean noStartupTaints(NodeClaim claim, Node node) {
-    return taints(node).stream().noneMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
-        || claim.getSpec().startupTaints.stream().anyMatch(s -> s.getKey().equals(t.getKey())));
+  /** Why a registered Node is not initialized yet, as upstream's reasons; null when it is. */
+  private record Pending(String reason, String message) {}
+
+  private static Pending initializationPending(NodeClaim claim, Node node) {
+    if (!ready(node)) {
+      return new Pending("NodeNotReady", "Node status is NotReady");
+    }
+    for (Taint t : taints(node)) {
+      if (WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
+          || claim.getSpec().startupTaints.stream().anyMatch(st -> st.getKey().equals(t.getKey()))) {
+        return new Pending("StartupTaintsExist", "StartupTaint \"" + t.getKey() + ":" + t.getEffect() + "\" still exists");
+      }
+      if (WellKnown.EPHEMERAL_TAINTS.contains(t.getKey())) {
+        return new Pending("KnownEphemeralTaintsExist",
+            "KnownEphemeralTaint \"" + t.getKey() + ":" + t.getEffect() + "\" still exists");
+      }
+    }
+    String missing = unregisteredResource(claim, node);
+    return missing == null ? null
+        : new Pending("ResourceNotRegistered", "Resource \"" + missing + "\" was requested but not registered");
   }
 
-  private static boolean noEphemeralTaints(Node node) {
-    return taints(node).stream().noneMatch(t -> WellKnown.EPHEMERAL_TAINTS.contains(t.getKey()));
-  }
-
-  /** Extended resources (GPUs) appear once their device plugin registers them; the kubelet reports zero until then. */
-  private static boolean requestedResourcesRegistered(NodeClaim claim, Node node) {
+  /**
+   * An extended resource (a GPU) the claim asked for that the Node does not offer yet — they appear once their device
+   * plugin registers them; the kubelet reports zero until then. Null when none.
+   */
+  private static String unregisteredResource(NodeClaim claim, Node node) {
     Map<String, io.fabric8.kubernetes.api.model.Quantity> requests = claim.getSpec().resources.requests;
     if (requests == null) {
-      return true;
+      return null;
     }
     Map<String, io.fabric8.kubernetes.api.model.Quantity> allocatable = node.getStatus() == null
         || node.getStatus().getAllocatable() == null ? Map.of() : node.getStatus().getAllocatable();
     return requests.entrySet().stream().filter(r -> r.getKey().contains("/")) // extended resources only
         .filter(r -> r.getValue().getNumericalAmount().signum() > 0)
-        .allMatch(r -> allocatable.containsKey(r.getKey())
-            && allocatable.get(r.getKey()).getNumericalAmount().signum() > 0);
+        .filter(r -> !allocatable.containsKey(r.getKey())
+            || allocatable.get(r.getKey()).getNumericalAmount().signum() <= 0)
+        .map(Map.Entry::getKey).findFirst().orElse(null);
   }
 }

@@ -11,7 +11,7 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.provisioning.GoDuration;
+import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.provisioning.Provisioner;
 import java.time.Duration;
@@ -81,7 +81,7 @@ public final class Termination {
       if (taintDisrupted(node)) {
         return; // just tainted: a pod bound a moment before may not be in our view yet — look again next pass
       }
-      Duration grace = GoDuration.parse(claim.getSpec().terminationGracePeriod, null);
+      Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
       boolean forced = grace != null
           && Instant.now().isAfter(Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace));
       List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))

@@ -10,10 +10,13 @@ import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.io.InputStream;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** A NodePool written for Karpenter applies unchanged but for its nodeClassRef; the shipped CRDs serve the kinds. */
 @EnableKubernetesMockClient(crud = true)
 class KarpenterCompatibilityTest {
+  private static final java.nio.file.Path CRDS = java.nio.file.Path.of("..", "deploy", "crds");
   KubernetesClient kube;
 
   private static String resource(String name) throws Exception {
@@ -39,12 +42,67 @@ class KarpenterCompatibilityTest {
     assertThat(roundTrip.get("spec")).isEqualTo(original.get("spec"));
   }
 
+  private static CustomResourceDefinition shipped(String file) throws Exception {
+    try (InputStream in = java.nio.file.Files.newInputStream(CRDS.resolve(file))) {
+      return Serialization.unmarshal(in, CustomResourceDefinition.class);
+    }
+  }
+
+  /**
+   * Every field of Karpenter's NodePool and NodeClaim schemas (spec and status) has a place in the model: nothing a
+   * user writes is dropped on the way through the controller, and every status field upstream shows can be written.
+   */
+  @ParameterizedTest
+  @CsvSource({"karpenter.sh_nodepools.yaml, io.warmmetal.controller.karpenter.NodePool",
+      "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim"})
+  void theModelHoldsEveryFieldOfKarpentersSchema(String file, Class<?> model) throws Exception {
+    var schema = shipped(file).getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema();
+    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+    java.util.List<String> missing = new java.util.ArrayList<>();
+    for (String part : java.util.List.of("spec", "status")) {
+      var property = properties(mapper, mapper.constructType(model)).get(part);
+      assertThat(property).as(part).isNotNull();
+      missing(mapper, schema.getProperties().get(part), property, part, missing);
+    }
+    assertThat(missing).as("fields of upstream's schema the model has no place for").isEmpty();
+  }
+
+  private static Map<String, com.fasterxml.jackson.databind.JavaType> properties(
+      com.fasterxml.jackson.databind.ObjectMapper mapper, com.fasterxml.jackson.databind.JavaType type) {
+    Map<String, com.fasterxml.jackson.databind.JavaType> names = new java.util.HashMap<>();
+    mapper.getDeserializationConfig().introspect(type).findProperties()
+        .forEach(p -> names.put(p.getName(), p.getPrimaryType()));
+    return names;
+  }
+
+  private static void missing(com.fasterxml.jackson.databind.ObjectMapper mapper,
+      io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps schema,
+      com.fasterxml.jackson.databind.JavaType type, String path, java.util.List<String> missing) {
+    if (type.isMapLikeType() || type.getRawClass() == Object.class) {
+      return; // labels, limits, resources: any key
+    }
+    if (schema.getItems() != null && type.isCollectionLikeType()) {
+      missing(mapper, schema.getItems().getSchema(), type.getContentType(), path + "[]", missing);
+      return;
+    }
+    if (schema.getProperties() == null || schema.getProperties().isEmpty()) {
+      return;
+    }
+    Map<String, com.fasterxml.jackson.databind.JavaType> fields = properties(mapper, type);
+    schema.getProperties().forEach((name, child) -> {
+      if (!fields.containsKey(name)) {
+        missing.add(path + "." + name);
+      } else {
+        missing(mapper, child, fields.get(name), path + "." + name, missing);
+      }
+    });
+  }
+
   @Test
   void theShippedCrdsServeNodePoolsNodeClaimsAndNodeClasses() throws Exception {
-    for (String crd : new String[] {"nodepools.karpenter.sh-v1.yml", "nodeclaims.karpenter.sh-v1.yml",
+    for (String crd : new String[] {"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
         "warmmetalnodeclasses.warmmetal.io-v1.yml"}) {
-      CustomResourceDefinition definition = Serialization.unmarshal(resource("META-INF/fabric8/" + crd),
-          CustomResourceDefinition.class);
+      CustomResourceDefinition definition = shipped(crd);
       assertThat(definition.getSpec().getScope()).isEqualTo("Cluster");
       kube.apiextensions().v1().customResourceDefinitions().resource(definition).create();
     }

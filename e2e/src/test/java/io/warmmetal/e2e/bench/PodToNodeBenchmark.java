@@ -23,7 +23,7 @@ import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.RealMachine;
 import io.warmmetal.e2e.cluster.ControlPlane;

@@ -20,7 +20,7 @@ import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import java.net.URI;
@@ -60,6 +60,10 @@ final class Fleet implements AutoCloseable {
     this.ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
   }
 
+  /** Where the fleet's machines stand: racks are zones, the room a region. */
+  static final JsonObject RACK_1 = new JsonObject().put("topology.kubernetes.io/zone", "rack-1")
+      .put("topology.kubernetes.io/region", "room-1");
+
   /** {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the controller up. */
   static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool) throws Exception {
     ApiFixture fx = ApiFixture.start(vertx);
@@ -72,7 +76,7 @@ final class Fleet implements AutoCloseable {
       throw e;
     }
     try {
-      f.addAgents(vertx, agents, ApiFixture.facts(16, 64), "sim-node-", true);
+      f.addAgents(vertx, agents, ApiFixture.facts(16, 64), "sim-node-", true, RACK_1);
       f.fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", agents)
           .put("maxWarm", agents));
       Await.until(agents + " warm machines", () -> f.warm() == agents);
@@ -86,8 +90,14 @@ final class Fleet implements AutoCloseable {
 
   /** Enrolls {@code n} simulated agents of {@code facts}; with {@code kubelet}, their joins register Nodes. */
   void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet) throws Exception {
-    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n))
-        .body().getString("token");
+    addAgents(vertx, n, facts, prefix, kubelet, new JsonObject());
+  }
+
+  /** As above, the machines labelled (their enrollment token's labels): a zone and region, say. */
+  void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet, JsonObject labels)
+      throws Exception {
+    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n)
+        .put("labels", labels)).body().getString("token");
     for (int i = 0; i < n; i++) {
       String name = prefix + agents.size();
       JsonObject machine = new JsonObject().put("name", name).put("facts", facts)

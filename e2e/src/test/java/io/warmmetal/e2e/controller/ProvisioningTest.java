@@ -13,7 +13,7 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.provisioning.Conditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.util.ArrayList;

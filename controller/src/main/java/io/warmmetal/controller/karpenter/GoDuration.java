@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.karpenter;
 
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -9,6 +9,18 @@ public final class GoDuration {
   private static final Pattern PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h)");
 
   private GoDuration() {}
+
+  /**
+   * As {@link #parse}, but {@code ifInvalid} for text that is no duration: for values written before the CRD checked
+   * them, where one bad object must not stop a pass over all of them.
+   */
+  public static Duration parseOr(String text, Duration fallback, Duration ifInvalid) {
+    try {
+      return parse(text, fallback);
+    } catch (IllegalArgumentException e) {
+      return ifInvalid;
+    }
+  }
 
   /** The duration, or {@code fallback} when the text is empty. */
   public static Duration parse(String text, Duration fallback) {

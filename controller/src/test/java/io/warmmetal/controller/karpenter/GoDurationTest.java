@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.karpenter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.warmmetal.controller.disruption;
+package io.warmmetal.controller.karpenter;
 
 import java.time.ZonedDateTime;
 import java.time.temporal.ChronoUnit;
@@ -9,7 +9,7 @@ import java.util.Map;
  * A standard five-field cron schedule (minute hour day-of-month month day-of-week; {@code *}, lists, ranges, steps,
  * and the {@code @daily}-style macros), as Karpenter's disruption budgets use it. Times are UTC, as Karpenter's.
  */
-final class Cron {
+public final class Cron {
   private static final Map<String, String> MACROS = Map.of("@yearly", "0 0 1 1 *", "@annually", "0 0 1 1 *",
       "@monthly", "0 0 1 * *", "@weekly", "0 0 * * 0", "@daily", "0 0 * * *", "@midnight", "0 0 * * *",
       "@hourly", "0 * * * *");
@@ -35,7 +35,7 @@ final class Cron {
     anyWeekday = f[4].equals("*");
   }
 
-  static Cron parse(String text) {
+  public static Cron parse(String text) {
     String expanded = MACROS.getOrDefault(text.trim(), text.trim());
     String[] fields = expanded.split("\\s+");
     if (fields.length != 5) {
@@ -53,7 +53,7 @@ final class Cron {
   }
 
   /** Whether a firing within the last {@code windowMinutes} (inclusive of now) opened a window still open now. */
-  boolean activeAt(ZonedDateTime now, long windowMinutes) {
+  public boolean activeAt(ZonedDateTime now, long windowMinutes) {
     ZonedDateTime t = now.truncatedTo(ChronoUnit.MINUTES);
     for (long i = 0; i < windowMinutes; i++, t = t.minusMinutes(1)) {
       if (matches(t)) {
