@@ -7,9 +7,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.warmmetal.controller.disruption.Disruption;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Provisioner;
@@ -64,6 +66,7 @@ public final class Controller implements AutoCloseable {
   private static final Duration CREDENTIALS_TTL = Duration.ofSeconds(30);
   private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
   private final Map<String, Credentials> credentials = new ConcurrentHashMap<>();
+  private final Recorder events;
   private final Provisioner provisioner;
   private final Registration registration;
   private final Disruption disruption;
@@ -79,19 +82,26 @@ public final class Controller implements AutoCloseable {
   private SharedIndexInformer<NodeClaim> claims;
 
   public Controller(KubernetesClient kube, Settings settings) {
+    this(kube, settings, new KarpenterMetrics());
+  }
+
+  /** @param metrics where the controller counts (they outlive a leadership: one per process) */
+  public Controller(KubernetesClient kube, Settings settings, KarpenterMetrics metrics) {
     this.kube = kube;
+    this.events = new Recorder(kube);
     this.settings = settings;
     Resources overhead = settings.daemonSetOverhead();
     Scheduler scheduler = new Scheduler(overhead, 110);
     this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
-    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, overhead, settings.launchParallelism());
-    this.registration = new Registration(kube, defs);
-    this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead);
-    this.termination = new Termination(kube, defs, this::api);
+    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, overhead, settings.launchParallelism(),
+        events, metrics);
+    this.registration = new Registration(kube, defs, metrics);
+    this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead, events, metrics);
+    this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
-    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs);
+    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics);
     this.orphans = new io.warmmetal.controller.termination.Orphans(this::api,
         io.warmmetal.controller.termination.Orphans.GRACE, io.warmmetal.controller.termination.Orphans.EVERY);
   }
@@ -239,6 +249,7 @@ public final class Controller implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     provisioner.close();
+    events.close();
     if (pods != null) {
       pods.close();
       nodes.close();

@@ -2,6 +2,8 @@ package io.warmmetal.controller;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.metrics.MetricsServer;
 import io.warmmetal.controller.scheduling.Resources;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -44,6 +46,14 @@ public final class Main implements Callable<Integer> {
       description = "memory (MiB) the DaemonSets take on every node")
   long daemonSetMemoryMiB;
 
+  @Option(names = "--metrics-port", defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
+      description = "port of /metrics (Prometheus, Karpenter's metric names), /healthz and /readyz; 0: none")
+  int metricsPort;
+
+  @Option(names = "--metrics-host", defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_HOST:-0.0.0.0}",
+      description = "address the metrics endpoint listens on")
+  String metricsHost;
+
   public static void main(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
       System.setProperty("logback.configurationFile", "logback-controller.xml"); // apart from the API's logback.xml
@@ -57,11 +67,15 @@ public final class Main implements Callable<Integer> {
         io.fabric8.kubernetes.client.Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
     String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
     Resources overhead = Resources.of(daemonSetCpu, daemonSetMemoryMiB << 20);
+    KarpenterMetrics metrics = new KarpenterMetrics(); // one per process: counts survive a change of leader
     AtomicReference<Controller> running = new AtomicReference<>();
+    java.util.concurrent.atomic.AtomicBoolean electing = new java.util.concurrent.atomic.AtomicBoolean(true);
+    MetricsServer server = metricsPort == 0 ? null
+        : MetricsServer.start(metricsHost, metricsPort, metrics, electing::get);
     var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
         () -> {
           Controller controller = new Controller(kube,
-              new Controller.Settings(batchIdle, batchMax, overhead, launchParallelism));
+              new Controller.Settings(batchIdle, batchMax, overhead, launchParallelism), metrics);
           running.set(controller);
           controller.start();
         },
@@ -76,6 +90,11 @@ public final class Main implements Callable<Integer> {
       election.join();
     } catch (java.util.concurrent.CancellationException stopped) {
       // shutting down
+    } finally {
+      electing.set(false);
+      if (server != null) {
+        server.close();
+      }
     }
     return 0;
   }

@@ -124,11 +124,17 @@ public final class Installation implements AutoCloseable {
 
   /** A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped batching settings. */
   public Controller startController() throws InterruptedException {
+    return startController(new io.warmmetal.controller.metrics.KarpenterMetrics());
+  }
+
+  /** As {@link #startController()}, counting into {@code metrics}. */
+  public Controller startController(io.warmmetal.controller.metrics.KarpenterMetrics metrics)
+      throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
     // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet overhead: these
     // clusters run no DaemonSets, and the scenarios' arithmetic counts 100m and 256 MiB.
     Controller controller = new Controller(client, new Controller.Settings(Duration.ofMillis(5),
-        Duration.ofMillis(100), Resources.of(100, 256L << 20), 32));
+        Duration.ofMillis(100), Resources.of(100, 256L << 20), 32), metrics);
     controller.start();
     controllers.add(controller);
     return controller;

@@ -2,10 +2,13 @@ package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.events.KarpenterEvents;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.ClusterState;
 import io.warmmetal.controller.karpenter.Conditions;
@@ -45,12 +48,16 @@ public final class Disruption {
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Resources overhead;
+  private final Recorder events;
+  private final KarpenterMetrics metrics;
   /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
   private final Map<String, Set<String>> podsSeen = new HashMap<>();
 
   public Disruption(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Resources overhead) {
+      Scheduler scheduler, Resources overhead, Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
+    this.events = events;
+    this.metrics = metrics;
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
@@ -76,6 +83,9 @@ public final class Disruption {
       if (expired(claim, now)) {
         LOG.info("NodeClaim {} expired (expireAfter {})", claim.getMetadata().getName(), claim.getSpec().expireAfter);
         kube.resources(NodeClaim.class).resource(claim).delete();
+        NodePool pool = defs.pool(pool(claim));
+        metrics.nodeClaimDisrupted("expired", pool(claim), pool == null ? "" : policy(pool), "forceful");
+        events.publish(KarpenterEvents.disruptionTerminating(Termination.nodeOf(claim, nodes), claim, "expired"));
         continue;
       }
       if (initialized(claim)) {
@@ -95,6 +105,10 @@ public final class Disruption {
         .filter(c -> !pinned(nodesByName.get(c.getStatus().nodeName)))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().noneMatch(Disruption::pinned))
         .toList();
+    long emptyCount = candidates.stream()
+        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).count();
+    metrics.eligibleNodes(Map.of("empty", (int) emptyCount, "underutilized", (int) candidates.stream()
+        .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).count()));
     if (candidates.isEmpty()) {
       return;
     }
@@ -102,16 +116,17 @@ public final class Disruption {
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).toList();
     if (!empty.isEmpty()) {
       for (NodeClaim claim : empty) {
-        disrupt(claim, "Empty", pools.get(pool(claim)), claims, now);
+        disrupt(claim, "Empty", pools.get(pool(claim)), claims, nodesByName, now);
       }
       return; // one kind of consolidation per pass: the next pass sees the cluster as it is then
     }
-    consolidateOne(candidates, pools, claims, pods, byNode, now);
+    consolidateOne(candidates, pools, claims, pods, byNode, nodesByName, now);
   }
 
   /** Removes the cheapest node whose pods all fit, unchanged, on the other nodes. */
   private void consolidateOne(List<NodeClaim> candidates, Map<String, NodePool> pools, List<NodeClaim> claims,
-      List<Pod> pods, Map<String, List<Pod>> byNode, Instant now) throws Exception {
+      List<Pod> pods, Map<String, List<Pod>> byNode, Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName,
+      Instant now) throws Exception {
     ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
     List<NodeClaim> underutilized = new ArrayList<>(candidates.stream()
         .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
@@ -127,13 +142,14 @@ public final class Disruption {
       // No new nodes (no instance types offered): only the nodes there are.
       Scheduler.Plan plan = scheduler.schedule(moving, state.views, List.of(), others);
       if (plan.nodes().isEmpty() && plan.unschedulable().isEmpty()
-          && disrupt(claim, "Underutilized", pools.get(pool(claim)), claims, now)) {
+          && disrupt(claim, "Underutilized", pools.get(pool(claim)), claims, nodesByName, now)) {
         return;
       }
     }
   }
 
-  private boolean disrupt(NodeClaim claim, String reason, NodePool pool, List<NodeClaim> claims, Instant now) {
+  private boolean disrupt(NodeClaim claim, String reason, NodePool pool, List<NodeClaim> claims,
+      Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName, Instant now) {
     String poolName = pool.getMetadata().getName();
     List<NodeClaim> ofPool = claims.stream().filter(c -> poolName.equals(pool(c))).toList();
     int disrupting = (int) ofPool.stream().filter(c -> c.getMetadata().getDeletionTimestamp() != null).count();
@@ -144,6 +160,10 @@ public final class Disruption {
     }
     LOG.info("NodeClaim {}: disrupting ({})", claim.getMetadata().getName(), reason);
     kube.resources(NodeClaim.class).resource(claim).delete();
+    String why = reason.toLowerCase(java.util.Locale.ROOT);
+    metrics.disruptionDecision("delete", why, reason.equals("Empty") ? "empty" : "single");
+    metrics.nodeClaimDisrupted(why, poolName, policy(pool), "graceful");
+    events.publish(KarpenterEvents.disruptionTerminating(nodesByName.get(claim.getStatus().nodeName), claim, why));
     claim.getMetadata().setDeletionTimestamp(now.toString()); // counts as disrupting for the rest of this pass
     return true;
   }

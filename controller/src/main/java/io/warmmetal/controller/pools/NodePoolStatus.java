@@ -9,6 +9,7 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Definitions;
 import java.math.BigDecimal;
@@ -30,14 +31,18 @@ public final class NodePoolStatus {
 
   private final KubernetesClient kube;
   private final Definitions defs;
+  private final KarpenterMetrics metrics;
 
-  public NodePoolStatus(KubernetesClient kube, Definitions defs) {
+  public NodePoolStatus(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics) {
     this.kube = kube;
     this.defs = defs;
+    this.metrics = metrics;
   }
 
   /** @param claims every NodeClaim of ours */
   public void reconcile(List<NodeClaim> claims) {
+    Map<String, Map<String, Double>> usage = new HashMap<>();
+    Map<String, Map<String, Double>> limits = new HashMap<>();
     for (NodePool pool : defs.managedPools()) {
       String name = pool.getMetadata().getName();
       List<NodeClaim> own = claims.stream()
@@ -45,6 +50,8 @@ public final class NodePoolStatus {
               : c.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL)))
           .toList();
       NodePool.Status desired = desired(pool, own);
+      usage.put(name, amounts(desired.resources));
+      limits.put(name, amounts(pool.getSpec().limits));
       if (!same(pool.getStatus(), desired)) {
         NodePool copy = new NodePool();
         copy.setMetadata(pool.getMetadata());
@@ -57,6 +64,17 @@ public final class NodePoolStatus {
         }
       }
     }
+    metrics.nodePools(usage, limits);
+    metrics.clusterNodes(claims.size());
+  }
+
+  /** Quantities as plain numbers (cores, bytes, counts), as upstream's gauges report them. */
+  private static Map<String, Double> amounts(Map<String, Quantity> quantities) {
+    Map<String, Double> amounts = new HashMap<>();
+    if (quantities != null) {
+      quantities.forEach((k, q) -> amounts.put(k, q.getNumericalAmount().doubleValue()));
+    }
+    return amounts;
   }
 
   NodePool.Status desired(NodePool pool, List<NodeClaim> claims) {

@@ -8,6 +8,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.events.KarpenterEvents;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.GoDuration;
@@ -15,6 +17,7 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.PodRequest;
@@ -59,12 +62,16 @@ public final class Provisioner {
   /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
   private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
   private final ExecutorService launcher;
+  private final Recorder events;
+  private final KarpenterMetrics metrics;
   private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
 
   public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Resources overhead, int parallelism) {
+      Scheduler scheduler, Resources overhead, int parallelism, Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
+    this.events = events;
+    this.metrics = metrics;
     this.launcher = Executors.newFixedThreadPool(parallelism, r -> {
       Thread t = new Thread(r, "warmmetal-launch");
       t.setDaemon(true);
@@ -78,7 +85,9 @@ public final class Provisioner {
 
   /** @param listed the NodeClaims as this pass listed them from the API server */
   public void reconcile(List<Pod> pods, List<NodeClaim> listed) throws Exception {
-    List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
+    Map<PodRequest, Pod> pendingPods = new java.util.IdentityHashMap<>();
+    pods.stream().filter(PodRequests::unschedulable).forEach(p -> pendingPods.put(PodRequests.of(p), p));
+    List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     List<NodeClaim> claims = new ArrayList<>(listed);
     List<Callable<Callable<Void>>> launches = new ArrayList<>();
     for (NodeClaim claim : claims) {
@@ -92,7 +101,9 @@ public final class Provisioner {
       }
     }
     if (!pending.isEmpty()) {
-      launches.addAll(plan(pending, claims, pods));
+      launches.addAll(plan(pendingPods, claims, pods));
+    } else {
+      metrics.pending(0, 0);
     }
     // Each NodeClaim is created and launched by one task; many at once, as a burst wants (Karpenter launches in
     // parallel too). Then the launches are recorded on the claims, also at once. The pass ends when all are: the
@@ -147,8 +158,9 @@ public final class Provisioner {
   }
 
   /** Plans nodes for the pending pods; returns the tasks that create and launch their NodeClaims. */
-  private List<Callable<Callable<Void>>> plan(List<PodRequest> pending, List<NodeClaim> claims, List<Pod> pods)
-      throws Exception {
+  private List<Callable<Callable<Void>>> plan(Map<PodRequest, Pod> pendingPods, List<NodeClaim> claims,
+      List<Pod> pods) throws Exception {
+    List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
     java.time.Instant now = java.time.Instant.now();
     insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
@@ -156,12 +168,30 @@ public final class Provisioner {
         .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name())).toList();
     // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
     // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
+    long started = System.nanoTime();
     Scheduler.Plan plan = scheduler.schedule(pending, state.views, launchable, List.copyOf(state.nodes.values()));
+    metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
+    metrics.pending(pending.size(), plan.unschedulable().size());
     List<Callable<Callable<Void>>> launches = new ArrayList<>();
     for (Scheduler.PlannedNode node : plan.nodes()) {
       String pool = node.pool().name();
       List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
-      launches.add(() -> launch(create(state.pools.get(pool), node, types)));
+      launches.add(() -> {
+        NodeClaim claim = create(state.pools.get(pool), node, types);
+        node.pods().forEach(p -> events.publish(KarpenterEvents.nominated(pendingPods.get(p), claim, null)));
+        return launch(claim);
+      });
+    }
+    nominateOntoExisting(plan, state, pendingPods);
+    for (PodRequest pod : plan.unschedulable()) {
+      events.publish(KarpenterEvents.failedScheduling(pendingPods.get(pod),
+          "no NodePool has an instance type with a machine to be had now that fits its requests, node selector, "
+              + "affinity, tolerations and topology"));
+    }
+    for (var view : state.views) {
+      if (state.typesByPool.get(view.name()).stream().noneMatch(view::allows)) {
+        events.publish(KarpenterEvents.noCompatibleInstanceTypes(state.pools.get(view.name())));
+      }
     }
     if (plan.unschedulable().size() != lastUnschedulable && !plan.unschedulable().isEmpty()) {
       LOG.info("{} pod(s) fit no NodePool and shape with a machine to be had now: {}", plan.unschedulable().size(),
@@ -169,6 +199,21 @@ public final class Provisioner {
     }
     lastUnschedulable = plan.unschedulable().size();
     return launches;
+  }
+
+  /** Pods that go onto nodes there or on their way: Nominated, as upstream tells them. */
+  private void nominateOntoExisting(Scheduler.Plan plan, ClusterState state, Map<PodRequest, Pod> pendingPods) {
+    if (plan.onExisting().isEmpty()) {
+      return;
+    }
+    Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+    state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
+    plan.onExisting().forEach((pod, node) -> {
+      NodeClaim claim = claimOf.get(node);
+      if (claim != null) {
+        events.publish(KarpenterEvents.nominated(pendingPods.get(pod), claim, null));
+      }
+    });
   }
 
   private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types) {
@@ -194,7 +239,9 @@ public final class Provisioner {
     claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
         "memory", new Quantity(String.valueOf(requested.memoryBytes())));
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
-    return kube.resources(NodeClaim.class).resource(claim).create();
+    NodeClaim created = kube.resources(NodeClaim.class).resource(claim).create();
+    metrics.nodeClaimCreated(pool.getMetadata().getName(), "provisioned");
+    return created;
   }
 
   /**
@@ -220,6 +267,8 @@ public final class Provisioner {
     WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
     NodePool pool = defs.pool(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
     if (nodeClass == null || pool == null) {
+      events.publish(KarpenterEvents.nodeClassNotReady(claim, nodeClass == null ? "NodeClass is not found or not ready"
+          : "NodePool " + claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL) + " is not found or not valid"));
       return NOTHING;
     }
     InstancesApi api = apis.apply(nodeClass);
@@ -277,6 +326,7 @@ public final class Provisioner {
         // No capacity of the acceptable shapes now: forget this claim and leave those shapes out of plans for a
         // while; the next pass plans its pods again with live counts.
         LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
+        events.publish(KarpenterEvents.insufficientCapacity(claim, e.getMessage()));
         java.time.Instant now = java.time.Instant.now();
         ClusterState.acceptableTypes(claim).forEach(t -> insufficient.put(t, now));
         kube.resources(NodeClaim.class).resource(claim).delete();

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
 import java.util.ArrayList;
@@ -31,10 +32,12 @@ public final class Registration {
 
   private final KubernetesClient kube;
   private final Definitions defs;
+  private final KarpenterMetrics metrics;
 
-  public Registration(KubernetesClient kube, Definitions defs) {
+  public Registration(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics) {
     this.kube = kube;
     this.defs = defs;
+    this.metrics = metrics;
   }
 
   public void reconcile(List<Node> nodes, List<NodeClaim> claims) {
@@ -72,6 +75,8 @@ public final class Registration {
       Conditions.set(claim.getStatus().conditions, Conditions.REGISTERED, true, "Registered",
           "Node " + node.getMetadata().getName());
       changed = true;
+      metrics.nodeCreated(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL),
+          node.getMetadata().getLabels() == null ? "" : node.getMetadata().getLabels().get(WellKnown.ZONE_LABEL));
     }
     Pending pending = initializationPending(claim, current);
     if (pending != null) {

@@ -28,8 +28,15 @@ public final class Scheduler {
    */
   public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {}
 
-  /** The nodes to launch (not those already there), and the pods no node can take. */
-  public record Plan(List<PlannedNode> nodes, List<PodRequest> unschedulable) {}
+  /**
+   * The nodes to launch (not those already there), the pods no node can take, and the pods that go onto a node
+   * already there or on its way (which of those offered to {@link #schedule}).
+   */
+  public record Plan(List<PlannedNode> nodes, List<PodRequest> unschedulable, Map<PodRequest, PlannedNode> onExisting) {
+    public Plan(List<PlannedNode> nodes, List<PodRequest> unschedulable) {
+      this(nodes, unschedulable, Map.of());
+    }
+  }
 
   public Plan schedule(List<PodRequest> pending, List<NodePoolView> pools, List<InstanceType> types) {
     return schedule(pending, pools, types, List.of());
@@ -56,7 +63,7 @@ public final class Scheduler {
       Open node = new Open(coming.pool(), coming.type(), labels(coming.pool(), coming.type()), coming.free());
       node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, ports, anti-affinity
       coming.pods().forEach(node::count);
-      node.inFlight = true;
+      node.source = coming;
       open.add(node);
     }
     // Anti-affinity across nodes (zones and other keys) is checked only when some pod has such a term.
@@ -85,12 +92,17 @@ public final class Scheduler {
       target.add(pod);
     }
     List<PlannedNode> nodes = new ArrayList<>();
+    Map<PodRequest, PlannedNode> onExisting = new java.util.IdentityHashMap<>();
+    java.util.Set<PodRequest> asked = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    asked.addAll(pending);
     for (Open node : open) {
-      if (!node.inFlight) {
+      if (node.source == null) {
         nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free));
+      } else {
+        node.pods.stream().filter(asked::contains).forEach(p -> onExisting.put(p, node.source));
       }
     }
-    return new Plan(nodes, unschedulable);
+    return new Plan(nodes, unschedulable, onExisting);
   }
 
   private Open openNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types,
@@ -197,7 +209,8 @@ public final class Scheduler {
     final Map<String, String> labels;
     final List<PodRequest> pods = new ArrayList<>();
     Resources free;
-    boolean inFlight;
+    /** The node as offered, when it is one already there or on its way; null for a new one. */
+    PlannedNode source;
     int withPorts;
     int withAntiAffinity;
 

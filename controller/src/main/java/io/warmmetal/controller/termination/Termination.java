@@ -7,9 +7,12 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.events.KarpenterEvents;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.provisioning.Definitions;
@@ -40,6 +43,8 @@ public final class Termination {
   private final KubernetesClient kube;
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final Recorder events;
+  private final KarpenterMetrics metrics;
   /**
    * Pods this controller evicted, by UID, and when: until the informer shows them terminating they are neither
    * evicted again nor counted healthy (as the disruption controller's own record of disrupted pods does).
@@ -48,8 +53,11 @@ public final class Termination {
   /** Pods whose wait was logged, and why: a drain that waits is told once per reason, not on every pass. */
   private final Map<String, String> waitLogged = new HashMap<>();
 
-  public Termination(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis) {
+  public Termination(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
+      Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
+    this.events = events;
+    this.metrics = metrics;
     this.kube = kube;
     this.apis = apis;
   }
@@ -82,14 +90,17 @@ public final class Termination {
         return; // just tainted: a pod bound a moment before may not be in our view yet — look again next pass
       }
       Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
-      boolean forced = grace != null
-          && Instant.now().isAfter(Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace));
+      Instant deadline = grace == null ? null : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
+      boolean forced = deadline != null && Instant.now().isAfter(deadline);
       List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
           .filter(p -> !daemonOrMirror(p) && !finished(p)).toList();
       for (Pod pod : left) {
         if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
-          drain(pod, forced, budgets);
+          drain(pod, forced, budgets, deadline);
         }
+      }
+      if (!left.isEmpty() && deadline != null && !forced) {
+        events.publish(KarpenterEvents.terminationGracePeriodExpiring(claim, deadline.toString()));
       }
       if (!left.isEmpty() && !forced) {
         return; // the next pass looks again: pods take their time to go
@@ -108,14 +119,21 @@ public final class Termination {
     });
     LOG.info("NodeClaim {} terminated{}", claim.getMetadata().getName(), node == null ? "" : ": Node " + nodeName
         + " drained and deleted");
+    var labels = claim.getMetadata().getLabels();
+    String pool = labels.get(WellKnown.NODEPOOL_LABEL);
+    metrics.nodeClaimTerminated(pool, labels.get(WellKnown.CAPACITY_TYPE_LABEL), labels.get(WellKnown.ZONE_LABEL));
+    if (node != null) {
+      metrics.nodeTerminated(pool, labels.get(WellKnown.ZONE_LABEL));
+    }
   }
 
-  private void drain(Pod pod, boolean forced, PodBudgets budgets) {
+  private void drain(Pod pod, boolean forced, PodBudgets budgets, Instant deadline) {
     String name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     var client = kube.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName());
     if (forced) {
       LOG.info("Deleting {}: the termination grace period is over", name);
       client.delete();
+      events.publish(KarpenterEvents.disrupted(pod, String.valueOf(deadline)));
       return;
     }
     if (pod.getMetadata().getAnnotations() != null
@@ -131,6 +149,7 @@ public final class Termination {
       evicted.put(pod.getMetadata().getUid(), Instant.now());
       budgets.evicted(pod);
       LOG.info("Evicted {}", name);
+      events.publish(KarpenterEvents.evicted(pod, "the node is being terminated"));
     } else {
       waiting(pod, name + ": the Eviction API refused (a budget)");
     }
@@ -182,7 +201,7 @@ public final class Termination {
   }
 
   /** The claim's Node: by name once registered, else by providerID (a Node whose registration was not recorded). */
-  private static Node nodeOf(NodeClaim claim, List<Node> nodes) {
+  public static Node nodeOf(NodeClaim claim, List<Node> nodes) {
     if (claim.getStatus() == null) {
       return null;
     }

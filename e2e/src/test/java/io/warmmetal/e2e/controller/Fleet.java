@@ -49,6 +49,8 @@ final class Fleet implements AutoCloseable {
   final WebSocketClient ws;
   final URI agentPort;
   private Controller controller;
+  /** What the controller counts: Karpenter's metrics, as its endpoint would serve them. */
+  final io.warmmetal.controller.metrics.KarpenterMetrics metrics = new io.warmmetal.controller.metrics.KarpenterMetrics();
 
   private Fleet(Vertx vertx, ControlPlane cluster, ApiFixture fx, Installation installation) {
     this.kube = cluster.admin();
@@ -80,7 +82,7 @@ final class Fleet implements AutoCloseable {
       f.fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", agents)
           .put("maxWarm", agents));
       Await.until(agents + " warm machines", () -> f.warm() == agents);
-      f.controller = f.installation.startController();
+      f.controller = f.installation.startController(f.metrics);
       return f;
     } catch (Exception e) {
       f.close();

@@ -123,6 +123,18 @@ class StatusAndValidationTest {
 
     Await.until("the NodeClaim Ready", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .allMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.READY)));
+    // Events with upstream's reasons, and upstream's metrics.
+    Await.until("the pod's Nominated event", () -> kube.v1().events().inNamespace("default").list().getItems()
+        .stream().anyMatch(e -> "Nominated".equals(e.getReason()) && "web-1".equals(e.getInvolvedObject().getName())
+            && e.getMessage().equals("Pod should schedule on: nodeclaim/" + claims.get(0).getMetadata().getName())
+            && "karpenter".equals(e.getSource().getComponent())));
+    String scrape = cluster.metrics.scrape();
+    assertThat(scrape).contains("karpenter_nodeclaims_created_total{min_values_relaxed=\"false\",nodepool=\"default\","
+        + "reason=\"provisioned\",} 1.0");
+    assertThat(scrape).contains("karpenter_nodes_created_total{nodepool=\"default\",zone=\"rack-1\",} 1.0");
+    assertThat(scrape).contains("karpenter_nodepools_usage{nodepool=\"default\",resource_type=\"cpu\",} 16.0");
+    assertThat(scrape).contains("karpenter_scheduler_scheduling_duration_seconds_count{controller=\"provisioner\",}");
+
     // kubectl get nodeclaims: upstream's printer columns, filled.
     Map<String, String> row = table("nodeclaims").get(0);
     assertThat(row).containsEntry("Type", "x86-16c-64g").containsEntry("Capacity", "on-demand")
