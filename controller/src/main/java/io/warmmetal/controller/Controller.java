@@ -48,10 +48,10 @@ public final class Controller implements AutoCloseable {
   /**
    * @param batchIdle how long events must pause before a pass
    * @param batchMax the longest a pass waits after the first event
-   * @param daemonSetOverhead what DaemonSets take on every node
+   * @param reserve what every node gives up besides the DaemonSets that land on it
    * @param launchParallelism how many NodeClaims are created and launched at once
    */
-  public record Settings(Duration batchIdle, Duration batchMax, Resources daemonSetOverhead, int launchParallelism) {}
+  public record Settings(Duration batchIdle, Duration batchMax, Resources reserve, int launchParallelism) {}
 
   private final KubernetesClient kube;
   private final Settings settings;
@@ -79,6 +79,7 @@ public final class Controller implements AutoCloseable {
   private final SharedIndexInformer<NodePool> poolInformer;
   private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
   private SharedIndexInformer<Node> nodes;
+  private SharedIndexInformer<io.fabric8.kubernetes.api.model.apps.DaemonSet> daemonSetInformer;
   private SharedIndexInformer<NodeClaim> claims;
 
   public Controller(KubernetesClient kube, Settings settings) {
@@ -90,15 +91,14 @@ public final class Controller implements AutoCloseable {
     this.kube = kube;
     this.events = new Recorder(kube);
     this.settings = settings;
-    Resources overhead = settings.daemonSetOverhead();
-    Scheduler scheduler = new Scheduler(overhead, 110);
+    Scheduler scheduler = new Scheduler(settings.reserve());
     this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
-    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, overhead, settings.launchParallelism(),
-        events, metrics);
+    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
+        settings.launchParallelism(), events, metrics);
     this.registration = new Registration(kube, defs, metrics);
-    this.disruption = new Disruption(kube, defs, this::api, scheduler, overhead, events, metrics);
+    this.disruption = new Disruption(kube, defs, this::api, scheduler, this::daemonSets, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
     this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics);
@@ -125,6 +125,7 @@ public final class Controller implements AutoCloseable {
     };
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
     nodes = kube.nodes().inform(cast(wake));
+    daemonSetInformer = kube.apps().daemonSets().inAnyNamespace().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
     pdbs = io.warmmetal.controller.termination.DisruptionBudgets.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
@@ -138,6 +139,11 @@ public final class Controller implements AutoCloseable {
   @SuppressWarnings("unchecked")
   private static <T> ResourceEventHandler<T> cast(ResourceEventHandler<Object> handler) {
     return (ResourceEventHandler<T>) (ResourceEventHandler<?>) handler;
+  }
+
+  /** The DaemonSets as last seen: what they run on each node is planned in. */
+  private List<io.fabric8.kubernetes.api.model.apps.DaemonSet> daemonSets() {
+    return daemonSetInformer == null ? List.of() : daemonSetInformer.getStore().list();
   }
 
   /** A pass soon: events close together fold into one. */
@@ -253,6 +259,7 @@ public final class Controller implements AutoCloseable {
     if (pods != null) {
       pods.close();
       nodes.close();
+      daemonSetInformer.close();
       claims.close();
       pdbs.close();
       poolInformer.close();

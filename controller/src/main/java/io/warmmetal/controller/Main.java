@@ -38,13 +38,13 @@ public final class Main implements Callable<Integer> {
       description = "NodeClaims created and launched at once")
   int launchParallelism;
 
-  @Option(names = "--daemonset-cpu", defaultValue = "${env:WARMMETAL_CONTROLLER_DAEMONSET_CPU_MILLI:-200}",
-      description = "CPU (millicores) the DaemonSets take on every node")
-  long daemonSetCpu;
+  @Option(names = "--reserved-cpu", defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_CPU_MILLI:-100}",
+      description = "CPU (millicores) every node keeps from pods besides its DaemonSets (kubelet, system)")
+  long reservedCpu;
 
-  @Option(names = "--daemonset-memory-mib", defaultValue = "${env:WARMMETAL_CONTROLLER_DAEMONSET_MEMORY_MIB:-512}",
-      description = "memory (MiB) the DaemonSets take on every node")
-  long daemonSetMemoryMiB;
+  @Option(names = "--reserved-memory-mib", defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_MEMORY_MIB:-512}",
+      description = "memory (MiB) every node keeps from pods besides its DaemonSets (kernel, kubelet, eviction)")
+  long reservedMemoryMiB;
 
   @Option(names = "--metrics-port", defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
       description = "port of /metrics (Prometheus, Karpenter's metric names), /healthz and /readyz; 0: none")
@@ -66,7 +66,7 @@ public final class Main implements Callable<Integer> {
     KubernetesClient kube = new KubernetesClientBuilder().withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(
         io.fabric8.kubernetes.client.Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
     String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
-    Resources overhead = Resources.of(daemonSetCpu, daemonSetMemoryMiB << 20);
+    Resources reserve = Resources.of(reservedCpu, reservedMemoryMiB << 20);
     KarpenterMetrics metrics = new KarpenterMetrics(); // one per process: counts survive a change of leader
     AtomicReference<Controller> running = new AtomicReference<>();
     java.util.concurrent.atomic.AtomicBoolean electing = new java.util.concurrent.atomic.AtomicBoolean(true);
@@ -75,7 +75,7 @@ public final class Main implements Callable<Integer> {
     var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
         () -> {
           Controller controller = new Controller(kube,
-              new Controller.Settings(batchIdle, batchMax, overhead, launchParallelism), metrics);
+              new Controller.Settings(batchIdle, batchMax, reserve, launchParallelism), metrics);
           running.set(controller);
           controller.start();
         },

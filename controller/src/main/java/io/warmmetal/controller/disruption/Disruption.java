@@ -7,6 +7,7 @@ import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -47,21 +48,22 @@ public final class Disruption {
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
-  private final Resources overhead;
+  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets;
   private final Recorder events;
   private final KarpenterMetrics metrics;
   /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
   private final Map<String, Set<String>> podsSeen = new HashMap<>();
 
   public Disruption(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Resources overhead, Recorder events, KarpenterMetrics metrics) {
+      Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
+      Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
-    this.overhead = overhead;
+    this.daemonSets = daemonSets;
   }
 
   public void reconcile(List<Pod> pods, List<io.fabric8.kubernetes.api.model.Node> nodes, List<NodeClaim> claims)
@@ -102,8 +104,9 @@ public final class Disruption {
     nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
     List<NodeClaim> candidates = live.stream()
         .filter(c -> consolidatable(c, pools.get(pool(c)), now))
-        .filter(c -> !pinned(nodesByName.get(c.getStatus().nodeName)))
-        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().noneMatch(Disruption::pinned))
+        .filter(c -> !DoNotDisrupt.marked(nodesByName.get(c.getStatus().nodeName)))
+        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream()
+            .noneMatch(p -> DoNotDisrupt.active(p, now)))
         .toList();
     long emptyCount = candidates.stream()
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).count();
@@ -127,7 +130,7 @@ public final class Disruption {
   private void consolidateOne(List<NodeClaim> candidates, Map<String, NodePool> pools, List<NodeClaim> claims,
       List<Pod> pods, Map<String, List<Pod>> byNode, Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName,
       Instant now) throws Exception {
-    ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
+    ClusterState state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
     List<NodeClaim> underutilized = new ArrayList<>(candidates.stream()
         .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
     underutilized.sort(Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
@@ -190,7 +193,7 @@ public final class Disruption {
   }
 
   private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
-    if (pool == null || "true".equals(annotation(claim, WellKnown.DO_NOT_DISRUPT_ANNOTATION))) {
+    if (pool == null || DoNotDisrupt.marked(claim)) {
       return false;
     }
     String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;
@@ -214,11 +217,6 @@ public final class Disruption {
     return lifetime != null && now.isAfter(Instant.parse(claim.getMetadata().getCreationTimestamp()).plus(lifetime));
   }
 
-  /** A pod or Node annotated {@code karpenter.sh/do-not-disrupt: "true"}. */
-  private static boolean pinned(io.fabric8.kubernetes.api.model.HasMetadata object) {
-    return object != null && object.getMetadata().getAnnotations() != null
-        && "true".equals(object.getMetadata().getAnnotations().get(WellKnown.DO_NOT_DISRUPT_ANNOTATION));
-  }
 
   private static boolean initialized(NodeClaim claim) {
     return claim.getStatus() != null && claim.getStatus().nodeName != null
@@ -236,9 +234,5 @@ public final class Disruption {
 
   private static String pool(NodeClaim claim) {
     return claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
-  }
-
-  private static String annotation(NodeClaim claim, String key) {
-    return claim.getMetadata().getAnnotations() == null ? null : claim.getMetadata().getAnnotations().get(key);
   }
 }

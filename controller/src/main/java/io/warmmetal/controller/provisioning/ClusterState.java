@@ -1,6 +1,7 @@
 package io.warmmetal.controller.provisioning;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -40,8 +41,13 @@ public final class ClusterState {
 
   private ClusterState() {}
 
+  /**
+   * @param scheduler what a node has for pods ({@link Scheduler#usable})
+   * @param daemonSets the cluster's DaemonSets: their pods count against the nodes they would land on
+   */
   public static ClusterState of(Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      List<NodeClaim> claims, List<Pod> pods, Resources overhead) throws Exception {
+      List<NodeClaim> claims, List<Pod> pods, Scheduler scheduler, List<DaemonSet> daemonSets) throws Exception {
+    List<PodRequest> daemons = daemonSets.stream().map(PodRequests::daemon).toList();
     ClusterState state = new ClusterState();
     Map<String, Resources> poolCapacity = new HashMap<>();
     for (NodePool pool : defs.pools()) {
@@ -58,7 +64,7 @@ public final class ClusterState {
             pool.getMetadata().getName(), e.getMessage());
         continue;
       }
-      List<InstanceType> types = InstanceTypes.of(shapes);
+      List<InstanceType> types = InstanceTypes.of(shapes, nodeClass);
       state.available.addAll(InstanceTypes.available(shapes, nodeClass.getSpec().launchesFromStandby()));
       String name = pool.getMetadata().getName();
       state.pools.put(name, pool);
@@ -89,7 +95,7 @@ public final class ClusterState {
       }
     }
     for (NodePool pool : state.pools.values()) {
-      state.views.add(view(pool, poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE)));
+      state.views.add(view(pool, poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE), daemons));
     }
     typed.forEach((claim, type) -> {
       String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
@@ -97,8 +103,14 @@ public final class ClusterState {
       Resources bound = running.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
       String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
+      // The labels it has (its zone once registered) over those its pool and type give; its hostname once known.
+      Map<String, String> labels = new HashMap<>(Scheduler.labels(view, type));
+      labels.putAll(claim.getMetadata().getLabels());
+      if (nodeName != null) {
+        labels.put(WellKnown.HOSTNAME_LABEL, nodeName);
+      }
       state.nodes.put(claim, new Scheduler.PlannedNode(view, type, running,
-          type.allocatable().minus(overhead).minus(bound)));
+          scheduler.usable(view, type).minus(bound), labels));
     });
     return state;
   }
@@ -123,7 +135,7 @@ public final class ClusterState {
   }
 
   /** The pool as the scheduler sees it; its limits less the capacity of the nodes it has. */
-  private static NodePoolView view(NodePool pool, Resources used) {
+  private static NodePoolView view(NodePool pool, Resources used, List<PodRequest> daemons) {
     var template = pool.getSpec().template;
     Resources remaining = null;
     if (pool.getSpec().limits != null) {
@@ -134,6 +146,6 @@ public final class ClusterState {
     }
     return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
         InstanceTypes.poolLabels(pool), template.spec.requirements,
-        template.spec.taints, remaining);
+        template.spec.taints, remaining, daemons);
   }
 }

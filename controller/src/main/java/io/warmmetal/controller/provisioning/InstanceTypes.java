@@ -11,6 +11,8 @@ import java.util.Map;
 
 /** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
 public final class InstanceTypes {
+  /** What a node counts as against a NodePool's {@code limits.nodes}. */
+  public static final String NODES = "nodes";
   private static final long GIB = 1L << 30;
 
   private InstanceTypes() {}
@@ -58,7 +60,20 @@ public final class InstanceTypes {
         || key.equals(WellKnown.ARCH_LABEL) || key.equals(WellKnown.OS_LABEL) || key.startsWith("warmmetal.io/");
   }
 
+  /** The kubelet's default pods per node, as upstream assumes without a node class setting. */
+  static final int DEFAULT_MAX_PODS = 110;
+
   public static List<InstanceType> of(JsonNode shapes) {
+    return of(shapes, null);
+  }
+
+  /**
+   * The shapes as instance types; a node's {@code pods} is the node class's {@code kubelet.maxPods} (default 110),
+   * and each counts one against a NodePool's {@code nodes} limit.
+   */
+  public static List<InstanceType> of(JsonNode shapes, io.warmmetal.controller.nodeclass.WarmMetalNodeClass nodeClass) {
+    int maxPods = nodeClass == null || nodeClass.getSpec().kubelet == null || nodeClass.getSpec().kubelet.maxPods == null
+        ? DEFAULT_MAX_PODS : nodeClass.getSpec().kubelet.maxPods;
     List<InstanceType> types = new ArrayList<>();
     for (JsonNode s : shapes) {
       String name = s.get("name").asText();
@@ -81,7 +96,8 @@ public final class InstanceTypes {
       if (gpuModel != null) {
         labels.put("warmmetal.io/gpu-model", gpuModel);
       }
-      Resources allocatable = Resources.of(cpus * 1000L, memGiB * GIB).with("pods", 110);
+      Resources allocatable = Resources.of(cpus * 1000L, memGiB * GIB).with(PodRequests.PODS, maxPods)
+          .with(NODES, 1);
       if (gpus > 0) {
         allocatable = allocatable.with("nvidia.com/gpu", gpus);
       }

@@ -9,8 +9,10 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.scheduling.HostPort;
 import io.warmmetal.controller.scheduling.PodAffinityTerm;
+import io.warmmetal.controller.scheduling.Placement;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.controller.scheduling.SpreadConstraint;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,6 +20,9 @@ import java.util.Map;
 
 /** Pods as the scheduler sees them. */
 public final class PodRequests {
+  /** The resource a node's pod count is: every pod takes one. */
+  public static final String PODS = "pods";
+
   private PodRequests() {}
 
   /** A pod kube-scheduler could not place: not bound, and marked Unschedulable. */
@@ -42,18 +47,97 @@ public final class PodRequests {
         && affinity.getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution() != null) {
       for (NodeSelectorTerm term : affinity.getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
           .getNodeSelectorTerms()) {
-        List<Requirement> all = new ArrayList<>();
-        for (NodeSelectorRequirement r : term.getMatchExpressions()) {
-          all.add(new Requirement(r.getKey(), r.getOperator(), r.getValues()));
-        }
-        terms.add(all);
+        terms.add(requirements(term));
       }
     }
     return new PodRequest(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), requests,
         pod.getSpec().getNodeSelector() == null ? Map.of() : pod.getSpec().getNodeSelector(), terms,
         pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations(), hostPorts(pod),
         pod.getMetadata().getNamespace(), pod.getMetadata().getLabels() == null ? Map.of()
-            : pod.getMetadata().getLabels(), antiAffinity(pod));
+            : pod.getMetadata().getLabels(), antiAffinity(pod), placement(pod));
+  }
+
+  /** The pod a DaemonSet would run on a node: its template's, in its namespace. */
+  public static PodRequest daemon(io.fabric8.kubernetes.api.model.apps.DaemonSet daemonSet) {
+    var template = daemonSet.getSpec().getTemplate();
+    Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+        .withName(daemonSet.getMetadata().getName()).withNamespace(daemonSet.getMetadata().getNamespace())
+        .withLabels(template.getMetadata() == null ? null : template.getMetadata().getLabels()).endMetadata()
+        .withSpec(template.getSpec()).build();
+    return of(pod);
+  }
+
+  /**
+   * Its pod affinity, topology spread and preferences. Preferred terms go heaviest first (relaxation drops the
+   * heaviest first, as upstream); a spread constraint's {@code matchLabelKeys} add the pod's own values to its
+   * selector, as the API server does.
+   */
+  static Placement placement(Pod pod) {
+    var affinity = pod.getSpec().getAffinity();
+    List<PodAffinityTerm> required = List.of();
+    List<PodAffinityTerm> preferred = List.of();
+    List<PodAffinityTerm> preferredAnti = List.of();
+    List<List<Requirement>> preferredNode = List.of();
+    if (affinity != null && affinity.getPodAffinity() != null) {
+      required = terms(pod, affinity.getPodAffinity().getRequiredDuringSchedulingIgnoredDuringExecution());
+      preferred = terms(pod, heaviestFirst(affinity.getPodAffinity().getPreferredDuringSchedulingIgnoredDuringExecution()));
+    }
+    if (affinity != null && affinity.getPodAntiAffinity() != null) {
+      preferredAnti = terms(pod,
+          heaviestFirst(affinity.getPodAntiAffinity().getPreferredDuringSchedulingIgnoredDuringExecution()));
+    }
+    if (affinity != null && affinity.getNodeAffinity() != null
+        && affinity.getNodeAffinity().getPreferredDuringSchedulingIgnoredDuringExecution() != null) {
+      List<io.fabric8.kubernetes.api.model.PreferredSchedulingTerm> terms = new ArrayList<>(
+          affinity.getNodeAffinity().getPreferredDuringSchedulingIgnoredDuringExecution());
+      terms.sort(java.util.Comparator.comparing(
+          (io.fabric8.kubernetes.api.model.PreferredSchedulingTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
+          .reversed());
+      preferredNode = terms.stream().map(t -> requirements(t.getPreference())).toList();
+    }
+    List<SpreadConstraint> spread = new ArrayList<>();
+    if (pod.getSpec().getTopologySpreadConstraints() != null) {
+      for (var c : pod.getSpec().getTopologySpreadConstraints()) {
+        var selector = withOwnValues(c.getLabelSelector(), c.getMatchLabelKeys(), pod);
+        spread.add(new SpreadConstraint(new PodAffinityTerm(selector, java.util.Set.of(pod.getMetadata().getNamespace()),
+            c.getTopologyKey()), c.getMaxSkew() == null ? 1 : c.getMaxSkew(), c.getMinDomains(),
+            !"ScheduleAnyway".equals(c.getWhenUnsatisfiable()), !"Ignore".equals(c.getNodeAffinityPolicy()),
+            "Honor".equals(c.getNodeTaintsPolicy())));
+      }
+    }
+    if (required.isEmpty() && preferred.isEmpty() && preferredAnti.isEmpty() && preferredNode.isEmpty()
+        && spread.isEmpty()) {
+      return Placement.NONE;
+    }
+    return new Placement(required, preferred, preferredAnti, preferredNode, spread);
+  }
+
+  private static List<io.fabric8.kubernetes.api.model.PodAffinityTerm> heaviestFirst(
+      List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> weighted) {
+    if (weighted == null) {
+      return List.of();
+    }
+    List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> sorted = new ArrayList<>(weighted);
+    sorted.sort(java.util.Comparator.comparing(
+        (io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
+        .reversed());
+    return sorted.stream().map(io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm::getPodAffinityTerm).toList();
+  }
+
+  /** The selector with {@code key In [the pod's value]} for each of {@code keys} the pod has. */
+  private static io.fabric8.kubernetes.api.model.LabelSelector withOwnValues(
+      io.fabric8.kubernetes.api.model.LabelSelector selector, List<String> keys, Pod pod) {
+    if (selector == null || keys == null || keys.isEmpty() || pod.getMetadata().getLabels() == null) {
+      return selector;
+    }
+    var more = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder(selector);
+    for (String key : keys) {
+      String value = pod.getMetadata().getLabels().get(key);
+      if (value != null) {
+        more.addNewMatchExpression().withKey(key).withOperator("In").withValues(value).endMatchExpression();
+      }
+    }
+    return more.build();
   }
 
   /**
@@ -86,7 +170,7 @@ public final class PodRequests {
     if (pod.getSpec().getOverhead() != null) {
       requests = requests.plus(of(pod.getSpec().getOverhead()));
     }
-    return requests;
+    return requests.with(PODS, 1); // one of the node's pods
   }
 
   /**
@@ -96,12 +180,18 @@ public final class PodRequests {
    */
   static List<PodAffinityTerm> antiAffinity(Pod pod) {
     var affinity = pod.getSpec().getAffinity();
-    if (affinity == null || affinity.getPodAntiAffinity() == null
-        || affinity.getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution() == null) {
+    if (affinity == null || affinity.getPodAntiAffinity() == null) {
+      return List.of();
+    }
+    return terms(pod, affinity.getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution());
+  }
+
+  private static List<PodAffinityTerm> terms(Pod pod, List<io.fabric8.kubernetes.api.model.PodAffinityTerm> given) {
+    if (given == null || given.isEmpty()) {
       return List.of();
     }
     List<PodAffinityTerm> terms = new ArrayList<>();
-    for (var t : affinity.getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()) {
+    for (var t : given) {
       java.util.Set<String> namespaces;
       if (t.getNamespaces() != null && !t.getNamespaces().isEmpty()) {
         namespaces = java.util.Set.copyOf(t.getNamespaces());
@@ -110,9 +200,20 @@ public final class PodRequests {
       } else {
         namespaces = java.util.Set.of(pod.getMetadata().getNamespace());
       }
-      terms.add(new PodAffinityTerm(t.getLabelSelector(), namespaces, t.getTopologyKey()));
+      terms.add(new PodAffinityTerm(withOwnValues(t.getLabelSelector(), t.getMatchLabelKeys(), pod), namespaces,
+          t.getTopologyKey()));
     }
     return terms;
+  }
+
+  private static List<Requirement> requirements(NodeSelectorTerm term) {
+    List<Requirement> all = new ArrayList<>();
+    if (term != null && term.getMatchExpressions() != null) {
+      for (NodeSelectorRequirement r : term.getMatchExpressions()) {
+        all.add(new Requirement(r.getKey(), r.getOperator(), r.getValues()));
+      }
+    }
+    return all;
   }
 
   /** The host ports its containers (and sidecars, which run alongside) bind. */

@@ -58,7 +58,7 @@ public final class Provisioner {
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
-  private final Resources overhead;
+  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets;
   /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
   private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
   private final ExecutorService launcher;
@@ -68,7 +68,8 @@ public final class Provisioner {
   private int lastUnschedulable;
 
   public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Resources overhead, int parallelism, Recorder events, KarpenterMetrics metrics) {
+      Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
+      int parallelism, Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
@@ -80,7 +81,7 @@ public final class Provisioner {
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
-    this.overhead = overhead;
+    this.daemonSets = daemonSets;
   }
 
   /** @param listed the NodeClaims as this pass listed them from the API server */
@@ -161,7 +162,7 @@ public final class Provisioner {
   private List<Callable<Callable<Void>>> plan(Map<PodRequest, Pod> pendingPods, List<NodeClaim> claims,
       List<Pod> pods) throws Exception {
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
-    ClusterState state = ClusterState.of(defs, apis, claims, pods, overhead);
+    ClusterState state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
     java.time.Instant now = java.time.Instant.now();
     insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
     List<InstanceType> launchable = state.allTypes.stream()
@@ -226,6 +227,10 @@ public final class Provisioner {
       claim.getMetadata().setAnnotations(new HashMap<>(pool.getSpec().template.metadata.annotations));
     }
     claim.getMetadata().setFinalizers(List.of(WellKnown.TERMINATION_FINALIZER)); // its instance goes before it does
+    // Owned by its NodePool, as upstream's: deleting the NodePool deletes its NodeClaims (each drained first).
+    claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+        .withApiVersion(pool.getApiVersion()).withKind(pool.getKind()).withName(pool.getMetadata().getName())
+        .withUid(pool.getMetadata().getUid()).withBlockOwnerDeletion(true).build()));
     var template = pool.getSpec().template.spec;
     claim.getSpec().nodeClassRef = template.nodeClassRef;
     claim.getSpec().taints = template.taints;
@@ -252,7 +257,7 @@ public final class Provisioner {
     List<String> names = new ArrayList<>(List.of(node.type().name()));
     types.stream()
         .filter(t -> !t.name().equals(node.type().name()))
-        .filter(t -> node.pool().allows(t) && t.allocatable().minus(overhead).fits(requested))
+        .filter(t -> node.pool().allows(t) && scheduler.usable(node.pool(), t).fits(requested))
         .filter(t -> node.pods().stream().allMatch(p -> p.accepts(Scheduler.labels(node.pool(), t))))
         .sorted(java.util.Comparator.comparingDouble(InstanceType::price))
         .forEach(t -> names.add(t.name()));

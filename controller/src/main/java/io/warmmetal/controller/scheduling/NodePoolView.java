@@ -2,15 +2,23 @@ package io.warmmetal.controller.scheduling;
 
 import io.fabric8.kubernetes.api.model.Taint;
 import io.warmmetal.controller.karpenter.Requirement;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A NodePool as the scheduler sees it: its weight, the labels its nodes get, its requirements, its taints (startup
- * taints do not count: they go away), and what its limits still allow (null: no limit).
+ * taints do not count: they go away), what its limits still allow (null: no limit; {@code nodes} counts nodes), and
+ * its DaemonSets' pods (those that would land on one of its nodes count against it).
  */
 public record NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
-    List<Taint> taints, Resources remaining) {
+    List<Taint> taints, Resources remaining, List<PodRequest> daemons) {
+
+  public NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
+      List<Taint> taints, Resources remaining) {
+    this(name, weight, labels, requirements, taints, remaining, List.of());
+  }
 
   /**
    * Whether the pool's requirements admit the type. As Karpenter intersects requirements, a requirement on a key the
@@ -19,5 +27,39 @@ public record NodePoolView(String name, int weight, Map<String, String> labels, 
    */
   public boolean allows(InstanceType type) {
     return requirements.stream().allMatch(r -> !type.labels().containsKey(r.getKey()) || r.matches(type.labels()));
+  }
+
+  /** What the DaemonSets that would run on a node with these labels request: they tolerate its taints and select it. */
+  public Resources daemonOverhead(Map<String, String> nodeLabels) {
+    Resources sum = Resources.NONE;
+    for (PodRequest daemon : daemons) {
+      if (daemon.tolerates(taints) && daemon.accepts(nodeLabels)) {
+        sum = sum.plus(daemon.requests());
+      }
+    }
+    return sum;
+  }
+
+  public boolean hasMinValues() {
+    return requirements.stream().anyMatch(r -> r.getMinValues() != null);
+  }
+
+  /**
+   * Whether the types a node could be of offer as many kinds as each requirement's {@code minValues} asks (distinct
+   * values of its key), as upstream's flexibility guard: a pool that asks for five instance types to choose from is
+   * not served by one. As with requirements, a key the types do not define is not held against them.
+   */
+  public boolean minValuesMet(List<InstanceType> candidates) {
+    for (Requirement r : requirements) {
+      if (r.getMinValues() == null) {
+        continue;
+      }
+      Set<String> values = new HashSet<>();
+      candidates.stream().map(t -> t.labels().get(r.getKey())).filter(v -> v != null).forEach(values::add);
+      if (!values.isEmpty() && values.size() < r.getMinValues()) { // a key no type defines rules nothing out
+        return false;
+      }
+    }
+    return true;
   }
 }

@@ -7,39 +7,63 @@ import java.util.Map;
 
 /**
  * What scheduling a pod needs: its requests, its nodeSelector, its required node affinity (any one of the terms,
- * each a list of requirements that must all hold), its tolerations, the host ports it binds, and — for pod
- * anti-affinity — its namespace, its labels and its own required anti-affinity terms.
+ * each a list of requirements that must all hold), its tolerations, the host ports it binds, for pod (anti-)affinity
+ * and spread its namespace, its labels and its own required anti-affinity terms, and the rest of where it wants to
+ * be ({@link Placement}: pod affinity, topology spread, preferences).
  */
 public record PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
     List<List<Requirement>> affinityTerms, List<Toleration> tolerations, List<HostPort> hostPorts, String namespace,
-    Map<String, String> labels, List<PodAffinityTerm> antiAffinity) {
+    Map<String, String> labels, List<PodAffinityTerm> antiAffinity, Placement placement) {
 
   public PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
       List<List<Requirement>> affinityTerms, List<Toleration> tolerations) {
-    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of(), "default", Map.of(), List.of());
+    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of(), "default", Map.of(), List.of(),
+        Placement.NONE);
   }
 
   public PodRequest withHostPorts(List<HostPort> ports) {
     return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, ports, namespace, labels,
-        antiAffinity);
+        antiAffinity, placement);
   }
 
   public PodRequest withIdentity(String namespace, Map<String, String> labels) {
     return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
-        antiAffinity);
+        antiAffinity, placement);
   }
 
   public PodRequest withAntiAffinity(List<PodAffinityTerm> terms) {
     return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
-        terms);
+        terms, placement);
+  }
+
+  public PodRequest withPlacement(Placement placement) {
+    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
+        antiAffinity, placement);
+  }
+
+  /** The pod with one preference fewer ({@link Placement#relax}); null when none is left. */
+  public PodRequest relaxed() {
+    Placement less = placement.relax();
+    return less == null ? null : withPlacement(less);
+  }
+
+  /** Anti-affinity terms held to now: the required ones and the preferred ones not relaxed yet. */
+  public List<PodAffinityTerm> allAntiAffinity() {
+    if (placement.preferredAntiAffinity().isEmpty()) {
+      return antiAffinity;
+    }
+    List<PodAffinityTerm> all = new java.util.ArrayList<>(antiAffinity);
+    all.addAll(placement.preferredAntiAffinity());
+    return all;
   }
 
   /**
-   * Whether the two may not share a topology domain of {@code key} (a node, for the hostname key): a required
-   * anti-affinity term of either, on that key, selects the other — Kubernetes checks both directions.
+   * Whether the two may not share a topology domain of {@code key} (a node, for the hostname key): an anti-affinity
+   * term of this pod held to now, or a required one of the other, on that key, selects the other — Kubernetes checks
+   * both directions (the other's preferences are its own business, as kube-scheduler's).
    */
   public boolean repels(PodRequest other, String key) {
-    return antiAffinity.stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(other))
+    return allAntiAffinity().stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(other))
         || other.antiAffinity.stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(this));
   }
 
@@ -54,6 +78,10 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
       if (!s.getValue().equals(labels.get(s.getKey()))) {
         return false;
       }
+    }
+    if (!placement.preferredNodeTerms().isEmpty()
+        && !placement.preferredNodeTerms().get(0).stream().allMatch(r -> r.matches(labels))) {
+      return false; // the heaviest preferred term, held to until relaxed
     }
     if (affinityTerms.isEmpty()) {
       return true;

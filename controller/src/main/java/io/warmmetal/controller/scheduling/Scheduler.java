@@ -11,22 +11,36 @@ import java.util.Map;
  * Decides which nodes to launch for pending pods, as Karpenter's provisioner does: pods largest first, each onto a
  * node already planned if one fits and suits it (first fit), else onto a new node of the best (NodePool, instance
  * type) pair that suits it — heaviest NodePool first, then instance types with warm machines, then the cheapest —
- * within the NodePool's limits. DaemonSet overhead and a pods-per-node cap count against every node.
+ * within the NodePool's limits (resources and {@code nodes}) and its requirements' {@code minValues}. What every node
+ * gives up before pods arrive: a fixed reserve, and the DaemonSets that would land on a node of that pool and type.
+ * Pods count as the {@code pods} resource, so a type's pods-per-node is its own.
  */
 public final class Scheduler {
-  private final Resources daemonSetOverhead;
-  private final int maxPodsPerNode;
+  private final Resources reserve;
+  /** Numbers planned nodes (their hostname domain until they have a name). */
+  private long planned;
 
-  public Scheduler(Resources daemonSetOverhead, int maxPodsPerNode) {
-    this.daemonSetOverhead = daemonSetOverhead;
-    this.maxPodsPerNode = maxPodsPerNode;
+  /** @param reserve what every node gives up besides its DaemonSets (system daemons that are not pods, say) */
+  public Scheduler(Resources reserve) {
+    this.reserve = reserve;
+  }
+
+  /** What a node of {@code type} in {@code pool} has for pods: its allocatable less the reserve and its DaemonSets. */
+  public Resources usable(NodePoolView pool, InstanceType type) {
+    return type.allocatable().minus(reserve).minus(pool.daemonOverhead(labels(pool, type)));
   }
 
   /**
    * A node to launch: its pool, its instance type and the pods meant for it — or, offered to {@link #schedule} as on
    * its way or there, the pods it runs already.
    */
-  public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {}
+  public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free,
+      Map<String, String> labels) {
+    /** A node with the labels its pool and type give it. */
+    public PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {
+      this(pool, type, pods, free, Scheduler.labels(pool, type));
+    }
+  }
 
   /**
    * The nodes to launch (not those already there), the pods no node can take, and the pods that go onto a node
@@ -60,36 +74,37 @@ public final class Scheduler {
 
     List<Open> open = new ArrayList<>();
     for (PlannedNode coming : inFlight) {
-      Open node = new Open(coming.pool(), coming.type(), labels(coming.pool(), coming.type()), coming.free());
+      Open node = new Open(coming.pool(), coming.type(), coming.labels(), coming.free());
       node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, ports, anti-affinity
       coming.pods().forEach(node::count);
       node.source = coming;
       open.add(node);
     }
-    // Anti-affinity across nodes (zones and other keys) is checked only when some pod has such a term.
+    // Anti-affinity across nodes (zones and other keys) is checked only when some pod has such a term; affinity and
+    // spread only when some pod has those.
     boolean domains = java.util.stream.Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
-        .anyMatch(p -> p.antiAffinity().stream().anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
+        .anyMatch(p -> p.allAntiAffinity().stream().anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
+    Topology topology = new Topology(pods, open);
+    Catalog catalog = new Catalog();
     List<PodRequest> unschedulable = new ArrayList<>();
     for (PodRequest pod : pods) {
+      // As upstream: preferences held to as if required; relaxed one at a time while the pod fits nowhere.
       Open target = null;
-      for (Open node : open) {
-        if (node.takes(pod) && !(domains && repelledInDomain(pod, node, open))) {
-          target = node;
-          break;
-        }
+      for (PodRequest attempt = pod; attempt != null && target == null; attempt = attempt.relaxed()) {
+        target = place(attempt, open, byWeight, types, catalog, warmLeft, poolLeft, domains, topology);
       }
       if (target == null) {
-        target = openNode(pod, byWeight, types, warmLeft, poolLeft);
-        if (target != null && domains && repelledInDomain(pod, target, open)) {
-          target = null; // a new node would sit in a domain the pod may not share (its only zone, say)
-        }
-        if (target == null) {
-          unschedulable.add(pod);
-          continue;
-        }
+        unschedulable.add(pod);
+        continue;
+      }
+      if (target.fresh) {
+        target.fresh = false;
         open.add(target);
       }
       target.add(pod);
+      if (!topology.isEmpty()) {
+        topology.placed(pod, target);
+      }
     }
     List<PlannedNode> nodes = new ArrayList<>();
     Map<PodRequest, PlannedNode> onExisting = new java.util.IdentityHashMap<>();
@@ -105,36 +120,82 @@ public final class Scheduler {
     return new Plan(nodes, unschedulable, onExisting);
   }
 
-  private Open openNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types,
+  /** A node for the pod: one there or planned that takes it, else a new one; null if none can. */
+  private Open place(PodRequest pod, List<Open> open, List<NodePoolView> pools, List<InstanceType> types,
+      Catalog catalog, Map<String, Integer> warmLeft, Map<String, Resources> poolLeft, boolean domains,
+      Topology topology) {
+    boolean placed = !pod.placement().isEmpty();
+    for (Open node : open) {
+      if (node.takes(pod) && !(domains && repelledInDomain(pod, node, open))
+          && !(placed && !topology.allows(pod, node, open))) {
+        return node;
+      }
+    }
+    // A new node: it must also suit the pod's topology (a new node is a new hostname domain; it has the zone its
+    // labels give it, or none). Its warm machine and pool capacity are only taken once it is chosen.
+    Open fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
+    if (fresh == null || (domains && repelledInDomain(pod, fresh, open))
+        || (placed && !topology.allows(pod, fresh, open))) {
+      return null;
+    }
+    warmLeft.merge(fresh.type.name(), -1, Integer::sum);
+    Resources left = poolLeft.get(fresh.pool.name());
+    if (left != null) {
+      poolLeft.put(fresh.pool.name(), left.minus(fresh.type.allocatable().onlyExtended(left.extended().keySet())));
+    }
+    fresh.fresh = true;
+    return fresh;
+  }
+
+  /** The best new node for the pod, not yet counted against warm machines or pool limits. */
+  private Open openNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types, Catalog catalog,
       Map<String, Integer> warmLeft, Map<String, Resources> poolLeft) {
     for (NodePoolView pool : pools) {
       if (!pod.tolerates(pool.taints())) {
         continue;
       }
+      Resources left = poolLeft.get(pool.name());
       InstanceType best = null;
       for (InstanceType type : types) {
-        Resources usable = type.allocatable().minus(daemonSetOverhead);
-        if (!usable.fits(pod.requests()) || !pool.allows(type) || !pod.accepts(labels(pool, type))) {
-          continue;
-        }
-        Resources left = poolLeft.get(pool.name());
-        if (left != null && !left.fits(type.allocatable().onlyExtended(left.extended().keySet()))) {
+        if (!catalog.suits(pool, type, pod)
+            || (left != null && !left.fits(type.allocatable().onlyExtended(left.extended().keySet())))) {
           continue;
         }
         if (best == null || better(type, best, pod, warmLeft)) {
           best = type;
         }
       }
+      if (best != null && pool.hasMinValues()
+          && !pool.minValuesMet(types.stream().filter(t -> catalog.suits(pool, t, pod)).toList())) {
+        best = null; // too few kinds of node would do: upstream's minValues keeps the pool out
+      }
       if (best != null) {
-        warmLeft.merge(best.name(), -1, Integer::sum);
-        Resources left = poolLeft.get(pool.name());
-        if (left != null) {
-          poolLeft.put(pool.name(), left.minus(best.allocatable().onlyExtended(left.extended().keySet())));
-        }
-        return new Open(pool, best, labels(pool, best), best.allocatable().minus(daemonSetOverhead));
+        Catalog.Option option = catalog.option(pool, best);
+        return new Open(pool, best, option.labels(), option.usable());
       }
     }
     return null;
+  }
+
+  /** Each (pool, type)'s node labels and usable resources, worked out once per plan. */
+  private final class Catalog {
+    record Option(Map<String, String> labels, Resources usable) {}
+
+    private final Map<NodePoolView, Map<InstanceType, Option>> options = new java.util.IdentityHashMap<>();
+
+    Option option(NodePoolView pool, InstanceType type) {
+      return options.computeIfAbsent(pool, p -> new java.util.IdentityHashMap<>())
+          .computeIfAbsent(type, t -> new Option(labels(pool, t), usable(pool, t)));
+    }
+
+    /** Whether a node of the type in the pool could hold the pod: the pool allows it, the pod accepts it, it fits. */
+    boolean suits(NodePoolView pool, InstanceType type, PodRequest pod) {
+      if (!type.allocatable().fits(pod.requests()) || !pool.allows(type)) {
+        return false; // cheap checks first: most types fail here
+      }
+      Option option = option(pool, type);
+      return option.usable().fits(pod.requests()) && pod.accepts(option.labels());
+    }
   }
 
   /**
@@ -163,7 +224,7 @@ public final class Scheduler {
 
   private static java.util.Set<String> keys(PodRequest a, PodRequest b) {
     java.util.Set<String> keys = new java.util.HashSet<>();
-    a.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
+    a.allAntiAffinity().forEach(t -> keys.add(t.topologyKey()));
     b.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
     return keys;
   }
@@ -190,7 +251,7 @@ public final class Scheduler {
   }
 
   private static boolean wastes(InstanceType type, PodRequest pod) {
-    return type.allocatable().extended().keySet().stream()
+    return type.allocatable().extended().keySet().stream().filter(r -> r.contains("/")) // devices, not pods or disk
         .anyMatch(r -> pod.requests().extended().getOrDefault(r, 0L) == 0);
   }
 
@@ -203,7 +264,8 @@ public final class Scheduler {
   }
 
   /** A node being planned. */
-  private final class Open {
+  private final class Open implements Topology.Node {
+    final String id = "planned-" + (++planned);
     final NodePoolView pool;
     final InstanceType type;
     final Map<String, String> labels;
@@ -211,6 +273,8 @@ public final class Scheduler {
     Resources free;
     /** The node as offered, when it is one already there or on its way; null for a new one. */
     PlannedNode source;
+    /** Just made for a pod, not in the plan yet. */
+    boolean fresh;
     int withPorts;
     int withAntiAffinity;
 
@@ -221,8 +285,28 @@ public final class Scheduler {
       this.free = free;
     }
 
+    @Override
+    public String id() {
+      return id;
+    }
+
+    @Override
+    public Map<String, String> labels() {
+      return labels;
+    }
+
+    @Override
+    public List<PodRequest> pods() {
+      return pods;
+    }
+
+    @Override
+    public boolean tolerates(PodRequest pod) {
+      return pod.tolerates(pool.taints());
+    }
+
     boolean takes(PodRequest pod) {
-      if (pods.size() >= maxPodsPerNode || !free.fits(pod.requests()) || !pod.tolerates(pool.taints())
+      if (!free.fits(pod.requests()) || !pod.tolerates(pool.taints())
           || !pod.accepts(labels)) {
         return false;
       }
@@ -230,7 +314,7 @@ public final class Scheduler {
       if ((!pod.hostPorts().isEmpty() || withPorts > 0) && pods.stream().anyMatch(pod::portsConflictWith)) {
         return false;
       }
-      return (pod.antiAffinity().isEmpty() && withAntiAffinity == 0)
+      return (pod.allAntiAffinity().isEmpty() && withAntiAffinity == 0)
           || pods.stream().noneMatch(p -> pod.repels(p, PodAffinityTerm.HOSTNAME));
     }
 
@@ -242,7 +326,7 @@ public final class Scheduler {
 
     void count(PodRequest pod) {
       withPorts += pod.hostPorts().isEmpty() ? 0 : 1;
-      withAntiAffinity += pod.antiAffinity().isEmpty() ? 0 : 1;
+      withAntiAffinity += pod.allAntiAffinity().isEmpty() ? 0 : 1;
     }
   }
 }

@@ -11,6 +11,7 @@ import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -136,8 +137,19 @@ public final class Termination {
       events.publish(KarpenterEvents.disrupted(pod, String.valueOf(deadline)));
       return;
     }
-    if (pod.getMetadata().getAnnotations() != null
-        && "true".equals(pod.getMetadata().getAnnotations().get(WellKnown.DO_NOT_DISRUPT_ANNOTATION))) {
+    if (deadline != null) {
+      // Its own grace period must fit before the node's deadline: deleted that long before it, as upstream does.
+      long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30
+          : pod.getSpec().getTerminationGracePeriodSeconds();
+      long left = Duration.between(Instant.now(), deadline).toSeconds();
+      if (left <= podGrace) {
+        LOG.info("Deleting {}: {}s to the node's termination deadline, its grace period is {}s", name, left, podGrace);
+        client.withGracePeriod(Math.max(0, left)).delete();
+        events.publish(KarpenterEvents.disrupted(pod, deadline.toString()));
+        return;
+      }
+    }
+    if (DoNotDisrupt.active(pod, Instant.now())) {
       waiting(pod, name + ": it is marked " + WellKnown.DO_NOT_DISRUPT_ANNOTATION);
       return;
     }

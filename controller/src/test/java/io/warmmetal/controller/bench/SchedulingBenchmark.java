@@ -55,7 +55,7 @@ public final class SchedulingBenchmark {
       Map<String, String> selector = random.nextInt(10) == 0 ? Map.of("kubernetes.io/arch", "arm64") : Map.of();
       pods.add(new PodRequest("pod-" + i, req, selector, List.of(), List.of()));
     }
-    Scheduler scheduler = new Scheduler(Resources.of(200, GIB / 2), 110);
+    Scheduler scheduler = new Scheduler(Resources.of(200, GIB / 2));
     for (int i = 0; i < 3; i++) {
       scheduler.schedule(pods, pools, types); // warm-up
     }

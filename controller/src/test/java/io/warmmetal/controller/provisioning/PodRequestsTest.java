@@ -26,17 +26,19 @@ class PodRequestsTest {
         .withInitContainers(init).withContainers(containers).withOverhead(overhead).endSpec().build();
   }
 
+  // Every pod also takes one of its node's pods.
+
   @Test
   void containersAddUp() {
     assertThat(PodRequests.effectiveRequests(pod(List.of(), List.of(container("a", "500m", "100Mi", null),
-        container("b", "250m", "50Mi", null)), null))).isEqualTo(Resources.of(750, 150 * MI));
+        container("b", "250m", "50Mi", null)), null))).isEqualTo(Resources.of(750, 150 * MI).with("pods", 1));
   }
 
   @Test
   void anInitContainerBiggerThanTheContainersSetsTheRequest() {
     // The init container runs alone before them: 2 cpu at that moment, more than the containers' 1.
     assertThat(PodRequests.effectiveRequests(pod(List.of(container("migrate", "2", "64Mi", null)),
-        List.of(container("app", "1", "256Mi", null)), null))).isEqualTo(Resources.of(2000, 256 * MI));
+        List.of(container("app", "1", "256Mi", null)), null))).isEqualTo(Resources.of(2000, 256 * MI).with("pods", 1));
   }
 
   @Test
@@ -45,13 +47,13 @@ class PodRequestsTest {
     // then the app runs with the sidecar (1 + 0.5). Kubernetes' answer: max(1.5, 1.5) cpu, memory max(300, 400).
     Pod pod = pod(List.of(container("proxy", "500m", "100Mi", "Always"), container("init", "1", "200Mi", null)),
         List.of(container("app", "1", "300Mi", null)), null);
-    assertThat(PodRequests.effectiveRequests(pod)).isEqualTo(Resources.of(1500, 400 * MI));
+    assertThat(PodRequests.effectiveRequests(pod)).isEqualTo(Resources.of(1500, 400 * MI).with("pods", 1));
   }
 
   @Test
   void theRuntimeClassOverheadIsAdded() {
     assertThat(PodRequests.effectiveRequests(pod(List.of(), List.of(container("app", "1", "1Gi", null)),
         Map.of("cpu", new Quantity("250m"), "memory", new Quantity("120Mi")))))
-        .isEqualTo(Resources.of(1250, 1144 * MI));
+        .isEqualTo(Resources.of(1250, 1144 * MI).with("pods", 1));
   }
 }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 class SchedulerTest {
   static final long GIB = 1L << 30;
-  private final Scheduler scheduler = new Scheduler(Resources.of(100, GIB / 2), 110);
+  private final Scheduler scheduler = new Scheduler(Resources.of(100, GIB / 2));
 
   static InstanceType type(String arch, int cpus, int memGiB, int gpus, double price, int warm) {
     String name = (arch.equals("amd64") ? "x86" : "arm") + "-" + cpus + "c-" + memGiB + "g" + (gpus > 0
@@ -178,18 +178,67 @@ class SchedulerTest {
   }
 
   @Test
-  void daemonSetOverheadAndThePodCapCountOnEveryNode() {
+  void theReserveAndThePodCapCountOnEveryNode() {
     // A pod asking for a whole 8-cpu node does not fit next to the DaemonSets: it needs a bigger one.
     Scheduler.Plan plan = scheduler.schedule(List.of(pod("whole", 8000, 1)), List.of(pool("any", 0, List.of(),
         null, new Requirement("kubernetes.io/arch", "In", List.of("amd64")))), List.of(type("amd64", 8, 32, 0, 0.1,
         1), type("amd64", 16, 64, 0, 1.0, 1)));
     assertThat(plan.nodes().get(0).type().name()).isEqualTo("x86-16c-64g");
 
-    Scheduler capped = new Scheduler(Resources.NONE, 3);
+    // A type whose kubelet takes 3 pods: 7 pods need 3 nodes.
+    InstanceType three = new InstanceType("x86-8c-32g", Map.of("node.kubernetes.io/instance-type", "x86-8c-32g"),
+        Resources.of(8000, 32 * GIB).with("pods", 3), 0.1, 5);
     List<PodRequest> tiny = new ArrayList<>();
     for (int i = 0; i < 7; i++) {
-      tiny.add(pod("t" + i, 10, 0));
+      PodRequest p = pod("t" + i, 10, 0);
+      tiny.add(new PodRequest(p.name(), p.requests().with("pods", 1), Map.of(), List.of(), List.of()));
     }
-    assertThat(capped.schedule(tiny, List.of(pool("any", 0, List.of(), null)), fleet).nodes()).hasSize(3);
+    assertThat(new Scheduler(Resources.NONE).schedule(tiny, List.of(pool("any", 0, List.of(), null)), List.of(three))
+        .nodes()).hasSize(3);
+  }
+
+  @Test
+  void aPoolsNodesLimitCapsHowManyNodesItGets() {
+    // limits.nodes = 2 (what ClusterState makes of it): each node counts one, whatever its size.
+    NodePoolView two = new NodePoolView("two", 0, Map.of(), List.of(), List.of(),
+        new Resources(Long.MAX_VALUE / 4, Long.MAX_VALUE / 4, Map.of("nodes", 2L)));
+    InstanceType small = new InstanceType("x86-8c-32g", Map.of("node.kubernetes.io/instance-type", "x86-8c-32g"),
+        Resources.of(8000, 32 * GIB).with("nodes", 1), 0.1, 5);
+    List<PodRequest> pods = List.of(pod("a", 7000, 1), pod("b", 7000, 1), pod("c", 7000, 1));
+    Scheduler.Plan plan = scheduler.schedule(pods, List.of(two), List.of(small));
+    assertThat(plan.nodes()).hasSize(2);
+    assertThat(plan.unschedulable()).extracting(PodRequest::name).containsExactly("c");
+  }
+
+  @Test
+  void minValuesKeepsAPoolOutUntilEnoughKindsOfNodeWouldDo() {
+    Requirement flexible = new Requirement("node.kubernetes.io/instance-type", "Exists", List.of());
+    flexible.setMinValues(3);
+    NodePoolView pool = pool("flexible", 0, List.of(), null, flexible);
+    // The 16-cpu pod fits two types of the fleet (16c and 64c, and the arm 16c: three) — enough.
+    assertThat(scheduler.schedule(List.of(pod("p", 15000, 8)), List.of(pool), fleet).nodes()).hasSize(1);
+    // The 60-cpu pod fits only the 64-cpu type: one kind where three are asked for.
+    assertThat(scheduler.schedule(List.of(pod("big", 60000, 8)), List.of(pool), fleet).unschedulable()).hasSize(1);
+    // A key no type defines is not held against them, as requirements are not.
+    Requirement foreign = new Requirement("karpenter.k8s.aws/instance-family", "Exists", List.of());
+    foreign.setMinValues(5);
+    assertThat(scheduler.schedule(List.of(pod("big", 60000, 8)), List.of(pool("aws", 0, List.of(), null, foreign)),
+        fleet).nodes()).hasSize(1);
+  }
+
+  @Test
+  void theDaemonSetsThatWouldLandOnANodeCountAgainstIt() {
+    // A 4-cpu logging agent that tolerates everything, and a GPU plugin only for GPU nodes.
+    PodRequest logging = new PodRequest("logging", Resources.of(4000, GIB), Map.of(), List.of(),
+        List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder().withOperator("Exists").build()));
+    PodRequest gpuPlugin = new PodRequest("gpu-plugin", Resources.of(2000, GIB), Map.of("warmmetal.io/gpu-count", "4"),
+        List.of(), List.of());
+    NodePoolView pool = new NodePoolView("x86", 0, Map.of(), List.of(new Requirement("kubernetes.io/arch", "In",
+        List.of("amd64"))), List.of(), null, List.of(logging, gpuPlugin));
+    assertThat(scheduler.usable(pool, fleet.get(0)).cpuMilli()).isEqualTo(8000 - 100 - 4000);
+    assertThat(scheduler.usable(pool, fleet.get(2)).cpuMilli()).isEqualTo(64000 - 100 - 4000 - 2000);
+    // A 5-cpu pod no longer fits the 8-cpu type beside the logging agent: the 16-cpu one it is.
+    assertThat(scheduler.schedule(List.of(pod("p", 5000, 1)), List.of(pool), fleet).nodes().get(0).type().name())
+        .isEqualTo("x86-16c-64g");
   }
 }

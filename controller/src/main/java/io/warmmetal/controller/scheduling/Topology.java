@@ -1,0 +1,107 @@
+package io.warmmetal.controller.scheduling;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Pod counts per topology domain, for pod affinity and topology spread, as upstream's topology groups keep them: one
+ * group per term (selector, namespaces, key) of the pods being planned, counting the pods it selects on every node in
+ * the plan (those there and those planned), updated as pods are placed. A node's domain for a key is its label's
+ * value — for {@code kubernetes.io/hostname}, the node itself (a new node is a new, empty domain).
+ */
+final class Topology {
+  /** A node as topology sees it: its identity (its hostname domain), its labels, its pods. */
+  interface Node {
+    String id();
+
+    Map<String, String> labels();
+
+    List<PodRequest> pods();
+
+    boolean tolerates(PodRequest pod);
+  }
+
+  private final Map<PodAffinityTerm, Map<String, Integer>> counts = new HashMap<>();
+
+  Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes) {
+    for (PodRequest pod : pending) {
+      pod.placement().allAffinity().forEach(t -> counts.putIfAbsent(t, new HashMap<>()));
+      pod.placement().spread().forEach(s -> counts.putIfAbsent(s.term(), new HashMap<>()));
+    }
+    for (Node node : nodes) {
+      node.pods().forEach(p -> placed(p, node));
+    }
+  }
+
+  boolean isEmpty() {
+    return counts.isEmpty();
+  }
+
+  static String domain(Node node, String key) {
+    return key.equals(PodAffinityTerm.HOSTNAME) ? node.labels().getOrDefault(key, node.id()) : node.labels().get(key);
+  }
+
+  void placed(PodRequest pod, Node node) {
+    counts.forEach((term, byDomain) -> {
+      String domain = domain(node, term.topologyKey());
+      if (domain != null && term.selects(pod)) {
+        byDomain.merge(domain, 1, Integer::sum);
+      }
+    });
+  }
+
+  /** Whether the pod's affinity and spread allow it onto {@code node}, given every node of the plan. */
+  boolean allows(PodRequest pod, Node node, Collection<? extends Node> nodes) {
+    for (PodAffinityTerm term : pod.placement().allAffinity()) {
+      String domain = domain(node, term.topologyKey());
+      Map<String, Integer> byDomain = counts.get(term);
+      if (domain == null) {
+        return false;
+      }
+      boolean anywhere = byDomain.values().stream().anyMatch(n -> n > 0);
+      // With a matching pod somewhere, only its domains; with none anywhere, a pod its own term selects starts one.
+      if (anywhere ? byDomain.getOrDefault(domain, 0) == 0 : !term.selects(pod)) {
+        return false;
+      }
+    }
+    for (SpreadConstraint spread : pod.placement().spread()) {
+      String domain = domain(node, spread.topologyKey());
+      if (domain == null) {
+        return false; // a node without the key is in no domain: kube-scheduler will not place the pod there
+      }
+      Map<String, Integer> byDomain = counts.get(spread.term());
+      int count = byDomain.getOrDefault(domain, 0) + (spread.term().selects(pod) ? 1 : 0);
+      if (count - minimum(pod, spread, byDomain, nodes) > spread.maxSkew()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The emptiest eligible domain's count. For the hostname key zero: a new node can always be made. Otherwise over
+   * the domains of the nodes the constraint's policies let count; fewer domains than {@code minDomains} count as zero.
+   */
+  private static int minimum(PodRequest pod, SpreadConstraint spread, Map<String, Integer> byDomain,
+      Collection<? extends Node> nodes) {
+    if (spread.topologyKey().equals(PodAffinityTerm.HOSTNAME)) {
+      return 0;
+    }
+    Set<String> domains = new HashSet<>();
+    for (Node n : nodes) {
+      String d = n.labels().get(spread.topologyKey());
+      if (d != null && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
+          && (!spread.honorTaints() || n.tolerates(pod))) {
+        domains.add(d);
+      }
+    }
+    if (spread.minDomains() != null && domains.size() < spread.minDomains()) {
+      return 0;
+    }
+    return domains.stream().mapToInt(d -> byDomain.getOrDefault(d, 0)).min().orElse(0);
+  }
+}
