@@ -28,7 +28,7 @@ final class LaunchRequests {
     return new LaunchSpec(caller, shapes, minCount, maxCount, body.getString("clientToken"),
         body.getJsonObject("labels", new JsonObject()), body.getJsonObject("kubernetes"), userData(body),
         body.getBoolean("allowPreparing", false) || body.getBoolean("allowStandby", false),
-        body.getBoolean("allowStandby", false));
+        body.getBoolean("allowStandby", false), body.getJsonObject("machineLabels", new JsonObject()));
   }
 
   private static List<String> shapes(JsonObject body) {

@@ -12,6 +12,7 @@ import java.util.List;
  * @param userData       decoded user data, or null
  * @param allowPreparing also claim machines still being prepared
  * @param allowStandby   also claim machines in standby (switched on and prepared for the launch)
+ * @param machineLabels  only machines whose labels hold every one of these pairs may be claimed (empty: any)
  */
 public record LaunchSpec(
     Principal caller,
@@ -23,7 +24,8 @@ public record LaunchSpec(
     JsonObject kubernetes,
     byte[] userData,
     boolean allowPreparing,
-    boolean allowStandby) {
+    boolean allowStandby,
+    JsonObject machineLabels) {
 
   /** The parameters that make two launches "the same" for idempotency: everything but the client token. */
   public JsonObject idempotencyView() {
@@ -38,6 +40,9 @@ public record LaunchSpec(
     if (allowStandby) {
       view.put("allowStandby", true); // only when asked: the launches recorded before it existed keep their hashes
     }
+    if (!machineLabels.isEmpty()) {
+      view.put("machineLabels", machineLabels); // likewise
+    }
     return view;
   }
 
@@ -49,6 +54,6 @@ public record LaunchSpec(
   public String toString() {
     // Never print secrets: records print every component by default.
     return "LaunchSpec[caller=" + caller.name() + ", shapes=" + shapes + ", minCount=" + minCount + ", maxCount="
-        + maxCount + ", clientToken=" + clientToken + "]";
+        + maxCount + ", clientToken=" + clientToken + ", machineLabels=" + machineLabels + "]";
   }
 }

@@ -9,18 +9,28 @@ import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
+import io.warmmetal.api.shapes.ShapeQueries.Topology;
 
-/** Shapes: list and get with counts; set an alias and a price. */
+/** Shapes: list and get with counts (by state and by offering); set an alias and a price. */
 public final class ShapeRoutes {
   private ShapeRoutes() {}
 
   public static void mount(Operations ops, Pool db) {
-    ops.json("listShapes", 200, ctx -> ShapeQueries.list(db).map(items -> new JsonObject().put("items", items)));
-    ops.json("getShape", 200, ctx -> ShapeQueries.get(db, Params.of(ctx).path("shape")));
+    ops.json("listShapes", 200, ctx -> ShapeQueries.list(db, topology(Params.of(ctx)))
+        .map(items -> new JsonObject().put("items", items)));
+    ops.json("getShape", 200, ctx -> {
+      Params p = Params.of(ctx);
+      return ShapeQueries.get(db, p.path("shape"), topology(p));
+    });
     ops.json("updateShape", 200, ctx -> {
       Params p = Params.of(ctx);
       return ShapeQueries.resolve(db, p.path("shape")).compose(name -> update(db, name, p.body()));
     });
+  }
+
+  /** The offerings' label keys the request names (the contract has checked them), else the well-known ones. */
+  private static Topology topology(Params p) {
+    return Topology.of(p.query("zoneLabel"), p.query("regionLabel"));
   }
 
   /** Applies the fields present in the body (null clears); an alias must not name another shape. */
@@ -41,7 +51,7 @@ public final class ShapeRoutes {
                   WHERE name = $1""")
               .execute(Tuple.of(name, setAlias, alias, setPrice, body.getValue("pricePerHour")));
         })
-        .compose(x -> ShapeQueries.get(tx, name)))
+        .compose(x -> ShapeQueries.get(tx, name, Topology.DEFAULT)))
         .recover(err -> Future.failedFuture(err instanceof PgException pg && "23505".equals(pg.getSqlState())
             ? new ApiError(ErrorCode.Conflict, "alias '" + alias + "' is taken by another shape", "alias", null)
             : err));

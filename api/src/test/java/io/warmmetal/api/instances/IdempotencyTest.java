@@ -80,6 +80,36 @@ class IdempotencyTest {
   }
 
   @Test
+  void machineLabelsArePartOfTheRequest() {
+    JsonObject rack1 = new JsonObject().put("topology.kubernetes.io/zone", "rack-1").put("disk", "nvme");
+    List<String> rack1Machines = fx.registerMachines(2, ApiFixture.facts(8, 32), true, rack1);
+    Response first = fx.client.post("/v1/instances", client, request("tok-5").put("machineLabels", rack1));
+    assertThat(first.status()).isEqualTo(201);
+    assertThat(first.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("machineId")))
+        .containsExactlyInAnyOrderElementsOf(rack1Machines);
+    // The same labels in another key order: the same request, the same instances.
+    Response retry = fx.client.post("/v1/instances", client, request("tok-5").put("machineLabels",
+        new JsonObject().put("disk", "nvme").put("topology.kubernetes.io/zone", "rack-1")));
+    assertThat(retry.status()).isEqualTo(200);
+    assertThat(retry.body()).isEqualTo(first.body());
+    // Other labels, fewer labels, none: other requests.
+    for (JsonObject other : new JsonObject[] {
+        request("tok-5").put("machineLabels", rack1.copy().put("disk", "hdd")),
+        request("tok-5").put("machineLabels", new JsonObject().put("disk", "nvme")), request("tok-5")}) {
+      Response mismatch = fx.client.post("/v1/instances", client, other);
+      assertThat(mismatch.status()).as(other.encode()).isEqualTo(409);
+      assertThat(mismatch.errorCode()).isEqualTo("IdempotentParameterMismatch");
+    }
+    // A token first used without machineLabels: empty machineLabels is the same request (no filter), any is not.
+    assertThat(fx.client.post("/v1/instances", client, request("tok-6")).status()).isEqualTo(201);
+    assertThat(fx.client.post("/v1/instances", client, request("tok-6").put("machineLabels", new JsonObject()))
+        .status()).isEqualTo(200);
+    assertThat(fx.client.post("/v1/instances", client, request("tok-6").put("machineLabels", rack1)).status())
+        .isEqualTo(409);
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(4);
+  }
+
+  @Test
   void concurrentRetriesOfOneTokenLaunchOnce() {
     List<Future<Response>> retries = new ArrayList<>();
     for (int i = 0; i < 25; i++) {

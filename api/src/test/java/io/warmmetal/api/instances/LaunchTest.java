@@ -2,21 +2,29 @@ package io.warmmetal.api.instances;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** RunInstances semantics: min/max counts, shape preference, aliases, machines still preparing, cordons. */
+/**
+ * RunInstances semantics: min/max counts, shape preference, aliases, machines still preparing, cordons, machine labels
+ * (only machines carrying all of them are taken, in the launch's one transaction).
+ */
 @ExtendWith(VertxExtension.class)
 class LaunchTest {
+  private static final String ZONE = "topology.kubernetes.io/zone";
+
   private ApiFixture fx;
   private String client;
 
@@ -90,7 +98,7 @@ class LaunchTest {
   @Test
   void launchesByAliasAndRefusesUnknownShapes() {
     fx.registerMachines(1, ApiFixture.gpuFacts(64, 512, 4, "NVIDIA H100 80GB HBM3"), true);
-    Response alias = fx.client.call(io.vertx.core.http.HttpMethod.PATCH, "/v1/shapes/x86-64c-512g-4xh100",
+    Response alias = fx.client.call(HttpMethod.PATCH, "/v1/shapes/x86-64c-512g-4xh100",
         ApiFixture.ADMIN, new JsonObject().put("alias", "gpu-large").put("pricePerHour", 12.5));
     assertThat(alias.status()).isEqualTo(200);
     assertThat(alias.body().getString("alias")).isEqualTo("gpu-large");
@@ -136,5 +144,126 @@ class LaunchTest {
     assertThat(launch(new JsonObject().put("shape", "x86-2c-8g")).status()).isEqualTo(503);
     fx.client.post("/v1/machines/" + ids.get(0) + "/uncordon", ApiFixture.ADMIN, null);
     assertThat(launch(new JsonObject().put("shape", "x86-2c-8g")).status()).isEqualTo(201);
+  }
+
+  private static JsonObject zone(String zone) {
+    return new JsonObject().put(ZONE, zone);
+  }
+
+  private static String machineOf(Response launched) {
+    return launched.body().getJsonArray("instances").getJsonObject(0).getString("machineId");
+  }
+
+  private static JsonObject request(JsonObject machineLabels) {
+    return new JsonObject().put("shape", "x86-8c-32g").put("machineLabels", machineLabels);
+  }
+
+  /** What a launch writes, to check that a refused one wrote nothing. */
+  private List<Long> written() {
+    return List.of(fx.count("SELECT count(*) FROM launches"), fx.count("SELECT count(*) FROM instances"),
+        fx.count("SELECT count(*) FROM commands"), fx.count("SELECT count(*) FROM events"),
+        fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"));
+  }
+
+  @Test
+  void launchesOnlyOnMachinesCarryingEveryMachineLabel() {
+    fx.registerMachines(3, ApiFixture.facts(8, 32), true, zone("rack-1").put("disk", "nvme"));
+    String rack2 = fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "nvme")).get(0);
+    String rack2Hdd = fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "hdd"))
+        .get(0);
+
+    Response r = launch(request(zone("rack-2").put("disk", "nvme")));
+    assertThat(r.status()).isEqualTo(201);
+    assertThat(machineOf(r)).isEqualTo(rack2);
+    assertThat(machineOf(launch(request(zone("rack-2"))))).isEqualTo(rack2Hdd);
+    // Without machineLabels any machine of the shape will do, as before.
+    assertThat(launch(new JsonObject().put("shape", "x86-8c-32g")).status()).isEqualTo(201);
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND labels @> $1",
+        zone("rack-1"))).isEqualTo(2);
+  }
+
+  @Test
+  void noMachineWithTheMachineLabelsIsInsufficientCapacityNamingThemAndWritesNothing() {
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true, zone("rack-1"));
+    fx.registerMachines(1, ApiFixture.facts(8, 32), false, zone("rack-2")); // standby: not without allowStandby
+    List<Long> before = written();
+
+    Response refused = launch(request(zone("rack-2")).put("clientToken", "tok-none"));
+    assertThat(refused.status()).isEqualTo(503);
+    assertThat(refused.errorCode()).isEqualTo("InsufficientCapacity");
+    assertThat(refused.body().getString("message")).contains("with labels " + ZONE + "=rack-2");
+    JsonObject details = refused.body().getJsonObject("details");
+    assertThat(details.getJsonObject("machineLabels")).isEqualTo(zone("rack-2"));
+    // The availability is of matching machines: one, in standby.
+    assertThat(details.getJsonObject("available").getJsonObject("x86-8c-32g")).isEqualTo(new JsonObject()
+        .put("warm", 0).put("preparing", 0).put("standby", 1));
+    // Two labels of which the machines have one each: no match either.
+    assertThat(launch(request(zone("rack-1").put("disk", "nvme"))).status()).isEqualTo(503);
+    assertThat(launch(request(new JsonObject().put("disk", "nvme"))).status()).isEqualTo(503);
+    assertThat(written()).isEqualTo(before);
+
+    // The refused token was not used up: with a matching machine there, it launches.
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2"));
+    assertThat(launch(request(zone("rack-2")).put("clientToken", "tok-none")).status()).isEqualTo(201);
+  }
+
+  @Test
+  void machineLabelsApplyToPreparingAndStandbyMachinesAlike() {
+    fx.registerMachines(1, ApiFixture.facts(8, 32), false, zone("rack-1"));
+    String standby = fx.registerMachines(1, ApiFixture.facts(8, 32), false, zone("rack-2")).get(0);
+    Response fromStandby = launch(request(zone("rack-2")).put("allowStandby", true));
+    assertThat(fromStandby.status()).isEqualTo(201);
+    assertThat(machineOf(fromStandby)).isEqualTo(standby);
+    assertThat(fx.openCommands(standby, "prepare")).hasSize(1);
+
+    // Two machines of another shape being prepared by its pool, one per zone.
+    fx.registerMachines(1, ApiFixture.facts(4, 16), false, zone("rack-1"));
+    String preparing = fx.registerMachines(1, ApiFixture.facts(4, 16), false, zone("rack-2")).get(0);
+    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
+    fx.reconcilePools();
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE shape = 'x86-4c-16g' AND state = 'preparing'"))
+        .isEqualTo(2);
+    Response fromPreparing = launch(new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true)
+        .put("machineLabels", zone("rack-2")));
+    assertThat(fromPreparing.status()).isEqualTo(201);
+    assertThat(machineOf(fromPreparing)).isEqualTo(preparing);
+    assertThat(launch(new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true)
+        .put("machineLabels", zone("rack-2"))).status()).isEqualTo(503);
+  }
+
+  @Test
+  void concurrentLaunchesWithMachineLabelsTakeTheOneMatchingMachineOnce() {
+    fx.registerMachines(20, ApiFixture.facts(8, 32), true, zone("rack-1"));
+    String only = fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-9")).get(0);
+
+    List<Future<Response>> launches = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      launches.add(fx.client.send(HttpMethod.POST, "/v1/instances", client,
+          request(zone("rack-9")).put("clientToken", "tok-" + i)));
+    }
+    Future.all(launches).await();
+
+    List<Response> launched = launches.stream().map(Future::result).filter(r -> r.status() == 201).toList();
+    assertThat(launched).hasSize(1);
+    assertThat(machineOf(launched.get(0))).isEqualTo(only);
+    assertThat(launches.stream().map(Future::result).filter(r -> r.status() == 503)
+        .filter(r -> "InsufficientCapacity".equals(r.errorCode()))).hasSize(19);
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(1);
+    assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(1);
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining'")).isEqualTo(1);
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
+        .isEqualTo(20);
+  }
+
+  @Test
+  void machineLabelsAreValidatedAsLabels() {
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-1"));
+    Response badKey = launch(request(new JsonObject().put("not a key", "x")));
+    assertThat(badKey.status()).isEqualTo(400);
+    assertThat(badKey.body().getString("field")).startsWith("machineLabels");
+    Response notAString = launch(request(new JsonObject().put(ZONE, 1)));
+    assertThat(notAString.status()).isEqualTo(400);
+    assertThat(notAString.body().getString("field")).startsWith("machineLabels");
+    assertThat(fx.count("SELECT count(*) FROM launches")).isZero();
   }
 }

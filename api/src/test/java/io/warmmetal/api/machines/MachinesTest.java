@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
@@ -15,9 +16,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The inventory: registration, identity, filters, pagination, cordons, retirement, shapes and their counts. */
+/**
+ * The inventory: registration, identity, filters, pagination, cordons, retirement, shapes and their counts (by state,
+ * and per offering: by the values of a zone label and a region label).
+ */
 @ExtendWith(VertxExtension.class)
 class MachinesTest {
+  private static final String ZONE = "topology.kubernetes.io/zone";
+  private static final String REGION = "topology.kubernetes.io/region";
+
   private ApiFixture fx;
 
   @BeforeEach
@@ -73,13 +80,101 @@ class MachinesTest {
     fx.registerMachines(1, ApiFixture.facts(2, 4).put("arch", "aarch64"), true);
     fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"));
 
-    JsonObject x86 = fx.client.get("/v1/shapes", ApiFixture.ADMIN).body().getJsonArray("items").stream()
-        .map(JsonObject.class::cast).filter(s -> s.getString("name").equals("x86-8c-32g")).findFirst().orElseThrow();
+    JsonObject x86 = shape("", "x86-8c-32g");
     assertThat(x86.getJsonObject("counts")).isEqualTo(new JsonObject().put("warm", 2).put("joining", 1)
         .put("standby", 2));
     assertThat(x86.getInteger("total")).isEqualTo(5);
     assertThat(fx.client.get("/v1/shapes/arm-2c-4g", ApiFixture.ADMIN).status()).isEqualTo(200);
     assertThat(fx.client.get("/v1/shapes/arm-4c-4g", ApiFixture.ADMIN).status()).isEqualTo(404);
+  }
+
+  private static JsonObject offering(String zone, String region, JsonObject counts) {
+    return new JsonObject().put("zone", zone).put("region", region).put("counts", counts);
+  }
+
+  private JsonObject shape(String query, String name) {
+    Response r = fx.client.get("/v1/shapes" + query, ApiFixture.ADMIN);
+    assertThat(r.status()).isEqualTo(200);
+    return r.body().getJsonArray("items").stream().map(JsonObject.class::cast)
+        .filter(s -> s.getString("name").equals(name)).findFirst().orElseThrow();
+  }
+
+  @Test
+  void offeringsGroupAShapesMachinesByZoneAndRegion() {
+    JsonObject rack1 = new JsonObject().put(ZONE, "rack-1").put(REGION, "room-1").put("team", "a");
+    JsonObject rack2 = new JsonObject().put(ZONE, "rack-2").put(REGION, "room-1");
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true, rack1);
+    fx.registerMachines(1, ApiFixture.facts(8, 32), false, rack1.copy().put("team", "b")); // standby
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true, rack2);
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true, new JsonObject().put(ZONE, "rack-3")); // no region
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true); // no labels at all
+    fx.registerMachines(1, ApiFixture.facts(2, 4).put("arch", "aarch64"), true);
+    String retired = fx.registerMachines(1, ApiFixture.facts(8, 32), true, rack2).get(0);
+    assertThat(fx.client.post("/v1/machines/" + retired + "/retire", ApiFixture.ADMIN, null).status())
+        .isEqualTo(200);
+    JsonObject launched = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject()
+        .put("shape", "x86-8c-32g").put("machineLabels", new JsonObject().put(ZONE, "rack-2"))).body();
+    assertThat(launched.getJsonArray("instances")).hasSize(1);
+
+    JsonObject x86 = shape("", "x86-8c-32g");
+    // What was there stays as it was: counts by state over all the shape's machines, total without the retired.
+    assertThat(x86.getJsonObject("counts")).isEqualTo(new JsonObject().put("warm", 5).put("standby", 1)
+        .put("joining", 1).put("retired", 1));
+    assertThat(x86.getInteger("total")).isEqualTo(7);
+    assertThat(x86.getJsonArray("offerings")).isEqualTo(new JsonArray()
+        .add(offering("rack-1", "room-1", new JsonObject().put("warm", 2).put("standby", 1)))
+        .add(offering("rack-2", "room-1", new JsonObject().put("warm", 1).put("joining", 1).put("retired", 1)))
+        .add(offering("rack-3", null, new JsonObject().put("warm", 1)))
+        .add(offering(null, null, new JsonObject().put("warm", 1))));
+    assertThat(shape("", "arm-2c-4g").getJsonArray("offerings"))
+        .isEqualTo(new JsonArray().add(offering(null, null, new JsonObject().put("warm", 1))));
+
+    // One shape reads the same, by name and by alias.
+    assertThat(fx.client.get("/v1/shapes/x86-8c-32g", ApiFixture.ADMIN).body()).isEqualTo(x86);
+    fx.client.call(HttpMethod.PATCH, "/v1/shapes/x86-8c-32g", ApiFixture.ADMIN,
+        new JsonObject().put("alias", "medium"));
+    assertThat(fx.client.get("/v1/shapes/medium", ApiFixture.ADMIN).body().getJsonArray("offerings"))
+        .isEqualTo(x86.getJsonArray("offerings"));
+  }
+
+  @Test
+  void offeringsByTheCallersZoneAndRegionLabels() {
+    fx.registerMachines(2, ApiFixture.facts(8, 32), true,
+        new JsonObject().put("rack", "r1").put("example.com/room", "east").put(ZONE, "z"));
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true, new JsonObject().put("rack", "r2").put(ZONE, "z"));
+    fx.registerMachines(1, ApiFixture.facts(8, 32), false, new JsonObject().put("rack", "r2"));
+
+    JsonObject byRack = shape("?zoneLabel=rack&regionLabel=example.com%2Froom", "x86-8c-32g");
+    assertThat(byRack.getJsonArray("offerings")).isEqualTo(new JsonArray()
+        .add(offering("r1", "east", new JsonObject().put("warm", 2)))
+        .add(offering("r2", null, new JsonObject().put("warm", 1).put("standby", 1))));
+    assertThat(fx.client.get("/v1/shapes/x86-8c-32g?zoneLabel=rack&regionLabel=example.com/room",
+        ApiFixture.ADMIN).body()).isEqualTo(byRack);
+
+    // Only the zone label given: the region label stays the well-known one (which these machines lack).
+    assertThat(shape("?zoneLabel=example.com/room", "x86-8c-32g").getJsonArray("offerings"))
+        .isEqualTo(new JsonArray()
+            .add(offering("east", null, new JsonObject().put("warm", 2)))
+            .add(offering(null, null, new JsonObject().put("warm", 1).put("standby", 1))));
+    // Neither given: the well-known ones.
+    assertThat(shape("", "x86-8c-32g").getJsonArray("offerings")).isEqualTo(new JsonArray()
+        .add(offering("z", null, new JsonObject().put("warm", 3)))
+        .add(offering(null, null, new JsonObject().put("standby", 1))));
+  }
+
+  @Test
+  void offeringLabelsThatAreNoLabelKeysAreRefusedNamingTheParameter() {
+    fx.registerMachines(1, ApiFixture.facts(8, 32), true);
+    for (String query : new String[] {"?zoneLabel=bad%20key", "?zoneLabel=", "?zoneLabel=-rack",
+        "?regionLabel=UPPER.example%2Froom", "?zoneLabel=rack&regionLabel=a%2Fb%2Fc"}) {
+      String parameter = query.contains("regionLabel") ? "regionLabel" : "zoneLabel";
+      for (String path : new String[] {"/v1/shapes", "/v1/shapes/x86-8c-32g"}) {
+        Response r = fx.client.get(path + query, ApiFixture.ADMIN);
+        assertThat(r.status()).as(path + query).isEqualTo(400);
+        assertThat(r.errorCode()).isEqualTo("ValidationError");
+        assertThat(r.body().getString("field")).as(path + query).isEqualTo(parameter);
+      }
+    }
   }
 
   @Test

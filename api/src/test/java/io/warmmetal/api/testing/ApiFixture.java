@@ -75,12 +75,18 @@ public final class ApiFixture implements AutoCloseable {
 
   /** Registers {@code n} machines of the given facts; prepared ones go straight to warm. */
   public List<String> registerMachines(int n, JsonObject facts, boolean prepared) {
+    return registerMachines(n, facts, prepared, new JsonObject());
+  }
+
+  /** Registers {@code n} machines of the given facts carrying these labels; prepared ones go straight to warm. */
+  public List<String> registerMachines(int n, JsonObject facts, boolean prepared, JsonObject labels) {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       var r = client.post("/v1/machines", ADMIN, new JsonObject()
           .put("name", "node-" + java.util.UUID.randomUUID())
           .put("address", "192.0.2." + (i % 250 + 1))
           .put("facts", facts)
+          .put("labels", labels)
           .put("prepared", prepared));
       if (r.status() != 201) {
         throw new AssertionError("registration failed: " + r.raw());

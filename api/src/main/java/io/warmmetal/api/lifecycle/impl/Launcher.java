@@ -23,17 +23,19 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
- * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2, V6 and V10, which
- * document its steps) so that a launch is one round trip: record the launch under its client token, claim machines with
- * {@code FOR UPDATE SKIP LOCKED} so concurrent launches neither share a machine nor wait for each other, and bind
- * instances, join commands and events in one statement. Below {@code minCount} nothing is written. This class
- * prepares the inputs off the event loop and turns the outcome into the API's answer.
+ * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2, V6, V10 and V15,
+ * which document its steps) so that a launch is one round trip: record the launch under its client token, claim
+ * machines (only those carrying the requested machine labels) with {@code FOR UPDATE SKIP LOCKED} so concurrent
+ * launches neither share a machine nor wait for each other, and bind instances, join commands and events in one
+ * statement. Below {@code minCount} nothing is written. This class prepares the inputs off the event loop and turns
+ * the outcome into the API's answer.
  */
 final class Launcher {
   private static final String LAUNCH_SQL =
-      "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS outcome";
+      "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) AS outcome";
 
   private final Vertx vertx;
   private final Pool db;
@@ -84,7 +86,7 @@ final class Launcher {
         Buffer.buffer(p.requestHash), spec.shapes().toArray(String[]::new), spec.allowPreparing(), spec.minCount(),
         spec.maxCount(), spec.labels(), publicJoin,
         p.sealedSecrets == null ? null : Buffer.buffer(p.sealedSecrets), spec.userData() != null,
-        spec.allowStandby()});
+        spec.allowStandby(), spec.machineLabels()});
     return db.preparedQuery(LAUNCH_SQL).execute(args).recover(err -> Future.failedFuture(refusal(spec, err)))
         .compose(rows -> {
       JsonObject outcome = (JsonObject) rows.iterator().next().getValue("outcome");
@@ -147,11 +149,17 @@ final class Launcher {
   }
 
   private static ApiError insufficient(LaunchSpec spec, JsonObject outcome) {
+    JsonObject details = new JsonObject().put("minCount", spec.minCount())
+        .put("allowPreparing", spec.allowPreparing()).put("allowStandby", spec.allowStandby())
+        .put("available", outcome.getJsonObject("available"));
+    String labelled = "";
+    if (!spec.machineLabels().isEmpty()) {
+      details.put("machineLabels", spec.machineLabels());
+      labelled = " with labels " + spec.machineLabels().stream().map(e -> e.getKey() + "=" + e.getValue())
+          .collect(Collectors.joining(","));
+    }
     return new ApiError(ErrorCode.InsufficientCapacity, "only " + outcome.getInteger("claimable")
-        + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList())
-        + " can be had now; minCount is " + spec.minCount(), null,
-        new JsonObject().put("minCount", spec.minCount()).put("allowPreparing", spec.allowPreparing())
-            .put("allowStandby", spec.allowStandby())
-            .put("available", outcome.getJsonObject("available")));
+        + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList()) + labelled
+        + " can be had now; minCount is " + spec.minCount(), null, details);
   }
 }
