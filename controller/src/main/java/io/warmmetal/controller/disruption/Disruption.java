@@ -1,6 +1,8 @@
 package io.warmmetal.controller.disruption;
 
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
@@ -16,6 +18,7 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.provisioning.PodRequests;
+import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
@@ -25,50 +28,66 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Takes nodes away, as Karpenter's disruption controller does, by deleting their NodeClaims (termination drains
- * them): expired ones ({@code expireAfter}, forcefully: no budgets), then — once a node has had no pod come or go for
- * its pool's {@code consolidateAfter} — empty ones, then under {@code WhenEmptyOrUnderutilized} one node whose pods
- * all fit on the other nodes. Consolidation waits while pods are pending (provisioning goes first), spares nodes
- * with {@code karpenter.sh/do-not-disrupt} pods, and stays within the pool's disruption budgets.
+ * them): expired ones ({@code expireAfter}, forcefully: no budgets); then, one decision at a time, drifted ones
+ * ({@link Drift}), replaced first where their pods need somewhere to go; then — once a node has had no pod come or go
+ * for its pool's {@code consolidateAfter} — empty ones; then under {@code WhenEmptyOrUnderutilized} several nodes
+ * whose pods fit on the others and at most one new, cheaper node (multi-node consolidation), else one node whose pods
+ * fit on the others or on one cheaper node (single-node). Pending pods take their place in the simulation first:
+ * nothing is consolidated onto capacity they would use. Nodes with {@code karpenter.sh/do-not-disrupt} (pods, for
+ * their time) are spared; every pool's disruption budgets hold. Replacing decisions run as {@link Commands}.
  */
 public final class Disruption {
   private static final Logger LOG = LoggerFactory.getLogger(Disruption.class);
   static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
+  /** Upstream's multi-node consolidation looks at up to this many nodes at once. */
+  static final int MULTI_NODE_MAX = 10;
 
   private final KubernetesClient kube;
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
-  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets;
+  private final Provisioner provisioner;
+  private final Supplier<List<DaemonSet>> daemonSets;
   private final Recorder events;
   private final KarpenterMetrics metrics;
+  private final Drift drift;
+  private final Commands commands;
   /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
   private final Map<String, Set<String>> podsSeen = new HashMap<>();
 
   public Disruption(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
-      Recorder events, KarpenterMetrics metrics) {
+      Scheduler scheduler, Provisioner provisioner, Supplier<List<DaemonSet>> daemonSets, Recorder events,
+      KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
     this.kube = kube;
     this.apis = apis;
     this.scheduler = scheduler;
+    this.provisioner = provisioner;
     this.daemonSets = daemonSets;
+    this.drift = new Drift(kube, defs);
+    this.commands = new Commands(kube, events);
   }
 
-  public void reconcile(List<Pod> pods, List<io.fabric8.kubernetes.api.model.Node> nodes, List<NodeClaim> claims)
-      throws Exception {
+  /** The nodes chosen, and what replaces them (nothing: their pods fit on the nodes there are). */
+  private record Decision(List<NodeClaim> candidates, List<Scheduler.PlannedNode> replacements) {}
+
+  public void reconcile(List<Pod> pods, List<Node> nodes, List<NodeClaim> claims) throws Exception {
     Instant now = Instant.now();
+    drift.reconcile(claims);
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
@@ -95,80 +114,193 @@ public final class Disruption {
         live.add(claim);
       }
     }
-    if (pods.stream().anyMatch(PodRequests::unschedulable)) {
-      return;
+    Map<String, Node> nodesByName = new HashMap<>();
+    nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
+    if (commands.advance(claims, nodesByName, now, (c, reason) -> delete(c, reason, claims, nodesByName, now))) {
+      return; // one disruption at a time: the one under way first
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
-    Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName = new HashMap<>();
-    nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
-    List<NodeClaim> candidates = live.stream()
-        .filter(c -> consolidatable(c, pools.get(pool(c)), now))
+    List<NodeClaim> disruptable = live.stream()
+        .filter(c -> pools.containsKey(pool(c)) && !DoNotDisrupt.marked(c) && !Commands.underway(c))
         .filter(c -> !DoNotDisrupt.marked(nodesByName.get(c.getStatus().nodeName)))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream()
             .noneMatch(p -> DoNotDisrupt.active(p, now)))
         .toList();
-    long emptyCount = candidates.stream()
-        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).count();
-    metrics.eligibleNodes(Map.of("empty", (int) emptyCount, "underutilized", (int) candidates.stream()
-        .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).count()));
-    if (candidates.isEmpty()) {
+    List<NodeClaim> drifted = disruptable.stream().filter(Drift::drifted).toList();
+    List<NodeClaim> consolidatable = disruptable.stream().filter(c -> consolidatable(c, pools.get(pool(c)), now))
+        .toList();
+    List<NodeClaim> empty = consolidatable.stream()
+        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).toList();
+    List<NodeClaim> underutilized = new ArrayList<>(consolidatable.stream()
+        .filter(c -> !empty.contains(c) && "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
+    underutilized.sort(Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
+    metrics.eligibleNodes(Map.of("drifted", drifted.size(), "empty", empty.size(), "underutilized",
+        underutilized.size()));
+    if (drifted.isEmpty() && consolidatable.isEmpty()) {
       return;
     }
-    List<NodeClaim> empty = candidates.stream()
-        .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).toList();
+    Simulation sim = new Simulation(claims, pods, byNode);
+    for (NodeClaim claim : drifted) {
+      if (allowed(List.of(claim), "Drifted", pools, claims, now)
+          && execute(sim.evaluate(List.of(claim), false, Integer.MAX_VALUE), "Drifted", "", sim, nodesByName,
+              claims, now)) {
+        return;
+      }
+    }
     if (!empty.isEmpty()) {
       for (NodeClaim claim : empty) {
-        disrupt(claim, "Empty", pools.get(pool(claim)), claims, nodesByName, now);
+        if (allowed(List.of(claim), "Empty", pools, claims, now)) {
+          delete(claim, "Empty", claims, nodesByName, now);
+          metrics.disruptionDecision("delete", "empty", "empty");
+        }
       }
       return; // one kind of consolidation per pass: the next pass sees the cluster as it is then
     }
-    consolidateOne(candidates, pools, claims, pods, byNode, nodesByName, now);
-  }
-
-  /** Removes the cheapest node whose pods all fit, unchanged, on the other nodes. */
-  private void consolidateOne(List<NodeClaim> candidates, Map<String, NodePool> pools, List<NodeClaim> claims,
-      List<Pod> pods, Map<String, List<Pod>> byNode, Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName,
-      Instant now) throws Exception {
-    ClusterState state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
-    List<NodeClaim> underutilized = new ArrayList<>(candidates.stream()
-        .filter(c -> "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c))))).toList());
-    underutilized.sort(Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
+    for (int k = Math.min(MULTI_NODE_MAX, underutilized.size()); k >= 2; k--) {
+      List<NodeClaim> some = underutilized.subList(0, k);
+      if (allowed(some, "Underutilized", pools, claims, now)
+          && execute(sim.evaluate(some, true, 1), "Underutilized", "multi", sim, nodesByName, claims, now)) {
+        return;
+      }
+    }
     for (NodeClaim claim : underutilized) {
-      List<PodRequest> moving = byNode.get(claim.getStatus().nodeName).stream().map(PodRequests::of).toList();
-      List<Scheduler.PlannedNode> others = new ArrayList<>();
-      state.nodes.forEach((c, node) -> {
-        if (!c.getMetadata().getName().equals(claim.getMetadata().getName()) && initialized(c)) {
-          others.add(node);
-        }
-      });
-      // No new nodes (no instance types offered): only the nodes there are.
-      Scheduler.Plan plan = scheduler.schedule(moving, state.views, List.of(), others);
-      if (plan.nodes().isEmpty() && plan.unschedulable().isEmpty()
-          && disrupt(claim, "Underutilized", pools.get(pool(claim)), claims, nodesByName, now)) {
+      if (allowed(List.of(claim), "Underutilized", pools, claims, now)
+          && execute(sim.evaluate(List.of(claim), true, 1), "Underutilized", "single", sim, nodesByName, claims,
+              now)) {
         return;
       }
     }
   }
 
-  private boolean disrupt(NodeClaim claim, String reason, NodePool pool, List<NodeClaim> claims,
-      Map<String, io.fabric8.kubernetes.api.model.Node> nodesByName, Instant now) {
-    String poolName = pool.getMetadata().getName();
-    List<NodeClaim> ofPool = claims.stream().filter(c -> poolName.equals(pool(c))).toList();
-    int disrupting = (int) ofPool.stream().filter(c -> c.getMetadata().getDeletionTimestamp() != null).count();
-    if (NodePoolBudgets.allowed(pool, reason, ofPool.size(), disrupting, now) <= 0) {
-      LOG.debug("NodeClaim {}: {} but the disruption budget of NodePool {} allows no more now",
-          claim.getMetadata().getName(), reason, poolName);
+  /**
+   * What-if scheduling over the cluster as it is: the candidates gone, their pods placed on the other nodes (after
+   * the pending pods have taken what they would) and, where allowed, on new nodes.
+   */
+  private final class Simulation {
+    private final List<NodeClaim> claims;
+    private final List<Pod> pods;
+    private final Map<String, List<Pod>> byNode;
+    private ClusterState state;
+
+    Simulation(List<NodeClaim> claims, List<Pod> pods, Map<String, List<Pod>> byNode) {
+      this.claims = claims;
+      this.pods = pods;
+      this.byNode = byNode;
+    }
+
+    ClusterState state() throws Exception {
+      if (state == null) {
+        state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
+      }
+      return state;
+    }
+
+    /**
+     * The decision that removes the candidates, or null if there is none: their pods must all find a place; with
+     * {@code cheaper}, on at most {@code maxNew} new nodes that cost less than the candidates do.
+     */
+    Decision evaluate(List<NodeClaim> candidates, boolean cheaper, int maxNew) throws Exception {
+      ClusterState state = state();
+      Set<String> names = new HashSet<>(candidates.stream().map(c -> c.getMetadata().getName()).toList());
+      List<Scheduler.PlannedNode> others = new ArrayList<>();
+      state.nodes.forEach((c, node) -> {
+        if (!names.contains(c.getMetadata().getName())) {
+          others.add(node);
+        }
+      });
+      return evaluate(candidates, others, cheaper, maxNew);
+    }
+
+    private Decision evaluate(List<NodeClaim> candidates, List<Scheduler.PlannedNode> others, boolean cheaper,
+        int maxNew) throws Exception {
+      List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
+      if (!pending.isEmpty()) {
+        others = absorb(others, scheduler.schedule(pending, state.views, List.of(), others).onExisting());
+      }
+      List<PodRequest> moving = new ArrayList<>();
+      candidates.forEach(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().map(PodRequests::of)
+          .forEach(moving::add));
+      Scheduler.Plan plan = scheduler.schedule(moving, state.views, provisioner.launchable(state), others);
+      if (!plan.unschedulable().isEmpty() || plan.nodes().size() > maxNew) {
+        return null;
+      }
+      if (cheaper && !plan.nodes().isEmpty()) {
+        double before = candidates.stream().mapToDouble(c -> state.nodes.get(c).type().price()).sum();
+        double after = plan.nodes().stream().mapToDouble(n -> n.type().price()).sum();
+        if (after >= before) {
+          return null;
+        }
+      }
+      return new Decision(candidates, plan.nodes());
+    }
+  }
+
+  /** The nodes with the pending pods that would go there added: what is left for the pods being moved. */
+  private static List<Scheduler.PlannedNode> absorb(List<Scheduler.PlannedNode> nodes,
+      Map<PodRequest, Scheduler.PlannedNode> placed) {
+    Map<Scheduler.PlannedNode, List<PodRequest>> added = new java.util.IdentityHashMap<>();
+    placed.forEach((pod, node) -> added.computeIfAbsent(node, n -> new ArrayList<>()).add(pod));
+    return nodes.stream().map(n -> {
+      List<PodRequest> more = added.get(n);
+      if (more == null) {
+        return n;
+      }
+      List<PodRequest> all = new ArrayList<>(n.pods());
+      all.addAll(more);
+      Resources taken = more.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
+      return new Scheduler.PlannedNode(n.pool(), n.type(), all, n.free().minus(taken), n.labels());
+    }).toList();
+  }
+
+  /** Carries out a decision: deletes the candidates now, or launches their replacements and waits for them. */
+  private boolean execute(Decision decision, String reason, String consolidationType, Simulation sim,
+      Map<String, Node> nodes, List<NodeClaim> claims, Instant now) throws Exception {
+    if (decision == null) {
       return false;
     }
+    String why = reason.toLowerCase(java.util.Locale.ROOT);
+    if (decision.replacements().isEmpty()) {
+      decision.candidates().forEach(c -> delete(c, reason, claims, nodes, now));
+      metrics.disruptionDecision("delete", why, consolidationType);
+      return true;
+    }
+    List<NodeClaim> launched = provisioner.replacements(sim.state(), decision.replacements(), why);
+    if (launched == null) {
+      return false; // no machine for a replacement now: the nodes stay
+    }
+    commands.start(decision.candidates(), launched, reason, nodes, now);
+    metrics.disruptionDecision("replace", why, consolidationType);
+    return true;
+  }
+
+  /** Whether each candidate's pool's budget for the reason allows that many more at once. */
+  private static boolean allowed(List<NodeClaim> candidates, String reason, Map<String, NodePool> pools,
+      List<NodeClaim> claims, Instant now) {
+    Map<String, Integer> wanted = new HashMap<>();
+    candidates.forEach(c -> wanted.merge(pool(c), 1, Integer::sum));
+    for (Map.Entry<String, Integer> e : wanted.entrySet()) {
+      List<NodeClaim> ofPool = claims.stream().filter(c -> e.getKey().equals(pool(c))).toList();
+      int disrupting = (int) ofPool.stream()
+          .filter(c -> c.getMetadata().getDeletionTimestamp() != null || Commands.underway(c)).count();
+      if (NodePoolBudgets.allowed(pools.get(e.getKey()), reason, ofPool.size(), disrupting, now) < e.getValue()) {
+        LOG.debug("{} node(s) of NodePool {}: {}, but its disruption budget allows no more now", e.getValue(),
+            e.getKey(), reason);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Deletes the claim (termination drains it), counting and telling it as upstream does. */
+  private void delete(NodeClaim claim, String reason, List<NodeClaim> claims, Map<String, Node> nodes, Instant now) {
     LOG.info("NodeClaim {}: disrupting ({})", claim.getMetadata().getName(), reason);
     kube.resources(NodeClaim.class).resource(claim).delete();
     String why = reason.toLowerCase(java.util.Locale.ROOT);
-    metrics.disruptionDecision("delete", why, reason.equals("Empty") ? "empty" : "single");
-    metrics.nodeClaimDisrupted(why, poolName, policy(pool), "graceful");
-    events.publish(KarpenterEvents.disruptionTerminating(nodesByName.get(claim.getStatus().nodeName), claim, why));
+    NodePool pool = defs.pool(pool(claim));
+    metrics.nodeClaimDisrupted(why, pool(claim), pool == null ? "" : policy(pool), "graceful");
+    events.publish(KarpenterEvents.disruptionTerminating(nodes.get(claim.getStatus().nodeName), claim, why));
     claim.getMetadata().setDeletionTimestamp(now.toString()); // counts as disrupting for the rest of this pass
-    return true;
   }
 
   /** Keeps {@code status.lastPodEventTime} at the last time a pod came to or left the node. */

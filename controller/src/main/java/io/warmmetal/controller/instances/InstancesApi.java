@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -56,6 +57,17 @@ public final class InstancesApi {
 
   public JsonNode shapes() throws IOException, InterruptedException {
     return send("GET", "/v1/shapes", null).get("items");
+  }
+
+  /** The shapes, their offerings grouped by the values of these machine label keys (zone, region). */
+  public JsonNode shapes(String zoneLabel, String regionLabel) throws IOException, InterruptedException {
+    return send("GET", "/v1/shapes?zoneLabel=" + java.net.URLEncoder.encode(zoneLabel, StandardCharsets.UTF_8)
+        + "&regionLabel=" + java.net.URLEncoder.encode(regionLabel, StandardCharsets.UTF_8), null).get("items");
+  }
+
+  /** One machine (its labels say where it stands). */
+  public JsonNode machine(String id) throws IOException, InterruptedException {
+    return send("GET", "/v1/machines/" + java.net.URLEncoder.encode(id, StandardCharsets.UTF_8), null);
   }
 
   /** Launches one instance; the same client token always yields the same instance. */

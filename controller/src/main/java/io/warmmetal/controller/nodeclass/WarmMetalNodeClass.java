@@ -44,6 +44,21 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
      * switched off cannot re-enroll when it boots.
      */
     public Boolean launchFromStandby;
+    /**
+     * Which machine labels are the zone and region of its nodes (default {@code topology.kubernetes.io/zone} and
+     * {@code topology.kubernetes.io/region}): racks as zones, rooms as regions, say. Nodes get them as the
+     * well-known zone and region labels; spread and affinity over zones place nodes by them.
+     */
+    public String zoneLabel;
+    public String regionLabel;
+
+    public String zoneLabelOrDefault() {
+      return zoneLabel == null || zoneLabel.isBlank() ? "topology.kubernetes.io/zone" : zoneLabel;
+    }
+
+    public String regionLabelOrDefault() {
+      return regionLabel == null || regionLabel.isBlank() ? "topology.kubernetes.io/region" : regionLabel;
+    }
 
     /** {@link #launchFromStandby}, its default applied. */
     public boolean launchesFromStandby() {
@@ -78,6 +93,18 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Status {
     public List<Condition> conditions = new ArrayList<>();
+  }
+
+  /**
+   * What its nodes were made with, hashed (drift): how they join, their kubelet, their images — not where the API
+   * is, its credentials or the timeouts, which change no node.
+   */
+  public String hash() {
+    java.util.Map<String, Object> shaping = new java.util.TreeMap<>();
+    shaping.put("join", getSpec().join);
+    shaping.put("kubelet", getSpec().kubelet);
+    shaping.put("prePullImages", getSpec().prePullImages);
+    return io.warmmetal.controller.karpenter.Hashes.of(shaping);
   }
 
   @Override

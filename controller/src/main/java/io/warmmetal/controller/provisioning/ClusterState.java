@@ -58,7 +58,8 @@ public final class ClusterState {
       }
       com.fasterxml.jackson.databind.JsonNode shapes;
       try {
-        shapes = apis.apply(nodeClass).shapes();
+        shapes = apis.apply(nodeClass).shapes(nodeClass.getSpec().zoneLabelOrDefault(),
+            nodeClass.getSpec().regionLabelOrDefault());
       } catch (Exception e) {
         LOG.warn("NodePool {}: its instances API cannot be asked for shapes ({}); left out of this pass",
             pool.getMetadata().getName(), e.getMessage());

@@ -103,7 +103,17 @@ public final class InstanceTypes {
       }
       double price = s.hasNonNull("pricePerHour") ? s.get("pricePerHour").asDouble()
           : cpus * 0.03 + memGiB * 0.004 + gpus * 2.0; // a stand-in proportional to size until an operator sets one
-      types.add(new InstanceType(name, labels, allocatable, price, s.path("counts").path("warm").asInt(0)));
+      List<InstanceType.Offering> offerings = new ArrayList<>();
+      boolean standby = nodeClass != null && nodeClass.getSpec().launchesFromStandby();
+      for (JsonNode o : s.path("offerings")) {
+        JsonNode counts = o.path("counts");
+        int available = counts.path("warm").asInt(0) + counts.path("preparing").asInt(0)
+            + (standby ? counts.path("standby").asInt(0) : 0);
+        offerings.add(new InstanceType.Offering(o.path("zone").isTextual() ? o.get("zone").asText() : null,
+            o.path("region").isTextual() ? o.get("region").asText() : null, available, counts.path("warm").asInt(0)));
+      }
+      types.add(new InstanceType(name, labels, allocatable, price, s.path("counts").path("warm").asInt(0),
+          List.copyOf(offerings)));
     }
     return types;
   }

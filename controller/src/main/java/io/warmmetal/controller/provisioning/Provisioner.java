@@ -13,6 +13,7 @@ import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.GoDuration;
+import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
@@ -163,10 +164,7 @@ public final class Provisioner {
       List<Pod> pods) throws Exception {
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     ClusterState state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
-    java.time.Instant now = java.time.Instant.now();
-    insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
-    List<InstanceType> launchable = state.allTypes.stream()
-        .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name())).toList();
+    List<InstanceType> launchable = launchable(state);
     // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
     // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
     long started = System.nanoTime();
@@ -178,7 +176,7 @@ public final class Provisioner {
       String pool = node.pool().name();
       List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
       launches.add(() -> {
-        NodeClaim claim = create(state.pools.get(pool), node, types);
+        NodeClaim claim = create(state.pools.get(pool), node, types, "provisioned");
         node.pods().forEach(p -> events.publish(KarpenterEvents.nominated(pendingPods.get(p), claim, null)));
         return launch(claim);
       });
@@ -217,15 +215,55 @@ public final class Provisioner {
     });
   }
 
-  private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types) {
+  /** The types a new node can be of now: with a machine to be had, and not out of capacity a moment ago. */
+  public List<InstanceType> launchable(ClusterState state) {
+    java.time.Instant now = java.time.Instant.now();
+    insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
+    return state.allTypes.stream()
+        .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name())).toList();
+  }
+
+  /**
+   * Creates and launches a NodeClaim for each node planned, now: disruption's replacements, launched before what
+   * they replace is drained. Returns them all, or null if one could not be launched (those that were stay, as
+   * ordinary nodes).
+   */
+  public List<NodeClaim> replacements(ClusterState state, List<Scheduler.PlannedNode> nodes, String reason)
+      throws Exception {
+    List<InstanceType> launchable = launchable(state);
+    List<NodeClaim> made = new ArrayList<>();
+    for (Scheduler.PlannedNode node : nodes) {
+      String pool = node.pool().name();
+      List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
+      NodeClaim claim = create(state.pools.get(pool), node, types, reason);
+      Callable<Void> record = launch(claim);
+      if (record == NOTHING) {
+        return null;
+      }
+      record.call();
+      made.add(claim);
+    }
+    return made;
+  }
+
+  private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types, String reason) {
     NodeClaim claim = new NodeClaim();
     String name = pool.getMetadata().getName() + "-" + UUID.randomUUID().toString().substring(0, 5);
     claim.getMetadata().setName(name);
     // As Karpenter: the pool's labels (template, requirements, name) and annotations; the instance type once launched.
     claim.getMetadata().setLabels(new HashMap<>(InstanceTypes.poolLabels(pool)));
+    Map<String, String> annotations = new HashMap<>();
     if (pool.getSpec().template.metadata.annotations != null) {
-      claim.getMetadata().setAnnotations(new HashMap<>(pool.getSpec().template.metadata.annotations));
+      annotations.putAll(pool.getSpec().template.metadata.annotations);
     }
+    // What it is made from, hashed: drift compares these with the NodePool and node class as they are later.
+    annotations.put(Hashes.NODEPOOL_HASH_ANNOTATION, Hashes.nodePool(pool));
+    annotations.put(Hashes.NODEPOOL_HASH_VERSION_ANNOTATION, Hashes.NODEPOOL_HASH_VERSION);
+    WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
+    if (nodeClass != null) {
+      annotations.put(Hashes.NODECLASS_HASH_ANNOTATION, nodeClass.hash());
+    }
+    claim.getMetadata().setAnnotations(annotations);
     claim.getMetadata().setFinalizers(List.of(WellKnown.TERMINATION_FINALIZER)); // its instance goes before it does
     // Owned by its NodePool, as upstream's: deleting the NodePool deletes its NodeClaims (each drained first).
     claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
@@ -240,12 +278,19 @@ public final class Provisioner {
     Resources requested = node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
     List<Requirement> requirements = new ArrayList<>(template.requirements);
     requirements.add(new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable(node, types, requested)));
+    for (String key : List.of(WellKnown.ZONE_LABEL, WellKnown.REGION_LABEL)) {
+      String value = node.labels().get(key);
+      if (value != null) { // planned in a zone: its machine must be there (the launch asks for its machine labels)
+        requirements.add(new Requirement(key, "In", List.of(value)));
+        claim.getMetadata().getLabels().put(key, value);
+      }
+    }
     claim.getSpec().requirements = requirements;
     claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
         "memory", new Quantity(String.valueOf(requested.memoryBytes())));
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
     NodeClaim created = kube.resources(NodeClaim.class).resource(claim).create();
-    metrics.nodeClaimCreated(pool.getMetadata().getName(), "provisioned");
+    metrics.nodeClaimCreated(pool.getMetadata().getName(), reason);
     return created;
   }
 
@@ -255,10 +300,12 @@ public final class Provisioner {
    */
   private List<String> acceptable(Scheduler.PlannedNode node, List<InstanceType> types, Resources requested) {
     List<String> names = new ArrayList<>(List.of(node.type().name()));
+    String zone = node.labels().get(WellKnown.ZONE_LABEL);
     types.stream()
         .filter(t -> !t.name().equals(node.type().name()))
         .filter(t -> node.pool().allows(t) && scheduler.usable(node.pool(), t).fits(requested))
         .filter(t -> node.pods().stream().allMatch(p -> p.accepts(Scheduler.labels(node.pool(), t))))
+        .filter(t -> zone == null || t.availableOfferings().stream().anyMatch(o -> zone.equals(o.zone())))
         .sorted(java.util.Comparator.comparingDouble(InstanceType::price))
         .forEach(t -> names.add(t.name()));
     return names;
@@ -294,6 +341,19 @@ public final class Provisioner {
     join.put("bootstrapToken", BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)));
     ObjectNode nodeLabels = join.putObject("nodeLabels");
     InstanceTypes.poolLabels(pool).forEach(nodeLabels::put);
+    // A claim planned in a zone (or region): only a machine there, and the Node labelled so, under the node class's
+    // machine label keys (racks as zones).
+    ObjectNode machineLabels = null;
+    for (Requirement r : claim.getSpec().requirements) {
+      boolean zone = WellKnown.ZONE_LABEL.equals(r.getKey());
+      if ((zone || WellKnown.REGION_LABEL.equals(r.getKey())) && "In".equals(r.getOperator())
+          && r.getValues().size() == 1) {
+        machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
+        machineLabels.put(zone ? nodeClass.getSpec().zoneLabelOrDefault() : nodeClass.getSpec().regionLabelOrDefault(),
+            r.getValues().get(0));
+        nodeLabels.put(r.getKey(), r.getValues().get(0));
+      }
+    }
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.
     nodeLabels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
@@ -319,6 +379,9 @@ public final class Provisioner {
       claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
       claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
+      if (machineLabels == null) {
+        whereItStands(api, nodeClass, instance.get("machineId").asText(), claim);
+      }
       return () -> {
         NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
         updated.setStatus(claim.getStatus()); // the status write needs the resourceVersion the update made
@@ -338,6 +401,28 @@ public final class Provisioner {
         return NOTHING;
       }
       throw e;
+    }
+  }
+
+  /**
+   * A claim launched in no particular zone learns its machine's zone and region (the node class's machine label
+   * keys) at once, as upstream's claims know their offering's: kubectl shows it, spread and consolidation count it.
+   * The Node gets them by registration. A machine that cannot be read now leaves them to the Node's own labels.
+   */
+  private static void whereItStands(InstancesApi api, WarmMetalNodeClass nodeClass, String machineId, NodeClaim claim)
+      throws InterruptedException {
+    try {
+      JsonNode labels = api.machine(machineId).path("labels");
+      String zone = labels.path(nodeClass.getSpec().zoneLabelOrDefault()).asText(null);
+      String region = labels.path(nodeClass.getSpec().regionLabelOrDefault()).asText(null);
+      if (zone != null) {
+        claim.getMetadata().getLabels().put(WellKnown.ZONE_LABEL, zone);
+      }
+      if (region != null) {
+        claim.getMetadata().getLabels().put(WellKnown.REGION_LABEL, region);
+      }
+    } catch (java.io.IOException e) {
+      LOG.debug("NodeClaim {}: machine {} not read ({})", claim.getMetadata().getName(), machineId, e.getMessage());
     }
   }
 

@@ -72,6 +72,35 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     return hostPorts.stream().anyMatch(p -> other.hostPorts.stream().anyMatch(p::conflictsWith));
   }
 
+  /**
+   * Whether the pod's selector and affinity allow {@code value} for {@code key}, whatever the other labels: its
+   * selector does not name another value, and some affinity term's requirements on that key hold.
+   */
+  public boolean admits(String key, String value) {
+    String wanted = nodeSelector.get(key);
+    if (wanted != null && !wanted.equals(value)) {
+      return false;
+    }
+    java.util.function.Predicate<List<Requirement>> ok = term -> term.stream()
+        .filter(r -> r.getKey().equals(key)).allMatch(r -> r.matches(Map.of(key, value)));
+    if (!placement.preferredNodeTerms().isEmpty() && !ok.test(placement.preferredNodeTerms().get(0))) {
+      return false;
+    }
+    return affinityTerms.isEmpty() || affinityTerms.stream().anyMatch(ok);
+  }
+
+  /** Whether anything of the pod's is about one of these node label keys: selector, affinity, spread, pod terms. */
+  public boolean mentions(java.util.Set<String> keys) {
+    if (nodeSelector.keySet().stream().anyMatch(keys::contains)
+        || affinityTerms.stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
+        || placement.preferredNodeTerms().stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
+        || placement.spread().stream().anyMatch(s -> keys.contains(s.topologyKey()))
+        || placement.allAffinity().stream().anyMatch(t -> keys.contains(t.topologyKey()))) {
+      return true;
+    }
+    return allAntiAffinity().stream().anyMatch(t -> keys.contains(t.topologyKey()));
+  }
+
   /** Whether a node with these labels satisfies the pod's selector and affinity. */
   public boolean accepts(Map<String, String> labels) {
     for (Map.Entry<String, String> s : nodeSelector.entrySet()) {

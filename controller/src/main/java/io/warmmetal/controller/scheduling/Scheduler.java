@@ -16,6 +16,9 @@ import java.util.Map;
  * Pods count as the {@code pods} resource, so a type's pods-per-node is its own.
  */
 public final class Scheduler {
+  /** The node label keys whose values a new node's machine decides: its zone and region. */
+  private static final java.util.Set<String> TOPOLOGY_KEYS = java.util.Set.of(WellKnown.ZONE_LABEL,
+      WellKnown.REGION_LABEL);
   private final Resources reserve;
   /** Numbers planned nodes (their hostname domain until they have a name). */
   private long planned;
@@ -71,6 +74,7 @@ public final class Scheduler {
     types.forEach(t -> warmLeft.put(t.name(), t.warm()));
     Map<String, Resources> poolLeft = new HashMap<>();
     pools.forEach(p -> poolLeft.put(p.name(), p.remaining()));
+    Map<String, Integer> zoneLeft = new HashMap<>(); // machines to be had per (type, zone)
 
     List<Open> open = new ArrayList<>();
     for (PlannedNode coming : inFlight) {
@@ -84,8 +88,18 @@ public final class Scheduler {
     // spread only when some pod has those.
     boolean domains = java.util.stream.Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
         .anyMatch(p -> p.allAntiAffinity().stream().anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
-    Topology topology = new Topology(pods, open);
-    Catalog catalog = new Catalog();
+    Map<String, java.util.Set<String>> potential = new HashMap<>();
+    for (InstanceType type : types) {
+      for (InstanceType.Offering o : type.availableOfferings()) {
+        zoneLeft.put(type.name() + "\u0000" + o.zone(), o.available());
+        potential.computeIfAbsent(WellKnown.ZONE_LABEL, k -> new java.util.HashSet<>()).add(o.zone());
+        if (o.region() != null) {
+          potential.computeIfAbsent(WellKnown.REGION_LABEL, k -> new java.util.HashSet<>()).add(o.region());
+        }
+      }
+    }
+    Topology topology = new Topology(pods, open, potential);
+    Catalog catalog = new Catalog(zoneLeft);
     List<PodRequest> unschedulable = new ArrayList<>();
     for (PodRequest pod : pods) {
       // As upstream: preferences held to as if required; relaxed one at a time while the pod fits nowhere.
@@ -112,7 +126,7 @@ public final class Scheduler {
     asked.addAll(pending);
     for (Open node : open) {
       if (node.source == null) {
-        nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free));
+        nodes.add(new PlannedNode(node.pool, node.type, node.pods, node.free, node.labels));
       } else {
         node.pods.stream().filter(asked::contains).forEach(p -> onExisting.put(p, node.source));
       }
@@ -131,12 +145,26 @@ public final class Scheduler {
         return node;
       }
     }
-    // A new node: it must also suit the pod's topology (a new node is a new hostname domain; it has the zone its
-    // labels give it, or none). Its warm machine and pool capacity are only taken once it is chosen.
-    Open fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
-    if (fresh == null || (domains && repelledInDomain(pod, fresh, open))
-        || (placed && !topology.allows(pod, fresh, open))) {
+    // A new node: it must also suit the pod's topology (a new node is a new hostname domain). A pod that cares
+    // about zones (or a pool that does) gets a node in a chosen zone with a machine to be had; others a node in
+    // whatever zone its machine is. Its warm machine and pool capacity are only taken once it is chosen.
+    Open fresh;
+    if (pod.mentions(TOPOLOGY_KEYS) || pools.stream().anyMatch(p -> p.requirements().stream()
+        .anyMatch(r -> TOPOLOGY_KEYS.contains(r.getKey())))) {
+      fresh = zonalNode(pod, pools, types, catalog, warmLeft, poolLeft, open, domains, topology);
+    } else {
+      fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
+      if (fresh != null && ((domains && repelledInDomain(pod, fresh, open))
+          || (placed && !topology.allows(pod, fresh, open)))) {
+        fresh = null;
+      }
+    }
+    if (fresh == null) {
       return null;
+    }
+    String zone = fresh.labels.get(WellKnown.ZONE_LABEL);
+    if (zone != null) {
+      catalog.zoneLeft.merge(fresh.type.name() + "\u0000" + zone, -1, Integer::sum);
     }
     warmLeft.merge(fresh.type.name(), -1, Integer::sum);
     Resources left = poolLeft.get(fresh.pool.name());
@@ -177,8 +205,87 @@ public final class Scheduler {
     return null;
   }
 
+  /**
+   * A new node in a zone for a pod that cares about zones: over the zones where a type that suits it has a machine
+   * to be had — emptiest of the pod's spread first, then where its affinity draws it, then the most warm machines —
+   * the first whose node the pod's selector, affinity, anti-affinity and spread, and the pool's zone requirements,
+   * all accept.
+   */
+  private Open zonalNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types, Catalog catalog,
+      Map<String, Integer> warmLeft, Map<String, Resources> poolLeft, List<Open> open, boolean domains,
+      Topology topology) {
+    for (NodePoolView pool : pools) {
+      if (!pod.tolerates(pool.taints())) {
+        continue;
+      }
+      Resources left = poolLeft.get(pool.name());
+      Map<String, List<InstanceType>> byZone = new java.util.TreeMap<>();
+      Map<String, String> regionOf = new HashMap<>();
+      Map<String, Integer> warmIn = new HashMap<>();
+      for (InstanceType type : types) {
+        if (!catalog.fitsAndAllowed(pool, type, pod)
+            || (left != null && !left.fits(type.allocatable().onlyExtended(left.extended().keySet())))) {
+          continue;
+        }
+        for (InstanceType.Offering o : type.availableOfferings()) {
+          if (catalog.zoneLeft.getOrDefault(type.name() + "\u0000" + o.zone(), 0) > 0) {
+            byZone.computeIfAbsent(o.zone(), z -> new ArrayList<>()).add(type);
+            regionOf.putIfAbsent(o.zone(), o.region());
+            warmIn.merge(o.zone(), o.warm(), Integer::sum);
+          }
+        }
+      }
+      List<String> zones = new ArrayList<>(byZone.keySet());
+      zones.sort(Comparator.comparingInt((String z) -> topology.spreadCount(pod, WellKnown.ZONE_LABEL, z))
+          .thenComparing(z -> !topology.attracts(pod, WellKnown.ZONE_LABEL, z))
+          .thenComparing(z -> -warmIn.get(z)));
+      for (String zone : zones) {
+        Map<String, String> where = new HashMap<>(Map.of(WellKnown.ZONE_LABEL, zone));
+        if (regionOf.get(zone) != null) {
+          where.put(WellKnown.REGION_LABEL, regionOf.get(zone));
+        }
+        boolean poolAllows = pool.requirements().stream().filter(r -> TOPOLOGY_KEYS.contains(r.getKey()))
+            .allMatch(r -> r.matches(where));
+        if (!poolAllows) {
+          continue;
+        }
+        InstanceType best = null;
+        Map<String, String> bestLabels = null;
+        for (InstanceType type : byZone.get(zone)) {
+          Map<String, String> labels = new HashMap<>(catalog.option(pool, type).labels());
+          labels.putAll(where);
+          if (pod.accepts(labels) && (best == null || better(type, best, pod, warmLeft))) {
+            best = type;
+            bestLabels = labels;
+          }
+        }
+        if (best == null || (pool.hasMinValues() && !pool.minValuesMet(byZone.get(zone)))) {
+          continue;
+        }
+        Open node = new Open(pool, best, bestLabels, catalog.option(pool, best).usable());
+        if (!(domains && repelledInDomain(pod, node, open)) && topology.allows(pod, node, open)) {
+          return node;
+        }
+      }
+    }
+    return null;
+  }
+
   /** Each (pool, type)'s node labels and usable resources, worked out once per plan. */
   private final class Catalog {
+    /** Machines still to be had per (type, zone) as this plan takes them. */
+    final Map<String, Integer> zoneLeft;
+
+    Catalog(Map<String, Integer> zoneLeft) {
+      this.zoneLeft = zoneLeft;
+    }
+
+    /** Whether the pool allows the type and a node of it has room for the pod (labels not looked at). */
+    boolean fitsAndAllowed(NodePoolView pool, InstanceType type, PodRequest pod) {
+      return type.allocatable().fits(pod.requests()) && pool.allows(type)
+          && option(pool, type).usable().fits(pod.requests());
+    }
+
     record Option(Map<String, String> labels, Resources usable) {}
 
     private final Map<NodePoolView, Map<InstanceType, Option>> options = new java.util.IdentityHashMap<>();

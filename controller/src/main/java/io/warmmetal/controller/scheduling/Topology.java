@@ -26,8 +26,15 @@ final class Topology {
   }
 
   private final Map<PodAffinityTerm, Map<String, Integer>> counts = new HashMap<>();
+  /** Domains a new node could be in, by key (the zones and regions with machines to be had): empty ones count. */
+  private final Map<String, Set<String>> potential;
 
   Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes) {
+    this(pending, nodes, Map.of());
+  }
+
+  Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes, Map<String, Set<String>> potential) {
+    this.potential = potential;
     for (PodRequest pod : pending) {
       pod.placement().allAffinity().forEach(t -> counts.putIfAbsent(t, new HashMap<>()));
       pod.placement().spread().forEach(s -> counts.putIfAbsent(s.term(), new HashMap<>()));
@@ -54,6 +61,18 @@ final class Topology {
     });
   }
 
+  /** How many pods the spread constraints of the pod that count in that domain of theirs already count there. */
+  int spreadCount(PodRequest pod, String key, String domain) {
+    return pod.placement().spread().stream().filter(s -> s.topologyKey().equals(key))
+        .mapToInt(s -> counts.get(s.term()).getOrDefault(domain, 0)).sum();
+  }
+
+  /** Whether a pod the affinity terms of the pod select is in that domain already (where the pod wants to be). */
+  boolean attracts(PodRequest pod, String key, String domain) {
+    return pod.placement().allAffinity().stream().anyMatch(t -> t.topologyKey().equals(key)
+        && counts.get(t).getOrDefault(domain, 0) > 0);
+  }
+
   /** Whether the pod's affinity and spread allow it onto {@code node}, given every node of the plan. */
   boolean allows(PodRequest pod, Node node, Collection<? extends Node> nodes) {
     for (PodAffinityTerm term : pod.placement().allAffinity()) {
@@ -75,7 +94,7 @@ final class Topology {
       }
       Map<String, Integer> byDomain = counts.get(spread.term());
       int count = byDomain.getOrDefault(domain, 0) + (spread.term().selects(pod) ? 1 : 0);
-      if (count - minimum(pod, spread, byDomain, nodes) > spread.maxSkew()) {
+      if (count - minimum(pod, spread, byDomain, nodes, potential) > spread.maxSkew()) {
         return false;
       }
     }
@@ -87,7 +106,7 @@ final class Topology {
    * the domains of the nodes the constraint's policies let count; fewer domains than {@code minDomains} count as zero.
    */
   private static int minimum(PodRequest pod, SpreadConstraint spread, Map<String, Integer> byDomain,
-      Collection<? extends Node> nodes) {
+      Collection<? extends Node> nodes, Map<String, Set<String>> potential) {
     if (spread.topologyKey().equals(PodAffinityTerm.HOSTNAME)) {
       return 0;
     }
@@ -97,6 +116,11 @@ final class Topology {
       if (d != null && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
           && (!spread.honorTaints() || n.tolerates(pod))) {
         domains.add(d);
+      }
+    }
+    for (String d : potential.getOrDefault(spread.topologyKey(), Set.of())) {
+      if (!spread.honorNodeAffinity() || pod.admits(spread.topologyKey(), d)) {
+        domains.add(d); // a zone with machines to be had and no node yet: a domain of zero
       }
     }
     if (spread.minDomains() != null && domains.size() < spread.minDomains()) {

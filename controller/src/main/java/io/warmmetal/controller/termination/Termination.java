@@ -87,7 +87,7 @@ public final class Termination {
     Node node = nodeOf(claim, nodes);
     String nodeName = node == null ? null : node.getMetadata().getName();
     if (node != null) {
-      if (taintDisrupted(node)) {
+      if (DisruptedTaint.apply(kube, node)) {
         return; // just tainted: a pod bound a moment before may not be in our view yet — look again next pass
       }
       Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
@@ -222,21 +222,6 @@ public final class Termination {
     return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)
             || (provider != null && n.getSpec() != null && provider.equals(n.getSpec().getProviderID())))
         .findFirst().orElse(null);
-  }
-
-  /** Taints the Node disrupted; true if it was not tainted yet. */
-  private boolean taintDisrupted(Node node) {
-    List<Taint> taints = node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
-    if (taints.stream().anyMatch(t -> WellKnown.DISRUPTED_TAINT.equals(t.getKey()))) {
-      return false;
-    }
-    kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
-      List<Taint> more = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
-      more.add(new TaintBuilder().withKey(WellKnown.DISRUPTED_TAINT).withEffect("NoSchedule").build());
-      n.getSpec().setTaints(more);
-      return n;
-    });
-    return true;
   }
 
   /** A pod that has run to completion holds nothing: it neither blocks a drain nor keeps a node from being empty. */

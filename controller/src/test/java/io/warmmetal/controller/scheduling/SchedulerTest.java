@@ -241,4 +241,57 @@ class SchedulerTest {
     assertThat(scheduler.schedule(List.of(pod("p", 5000, 1)), List.of(pool), fleet).nodes().get(0).type().name())
         .isEqualTo("x86-16c-64g");
   }
+
+  /** A 16-cpu type with machines to be had in racks a and b (two each) and c (one), all in room-1. */
+  private static InstanceType racked() {
+    InstanceType t = type("amd64", 16, 64, 0, 0.8, 5);
+    return new InstanceType(t.name(), t.labels(), t.allocatable(), t.price(), t.warm(), List.of(
+        new InstanceType.Offering("rack-a", "room-1", 2, 2), new InstanceType.Offering("rack-b", "room-1", 2, 2),
+        new InstanceType.Offering("rack-c", "room-1", 1, 1)));
+  }
+
+  private static PodRequest spreadOverZones(String name) {
+    io.fabric8.kubernetes.api.model.LabelSelector app = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+        .addToMatchLabels("app", "web").build();
+    SpreadConstraint spread = new SpreadConstraint(new PodAffinityTerm(app, java.util.Set.of("default"),
+        "topology.kubernetes.io/zone"), 1, null, true, true, false);
+    return pod(name, 12000, 8).withIdentity("default", Map.of("app", "web"))
+        .withPlacement(new Placement(List.of(), List.of(), List.of(), List.of(), List.of(spread)));
+  }
+
+  @Test
+  void podsSpreadOverZonesGetNodesInEachZoneWithMachines() {
+    Scheduler.Plan plan = scheduler.schedule(List.of(spreadOverZones("w1"), spreadOverZones("w2"),
+        spreadOverZones("w3"), spreadOverZones("w4")), List.of(pool("any", 0, List.of(), null)), List.of(racked()));
+    assertThat(plan.unschedulable()).isEmpty();
+    assertThat(plan.nodes()).extracting(n -> n.labels().get("topology.kubernetes.io/zone"))
+        .containsExactlyInAnyOrder("rack-a", "rack-b", "rack-c", "rack-a");
+    assertThat(plan.nodes()).allSatisfy(n -> assertThat(n.labels()).containsEntry("topology.kubernetes.io/region",
+        "room-1"));
+    // A fifth would make rack-a or rack-b two ahead of rack-c, whose one machine is taken: nowhere to go.
+    Scheduler.Plan five = scheduler.schedule(List.of(spreadOverZones("w1"), spreadOverZones("w2"),
+        spreadOverZones("w3"), spreadOverZones("w4"), spreadOverZones("w5"), spreadOverZones("w6")),
+        List.of(pool("any", 0, List.of(), null)), List.of(racked()));
+    assertThat(five.nodes()).hasSize(5);
+    assertThat(five.unschedulable()).hasSize(1);
+  }
+
+  @Test
+  void aZoneTheSelectorOrThePoolNamesIsTheZoneTheNodeIsIn() {
+    PodRequest inB = new PodRequest("b", Resources.of(1000, GIB), Map.of("topology.kubernetes.io/zone", "rack-b"),
+        List.of(), List.of());
+    Scheduler.Plan plan = scheduler.schedule(List.of(inB), List.of(pool("any", 0, List.of(), null)),
+        List.of(racked()));
+    assertThat(plan.nodes()).singleElement().satisfies(n -> assertThat(n.labels())
+        .containsEntry("topology.kubernetes.io/zone", "rack-b"));
+    NodePoolView onlyC = pool("c", 0, List.of(), null, new Requirement("topology.kubernetes.io/zone", "In",
+        List.of("rack-c")));
+    assertThat(scheduler.schedule(List.of(pod("any", 1000, 1)), List.of(onlyC), List.of(racked())).nodes())
+        .singleElement().satisfies(n -> assertThat(n.labels()).containsEntry("topology.kubernetes.io/zone", "rack-c"));
+    // A zone with no machine to be had is no zone for a node.
+    PodRequest inD = new PodRequest("d", Resources.of(1000, GIB), Map.of("topology.kubernetes.io/zone", "rack-d"),
+        List.of(), List.of());
+    assertThat(scheduler.schedule(List.of(inD), List.of(pool("any", 0, List.of(), null)), List.of(racked()))
+        .unschedulable()).hasSize(1);
+  }
 }

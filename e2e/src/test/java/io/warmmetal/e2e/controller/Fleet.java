@@ -68,6 +68,16 @@ final class Fleet implements AutoCloseable {
 
   /** {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the controller up. */
   static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool) throws Exception {
+    return start(vertx, cluster, java.util.Collections.nCopies(agents, RACK_1), pool, nodeClass -> {});
+  }
+
+  /**
+   * One warm machine per entry of {@code machines}, labelled so (where it stands), WarmMetal installed (the NodePool
+   * adjusted by {@code pool}, the node class by {@code nodeClass}), the controller up.
+   */
+  static Fleet start(Vertx vertx, ControlPlane cluster, List<JsonObject> machines, Consumer<NodePool> pool,
+      Consumer<io.warmmetal.controller.nodeclass.WarmMetalNodeClass> nodeClass) throws Exception {
+    int agents = machines.size();
     ApiFixture fx = ApiFixture.start(vertx);
     Fleet f;
     try {
@@ -78,7 +88,15 @@ final class Fleet implements AutoCloseable {
       throw e;
     }
     try {
-      f.addAgents(vertx, agents, ApiFixture.facts(16, 64), "sim-node-", true, RACK_1);
+      for (JsonObject labels : new java.util.LinkedHashSet<>(machines)) {
+        f.addAgents(vertx, java.util.Collections.frequency(machines, labels), ApiFixture.facts(16, 64),
+            "sim-node-", true, labels);
+      }
+      retrying(() -> f.kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
+          .edit(c -> {
+            nodeClass.accept(c);
+            return c;
+          }));
       f.fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", agents)
           .put("maxWarm", agents));
       Await.until(agents + " warm machines", () -> f.warm() == agents);

@@ -1,0 +1,137 @@
+package io.warmmetal.e2e.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.e2e.cluster.ControlPlane;
+import io.warmmetal.e2e.cluster.RealCluster;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Zones and drift on the real control plane: racks as zones (a node class naming the machines' rack label), a
+ * Deployment spread over them gets a node in each rack; a NodePool whose template changes drifts its node, which is
+ * replaced — the new node up before the old one drains — and the Deployment's pod moves to it.
+ */
+@ExtendWith({VertxExtension.class, RealCluster.class})
+class TopologyAndDriftTest {
+  private static final String RACK = "warmmetal.io/rack";
+  private Fleet cluster;
+  private KubernetesClient kube;
+
+  @AfterEach
+  void stop() {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static JsonObject rack(String name) {
+    return new JsonObject().put(RACK, name);
+  }
+
+  private static Deployment deployment(String name, int replicas, String cpu, boolean spreadOverZones) {
+    var template = new DeploymentBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
+        .withNewSpec().withReplicas(replicas).withNewSelector().addToMatchLabels("app", name).endSelector()
+        .withNewTemplate().withNewMetadata().addToLabels("app", name).endMetadata().withNewSpec()
+        .withTerminationGracePeriodSeconds(0L).addNewContainer().withName("app").withImage("busybox")
+        .withNewResources().addToRequests("cpu", new Quantity(cpu)).addToRequests("memory", new Quantity("1Gi"))
+        .endResources().endContainer();
+    if (spreadOverZones) {
+      template = template.addNewTopologySpreadConstraint().withMaxSkew(1)
+          .withTopologyKey("topology.kubernetes.io/zone").withWhenUnsatisfiable("DoNotSchedule")
+          .withNewLabelSelector().addToMatchLabels("app", name).endLabelSelector().endTopologySpreadConstraint();
+    }
+    return template.endSpec().endTemplate().endSpec().build();
+  }
+
+  private List<Pod> pods(String app) {
+    return kube.pods().inNamespace("default").withLabel("app", app).list().getItems();
+  }
+
+  private static void neverConsolidate(NodePool pool) {
+    pool.getSpec().disruption = new NodePool.Disruption();
+    pool.getSpec().disruption.consolidateAfter = "Never";
+  }
+
+  @Test
+  void aDeploymentSpreadOverRacksGetsANodeInEachRack(Vertx vertx, ControlPlane controlPlane) throws Exception {
+    // Two machines in each of three racks; the node class says the rack label is the zone.
+    cluster = Fleet.start(vertx, controlPlane, List.of(rack("r1"), rack("r1"), rack("r2"), rack("r2"), rack("r3"),
+        rack("r3")), TopologyAndDriftTest::neverConsolidate, nodeClass -> nodeClass.getSpec().zoneLabel = RACK);
+    kube = cluster.kube;
+    // Three replicas of 2 cpu would share one 16-cpu node; spread over zones they need one node per rack.
+    kube.apps().deployments().inNamespace("default").resource(deployment("spread", 3, "2", true)).create();
+
+    Await.until("three nodes", () -> cluster.initialized().size() == 3, 60_000);
+    List<NodeClaim> claims = cluster.initialized();
+    assertThat(claims).extracting(c -> c.getMetadata().getLabels().get("topology.kubernetes.io/zone"))
+        .containsExactlyInAnyOrder("r1", "r2", "r3");
+    // Each launched on a machine of its rack, and its Node labelled with it.
+    for (NodeClaim claim : claims) {
+      String zone = claim.getMetadata().getLabels().get("topology.kubernetes.io/zone");
+      assertThat(claim.getSpec().requirements).anySatisfy(r -> {
+        assertThat(r.getKey()).isEqualTo("topology.kubernetes.io/zone");
+        assertThat(r.getValues()).containsExactly(zone);
+      });
+      Node node = kube.nodes().withName(claim.getStatus().nodeName).get();
+      assertThat(node.getMetadata().getLabels()).containsEntry("topology.kubernetes.io/zone", zone);
+      String machine = claim.getStatus().providerID.substring("warmmetal://".length());
+      assertThat(cluster.fx.count("SELECT count(*) FROM machines WHERE id = $1 AND labels ->> '" + RACK + "' = '"
+          + zone + "'", machine)).isEqualTo(1);
+    }
+    Await.until("all three pods running", () -> pods("spread").stream().filter(p -> p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())).count() == 3);
+  }
+
+  @Test
+  void aDriftedNodeIsReplacedBeforeItIsDrained(Vertx vertx, ControlPlane controlPlane) throws Exception {
+    cluster = Fleet.start(vertx, controlPlane, 2, TopologyAndDriftTest::neverConsolidate);
+    kube = cluster.kube;
+    kube.apps().deployments().inNamespace("default").resource(deployment("web", 1, "2", false)).create();
+    Await.until("the pod running", () -> pods("web").stream().anyMatch(p -> p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())));
+    String oldNode = pods("web").get(0).getSpec().getNodeName();
+    NodeClaim old = cluster.claimOf(oldNode);
+
+    cluster.updatePool(pool -> pool.getSpec().template.metadata.labels = Map.of("team", "search"));
+    Await.until("the node drifted", () -> {
+      NodeClaim c = kube.resources(NodeClaim.class).withName(old.getMetadata().getName()).get();
+      return c != null && c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.DRIFTED);
+    });
+    assertThat(Conditions.get(kube.resources(NodeClaim.class).withName(old.getMetadata().getName()).get()
+        .getStatus().conditions, Conditions.DRIFTED).getReason()).isEqualTo("NodePoolDrifted");
+
+    // The replacement comes up while the old node still runs the pod (tainted: nothing new lands there).
+    Await.until("a replacement initialized beside the old node", () -> cluster.initialized().stream()
+        .anyMatch(c -> !c.getMetadata().getName().equals(old.getMetadata().getName())), 60_000);
+    NodeClaim replacement = cluster.initialized().stream()
+        .filter(c -> !c.getMetadata().getName().equals(old.getMetadata().getName())).findFirst().orElseThrow();
+    assertThat(replacement.getMetadata().getLabels()).containsEntry("team", "search");
+
+    Await.until("the old node drained and gone", () -> kube.nodes().withName(oldNode).get() == null
+        && kube.resources(NodeClaim.class).withName(old.getMetadata().getName()).get() == null, 60_000);
+    Await.until("the pod running on the replacement", () -> pods("web").stream().anyMatch(p -> p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())
+        && replacement.getStatus().nodeName.equals(p.getSpec().getNodeName())));
+    Set<String> left = cluster.claims().stream().map(c -> c.getMetadata().getName()).collect(Collectors.toSet());
+    assertThat(left).containsExactly(replacement.getMetadata().getName());
+  }
+}
