@@ -121,11 +121,20 @@ public final class Disruption {
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
-    List<NodeClaim> disruptable = live.stream()
+    List<NodeClaim> spared = live.stream()
         .filter(c -> pools.containsKey(pool(c)) && !DoNotDisrupt.marked(c) && !Commands.underway(c))
         .filter(c -> !DoNotDisrupt.marked(nodesByName.get(c.getStatus().nodeName)))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream()
             .noneMatch(p -> DoNotDisrupt.active(p, now)))
+        .toList();
+    if (spared.isEmpty()) {
+      return;
+    }
+    Simulation sim = new Simulation(claims, pods, byNode);
+    // Nodes pending pods are headed for (kube-scheduler has yet to bind them there) are not disrupted: upstream's
+    // nominated nodes.
+    Set<String> nominated = sim.nominated();
+    List<NodeClaim> disruptable = spared.stream().filter(c -> !nominated.contains(c.getMetadata().getName()))
         .toList();
     List<NodeClaim> drifted = disruptable.stream().filter(Drift::drifted).toList();
     List<NodeClaim> consolidatable = disruptable.stream().filter(c -> consolidatable(c, pools.get(pool(c)), now))
@@ -140,7 +149,6 @@ public final class Disruption {
     if (drifted.isEmpty() && consolidatable.isEmpty()) {
       return;
     }
-    Simulation sim = new Simulation(claims, pods, byNode);
     for (NodeClaim claim : drifted) {
       if (allowed(List.of(claim), "Drifted", pools, claims, now)
           && execute(sim.evaluate(List.of(claim), false, Integer.MAX_VALUE), "Drifted", "", sim, nodesByName,
@@ -187,6 +195,21 @@ public final class Disruption {
       this.claims = claims;
       this.pods = pods;
       this.byNode = byNode;
+    }
+
+    /** The NodeClaims whose nodes the pending pods would go to, as they are. */
+    Set<String> nominated() throws Exception {
+      List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
+      if (pending.isEmpty()) {
+        return Set.of();
+      }
+      ClusterState state = state();
+      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+      state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
+      Set<String> names = new HashSet<>();
+      scheduler.schedule(pending, state.views, List.of(), List.copyOf(state.nodes.values())).onExisting().values()
+          .forEach(node -> names.add(claimOf.get(node).getMetadata().getName()));
+      return names;
     }
 
     ClusterState state() throws Exception {

@@ -23,6 +23,14 @@ public final class WellKnown {
   public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
   public static final String REGION_LABEL = "topology.kubernetes.io/region";
 
+  /** Aliases upstream translates to the well-known keys in pods' selectors and affinity (its NormalizedLabels). */
+  public static final java.util.Map<String, String> NORMALIZED = java.util.Map.of(
+      "failure-domain.beta.kubernetes.io/zone", ZONE_LABEL,
+      "failure-domain.beta.kubernetes.io/region", REGION_LABEL,
+      "beta.kubernetes.io/arch", ARCH_LABEL,
+      "beta.kubernetes.io/os", OS_LABEL,
+      "beta.kubernetes.io/instance-type", INSTANCE_TYPE_LABEL);
+
   // Taints
   /** On a Node from launch until registration has synced it. */
   public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";

@@ -141,8 +141,9 @@ public final class ClusterState {
     Resources remaining = null;
     if (pool.getSpec().limits != null) {
       Resources limit = PodRequests.of(pool.getSpec().limits);
-      remaining = new Resources(limit.cpuMilli() == 0 ? Long.MAX_VALUE / 4 : limit.cpuMilli(),
-          limit.memoryBytes() == 0 ? Long.MAX_VALUE / 4 : limit.memoryBytes(), limit.extended())
+      // A limit not given is none; a limit of 0 is 0 (upstream's way to stop a pool).
+      remaining = new Resources(pool.getSpec().limits.containsKey("cpu") ? limit.cpuMilli() : Long.MAX_VALUE / 4,
+          pool.getSpec().limits.containsKey("memory") ? limit.memoryBytes() : Long.MAX_VALUE / 4, limit.extended())
           .minus(used.onlyExtended(limit.extended().keySet()));
     }
     return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,

@@ -51,7 +51,7 @@ public final class PodRequests {
       }
     }
     return new PodRequest(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), requests,
-        pod.getSpec().getNodeSelector() == null ? Map.of() : pod.getSpec().getNodeSelector(), terms,
+        normalized(pod.getSpec().getNodeSelector()), terms,
         pod.getSpec().getTolerations() == null ? List.of() : pod.getSpec().getTolerations(), hostPorts(pod),
         pod.getMetadata().getNamespace(), pod.getMetadata().getLabels() == null ? Map.of()
             : pod.getMetadata().getLabels(), antiAffinity(pod), placement(pod));
@@ -210,10 +210,24 @@ public final class PodRequests {
     List<Requirement> all = new ArrayList<>();
     if (term != null && term.getMatchExpressions() != null) {
       for (NodeSelectorRequirement r : term.getMatchExpressions()) {
-        all.add(new Requirement(r.getKey(), r.getOperator(), r.getValues()));
+        all.add(new Requirement(normalized(r.getKey()), r.getOperator(), r.getValues()));
       }
     }
     return all;
+  }
+
+  /** The well-known key an alias stands for (beta arch, os, instance type, zone, region), as upstream reads them. */
+  private static String normalized(String key) {
+    return io.warmmetal.controller.karpenter.WellKnown.NORMALIZED.getOrDefault(key, key);
+  }
+
+  private static Map<String, String> normalized(Map<String, String> selector) {
+    if (selector == null) {
+      return Map.of();
+    }
+    Map<String, String> out = new java.util.HashMap<>();
+    selector.forEach((k, v) -> out.put(normalized(k), v));
+    return out;
   }
 
   /** The host ports its containers (and sidecars, which run alongside) bind. */

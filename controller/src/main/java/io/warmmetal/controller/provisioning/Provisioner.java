@@ -278,13 +278,16 @@ public final class Provisioner {
     Resources requested = node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
     List<Requirement> requirements = new ArrayList<>(template.requirements);
     requirements.add(new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable(node, types, requested)));
-    for (String key : List.of(WellKnown.ZONE_LABEL, WellKnown.REGION_LABEL)) {
-      String value = node.labels().get(key);
-      if (value != null) { // planned in a zone: its machine must be there (the launch asks for its machine labels)
+    // Labels chosen for this node beyond its pool's and type's — its zone and region (its machine must be there: the
+    // launch asks for its machine labels), values of the pool's keys its pods asked for — narrow its requirements.
+    Map<String, String> given = Scheduler.labels(node.pool(), node.type());
+    node.labels().forEach((key, value) -> {
+      if (!given.containsKey(key) && !InstanceTypes.defines(key)) {
+        requirements.removeIf(r -> r.getKey().equals(key) && "In".equals(r.getOperator()));
         requirements.add(new Requirement(key, "In", List.of(value)));
         claim.getMetadata().getLabels().put(key, value);
       }
-    }
+    });
     claim.getSpec().requirements = requirements;
     claim.getSpec().resources.requests = Map.of("cpu", new Quantity(requested.cpuMilli() + "m"),
         "memory", new Quantity(String.valueOf(requested.memoryBytes())));
@@ -345,14 +348,16 @@ public final class Provisioner {
     // machine label keys (racks as zones).
     ObjectNode machineLabels = null;
     for (Requirement r : claim.getSpec().requirements) {
+      if (!"In".equals(r.getOperator()) || r.getValues().size() != 1 || InstanceTypes.defines(r.getKey())) {
+        continue;
+      }
       boolean zone = WellKnown.ZONE_LABEL.equals(r.getKey());
-      if ((zone || WellKnown.REGION_LABEL.equals(r.getKey())) && "In".equals(r.getOperator())
-          && r.getValues().size() == 1) {
+      if (zone || WellKnown.REGION_LABEL.equals(r.getKey())) {
         machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
         machineLabels.put(zone ? nodeClass.getSpec().zoneLabelOrDefault() : nodeClass.getSpec().regionLabelOrDefault(),
             r.getValues().get(0));
-        nodeLabels.put(r.getKey(), r.getValues().get(0));
       }
+      nodeLabels.put(r.getKey(), r.getValues().get(0)); // a single value a requirement leaves: the Node's label
     }
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.

@@ -14,6 +14,11 @@ public record HostPort(String ip, String protocol, int port) {
 
   public boolean conflictsWith(HostPort other) {
     return port == other.port && protocol.equals(other.protocol)
-        && (ip.equals(ANY) || other.ip.equals(ANY) || ip.equals(other.ip));
+        && (wildcard(ip) || wildcard(other.ip) || ip.equals(other.ip));
+  }
+
+  /** An unspecified address, IPv4 or IPv6: every address of the node. */
+  private static boolean wildcard(String ip) {
+    return ip.equals(ANY) || ip.equals("::");
   }
 }

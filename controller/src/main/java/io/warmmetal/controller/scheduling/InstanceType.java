@@ -18,6 +18,11 @@ public record InstanceType(String name, Map<String, String> labels, Resources al
   /** Machines of the type in one zone (and region; either may be unknown): how many can be had now, how many warm. */
   public record Offering(String zone, String region, int available, int warm) {}
 
+  /** How many machines of the type can be had now (by its offerings; without them, as many as wanted). */
+  public int available() {
+    return offerings.isEmpty() ? Integer.MAX_VALUE : offerings.stream().mapToInt(Offering::available).sum();
+  }
+
   /** The zones with a machine of this type to be had now. */
   public List<Offering> availableOfferings() {
     return offerings.stream().filter(o -> o.zone() != null && o.available() > 0).toList();

@@ -14,6 +14,8 @@ import java.util.Set;
  */
 public record NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
     List<Taint> taints, Resources remaining, List<PodRequest> daemons) {
+  /** How a DaemonSet's pod is judged: its required terms only, and PreferNoSchedule taints do not keep it off. */
+  private static final Placement AS_DAEMON = Placement.NONE.toleratingPreferNoSchedule();
 
   public NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
       List<Taint> taints, Resources remaining) {
@@ -29,11 +31,36 @@ public record NodePoolView(String name, int weight, Map<String, String> labels, 
     return requirements.stream().allMatch(r -> !type.labels().containsKey(r.getKey()) || r.matches(type.labels()));
   }
 
+  /**
+   * Labels a new node of the pool takes for the pod: for each requirement {@code In} several values on a key that is
+   * not a label of the pool's nodes already (a team's key, say) nor one the node's type or machine decides
+   * ({@code decided}), the first value the pod's selector and affinity ask for — as upstream narrows a NodeClaim's
+   * requirements by its pods'. Empty when the pod asks for none; null when it asks for a value the pool does not offer.
+   */
+  public Map<String, String> choices(PodRequest pod, Set<String> decided) {
+    Map<String, String> chosen = null;
+    for (Requirement r : requirements) {
+      if (!"In".equals(r.getOperator()) || r.getValues().size() < 2 || labels.containsKey(r.getKey())
+          || decided.contains(r.getKey()) || !pod.mentions(Set.of(r.getKey()))) {
+        continue;
+      }
+      String value = r.getValues().stream().filter(v -> pod.admits(r.getKey(), v)).findFirst().orElse(null);
+      if (value == null) {
+        return null;
+      }
+      chosen = chosen == null ? new java.util.HashMap<>() : chosen;
+      chosen.put(r.getKey(), value);
+    }
+    return chosen == null ? Map.of() : chosen;
+  }
+
   /** What the DaemonSets that would run on a node with these labels request: they tolerate its taints and select it. */
   public Resources daemonOverhead(Map<String, String> nodeLabels) {
     Resources sum = Resources.NONE;
     for (PodRequest daemon : daemons) {
-      if (daemon.tolerates(taints) && daemon.accepts(nodeLabels)) {
+      // Its required terms only: a DaemonSet pod's preferences do not keep it off a node.
+      PodRequest asDaemon = daemon.withPlacement(AS_DAEMON);
+      if (asDaemon.tolerates(taints) && asDaemon.accepts(nodeLabels)) {
         sum = sum.plus(daemon.requests());
       }
     }
@@ -49,6 +76,12 @@ public record NodePoolView(String name, int weight, Map<String, String> labels, 
    * values of its key), as upstream's flexibility guard: a pool that asks for five instance types to choose from is
    * not served by one. As with requirements, a key the types do not define is not held against them.
    */
+  /** The host ports the DaemonSets that would run on a node with these labels bind there. */
+  public List<HostPort> daemonPorts(Map<String, String> nodeLabels) {
+    return daemons.stream().map(d -> d.withPlacement(AS_DAEMON))
+        .filter(d -> d.tolerates(taints) && d.accepts(nodeLabels)).flatMap(d -> d.hostPorts().stream()).toList();
+  }
+
   public boolean minValuesMet(List<InstanceType> candidates) {
     for (Requirement r : requirements) {
       if (r.getMinValues() == null) {

@@ -13,8 +13,19 @@ import java.util.List;
  */
 public record Placement(List<PodAffinityTerm> affinity, List<PodAffinityTerm> preferredAffinity,
     List<PodAffinityTerm> preferredAntiAffinity, List<List<Requirement>> preferredNodeTerms,
-    List<SpreadConstraint> spread) {
+    List<SpreadConstraint> spread, boolean toleratesPreferNoSchedule) {
   public static final Placement NONE = new Placement(List.of(), List.of(), List.of(), List.of(), List.of());
+
+  public Placement(List<PodAffinityTerm> affinity, List<PodAffinityTerm> preferredAffinity,
+      List<PodAffinityTerm> preferredAntiAffinity, List<List<Requirement>> preferredNodeTerms,
+      List<SpreadConstraint> spread) {
+    this(affinity, preferredAffinity, preferredAntiAffinity, preferredNodeTerms, spread, false);
+  }
+
+  /** The same, but PreferNoSchedule taints tolerated: upstream's last relaxation. */
+  public Placement toleratingPreferNoSchedule() {
+    return new Placement(affinity, preferredAffinity, preferredAntiAffinity, preferredNodeTerms, spread, true);
+  }
 
   /** Pod affinity terms held to now: the required ones and the preferred ones not relaxed yet. */
   public List<PodAffinityTerm> allAffinity() {
@@ -34,19 +45,23 @@ public record Placement(List<PodAffinityTerm> affinity, List<PodAffinityTerm> pr
   /** One preference fewer, in upstream's order; null when there is nothing left to relax. */
   public Placement relax() {
     if (!preferredAffinity.isEmpty()) {
-      return new Placement(affinity, rest(preferredAffinity), preferredAntiAffinity, preferredNodeTerms, spread);
+      return new Placement(affinity, rest(preferredAffinity), preferredAntiAffinity, preferredNodeTerms, spread,
+          toleratesPreferNoSchedule);
     }
     if (!preferredAntiAffinity.isEmpty()) {
-      return new Placement(affinity, preferredAffinity, rest(preferredAntiAffinity), preferredNodeTerms, spread);
+      return new Placement(affinity, preferredAffinity, rest(preferredAntiAffinity), preferredNodeTerms, spread,
+          toleratesPreferNoSchedule);
     }
     if (!preferredNodeTerms.isEmpty()) {
-      return new Placement(affinity, preferredAffinity, preferredAntiAffinity, rest(preferredNodeTerms), spread);
+      return new Placement(affinity, preferredAffinity, preferredAntiAffinity, rest(preferredNodeTerms), spread,
+          toleratesPreferNoSchedule);
     }
     for (int i = 0; i < spread.size(); i++) {
       if (!spread.get(i).required()) {
         List<SpreadConstraint> kept = new ArrayList<>(spread);
         kept.remove(i);
-        return new Placement(affinity, preferredAffinity, preferredAntiAffinity, preferredNodeTerms, kept);
+        return new Placement(affinity, preferredAffinity, preferredAntiAffinity, preferredNodeTerms, kept,
+            toleratesPreferNoSchedule);
       }
     }
     return null;

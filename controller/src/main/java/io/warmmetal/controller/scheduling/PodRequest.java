@@ -41,9 +41,15 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
         antiAffinity, placement);
   }
 
-  /** The pod with one preference fewer ({@link Placement#relax}); null when none is left. */
-  public PodRequest relaxed() {
+  /**
+   * The pod with one preference fewer ({@link Placement#relax}), and last — where {@code preferNoSchedule} taints
+   * are about — PreferNoSchedule taints tolerated; null when nothing is left to relax.
+   */
+  public PodRequest relaxed(boolean preferNoSchedule) {
     Placement less = placement.relax();
+    if (less == null && preferNoSchedule && !placement.toleratesPreferNoSchedule()) {
+      less = placement.toleratingPreferNoSchedule();
+    }
     return less == null ? null : withPlacement(less);
   }
 
@@ -118,10 +124,13 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     return affinityTerms.stream().anyMatch(term -> term.stream().allMatch(r -> r.matches(labels)));
   }
 
-  /** Whether the pod tolerates every NoSchedule/NoExecute taint in {@code taints}. */
+  /**
+   * Whether the pod tolerates the taints: every NoSchedule and NoExecute one, and — until relaxed, as upstream holds
+   * them — every PreferNoSchedule one.
+   */
   public boolean tolerates(List<io.fabric8.kubernetes.api.model.Taint> taints) {
     for (var taint : taints) {
-      if ("PreferNoSchedule".equals(taint.getEffect())) {
+      if ("PreferNoSchedule".equals(taint.getEffect()) && placement.toleratesPreferNoSchedule()) {
         continue;
       }
       boolean tolerated = tolerations.stream().anyMatch(t -> tolerates(t, taint));

@@ -100,25 +100,20 @@ public final class Scheduler {
     }
     Topology topology = new Topology(pods, open, potential);
     Catalog catalog = new Catalog(zoneLeft);
+    types.forEach(t -> catalog.decided.addAll(t.labels().keySet()));
+    boolean preferNoSchedule = pools.stream().anyMatch(p -> p.taints().stream()
+        .anyMatch(t -> "PreferNoSchedule".equals(t.getEffect())));
     List<PodRequest> unschedulable = new ArrayList<>();
     for (PodRequest pod : pods) {
-      // As upstream: preferences held to as if required; relaxed one at a time while the pod fits nowhere.
-      Open target = null;
-      for (PodRequest attempt = pod; attempt != null && target == null; attempt = attempt.relaxed()) {
-        target = place(attempt, open, byWeight, types, catalog, warmLeft, poolLeft, domains, topology);
-      }
-      if (target == null) {
+      if (!placed(pod, open, byWeight, types, catalog, warmLeft, poolLeft, domains, topology, preferNoSchedule)) {
         unschedulable.add(pod);
-        continue;
       }
-      if (target.fresh) {
-        target.fresh = false;
-        open.add(target);
-      }
-      target.add(pod);
-      if (!topology.isEmpty()) {
-        topology.placed(pod, target);
-      }
+    }
+    // As upstream's queue: pods that found no place go round again while others keep finding theirs (a pod whose
+    // affinity is to a pod placed after it, say).
+    for (boolean progress = !unschedulable.isEmpty(); progress; ) {
+      progress = unschedulable.removeIf(pod -> placed(pod, open, byWeight, types, catalog, warmLeft, poolLeft,
+          domains, topology, preferNoSchedule));
     }
     List<PlannedNode> nodes = new ArrayList<>();
     Map<PodRequest, PlannedNode> onExisting = new java.util.IdentityHashMap<>();
@@ -132,6 +127,49 @@ public final class Scheduler {
       }
     }
     return new Plan(nodes, unschedulable, onExisting);
+  }
+
+  /**
+   * Places the pod, holding to its preferences as if required and relaxing them one at a time while it fits nowhere
+   * (upstream's order; tolerating PreferNoSchedule taints last, when a pool has one). Whether it found a place.
+   */
+  private boolean placed(PodRequest pod, List<Open> open, List<NodePoolView> pools, List<InstanceType> types,
+      Catalog catalog, Map<String, Integer> warmLeft, Map<String, Resources> poolLeft, boolean domains,
+      Topology topology, boolean preferNoSchedule) {
+    Open target = null;
+    PodRequest as = pod;
+    for (; as != null; as = as.relaxed(preferNoSchedule)) {
+      target = place(as, open, pools, types, catalog, warmLeft, poolLeft, domains, topology);
+      if (target != null) {
+        break;
+      }
+    }
+    if (target == null) {
+      return false;
+    }
+    target.add(pod, as);
+    if (target.fresh) {
+      target.fresh = false;
+      target.joined = true;
+      catalog.take(null, target.type);
+      open.add(target);
+    }
+    if (!topology.isEmpty()) {
+      topology.placed(pod, target);
+    }
+    return true;
+  }
+
+  /** Whether another pod's required anti-affinity over zones or regions selects the pod: where it goes matters. */
+  private static boolean repelledOverZones(PodRequest pod, List<Open> open) {
+    for (Open node : open) {
+      for (PodRequest other : node.pods) {
+        if (other.antiAffinity().stream().anyMatch(t -> TOPOLOGY_KEYS.contains(t.topologyKey()) && t.selects(pod))) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** A node for the pod: one there or planned that takes it, else a new one; null if none can. */
@@ -150,7 +188,7 @@ public final class Scheduler {
     // whatever zone its machine is. Its warm machine and pool capacity are only taken once it is chosen.
     Open fresh;
     if (pod.mentions(TOPOLOGY_KEYS) || pools.stream().anyMatch(p -> p.requirements().stream()
-        .anyMatch(r -> TOPOLOGY_KEYS.contains(r.getKey())))) {
+        .anyMatch(r -> TOPOLOGY_KEYS.contains(r.getKey()))) || (domains && repelledOverZones(pod, open))) {
       fresh = zonalNode(pod, pools, types, catalog, warmLeft, poolLeft, open, domains, topology);
     } else {
       fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
@@ -159,7 +197,7 @@ public final class Scheduler {
         fresh = null;
       }
     }
-    if (fresh == null) {
+    if (fresh == null || fresh.daemonPortsTaken(pod)) {
       return null;
     }
     String zone = fresh.labels.get(WellKnown.ZONE_LABEL);
@@ -182,10 +220,14 @@ public final class Scheduler {
       if (!pod.tolerates(pool.taints())) {
         continue;
       }
+      Map<String, String> chosen = pool.choices(pod, catalog.decided);
+      if (chosen == null) {
+        continue; // the pod wants a value of one of the pool's keys the pool does not offer
+      }
       Resources left = poolLeft.get(pool.name());
       InstanceType best = null;
       for (InstanceType type : types) {
-        if (!catalog.suits(pool, type, pod)
+        if (!catalog.suits(pool, type, pod, chosen)
             || (left != null && !left.fits(type.allocatable().onlyExtended(left.extended().keySet())))) {
           continue;
         }
@@ -194,15 +236,41 @@ public final class Scheduler {
         }
       }
       if (best != null && pool.hasMinValues()
-          && !pool.minValuesMet(types.stream().filter(t -> catalog.suits(pool, t, pod)).toList())) {
+          && !pool.minValuesMet(types.stream().filter(t -> catalog.suits(pool, t, pod, chosen)).toList())) {
         best = null; // too few kinds of node would do: upstream's minValues keeps the pool out
       }
       if (best != null) {
-        Catalog.Option option = catalog.option(pool, best);
-        return new Open(pool, best, option.labels(), option.usable());
+        List<InstanceType> options = options(pod, pool, types, best, catalog, warmLeft, left,
+            t -> catalog.suits(pool, t, pod, chosen));
+        return new Open(pool, options, chosen, catalog);
       }
     }
     return null;
+  }
+
+  /** Most types a new node keeps open (upstream hands at most 60 to a launch). */
+  static final int MAX_OPTIONS = 60;
+
+  /**
+   * The types a new node may still become, in order of preference for its first pod (the best first): as upstream's
+   * NodeClaims, a new node is not one type but every type that would hold its pods, narrowed as pods join it — so
+   * pods pack onto the larger types when they fit together, and the node is the most preferred type that holds them
+   * all. Warm types stay among warm ones (a warm machine is seconds away; another type's may be minutes).
+   */
+  private List<InstanceType> options(PodRequest pod, NodePoolView pool, List<InstanceType> types, InstanceType best,
+      Catalog catalog, Map<String, Integer> warmLeft, Resources left, java.util.function.Predicate<InstanceType> ok) {
+    boolean warm = warmLeft.getOrDefault(best.name(), 0) > 0;
+    boolean wastes = wastes(best, pod);
+    List<InstanceType> options = new ArrayList<>();
+    for (InstanceType type : types) {
+      if (type == best || (ok.test(type) && (!warm || warmLeft.getOrDefault(type.name(), 0) > 0)
+          && (wastes || !wastes(type, pod))
+          && (left == null || left.fits(type.allocatable().onlyExtended(left.extended().keySet()))))) {
+        options.add(type);
+      }
+    }
+    options.sort((a, b) -> a == b ? 0 : better(a, b, pod, warmLeft) ? -1 : better(b, a, pod, warmLeft) ? 1 : 0);
+    return options.size() > MAX_OPTIONS ? List.copyOf(options.subList(0, MAX_OPTIONS)) : options;
   }
 
   /**
@@ -216,6 +284,10 @@ public final class Scheduler {
       Topology topology) {
     for (NodePoolView pool : pools) {
       if (!pod.tolerates(pool.taints())) {
+        continue;
+      }
+      Map<String, String> chosen = pool.choices(pod, catalog.decided);
+      if (chosen == null) {
         continue;
       }
       Resources left = poolLeft.get(pool.name());
@@ -240,7 +312,8 @@ public final class Scheduler {
           .thenComparing(z -> !topology.attracts(pod, WellKnown.ZONE_LABEL, z))
           .thenComparing(z -> -warmIn.get(z)));
       for (String zone : zones) {
-        Map<String, String> where = new HashMap<>(Map.of(WellKnown.ZONE_LABEL, zone));
+        Map<String, String> where = new HashMap<>(chosen);
+        where.put(WellKnown.ZONE_LABEL, zone);
         if (regionOf.get(zone) != null) {
           where.put(WellKnown.REGION_LABEL, regionOf.get(zone));
         }
@@ -250,19 +323,20 @@ public final class Scheduler {
           continue;
         }
         InstanceType best = null;
-        Map<String, String> bestLabels = null;
         for (InstanceType type : byZone.get(zone)) {
           Map<String, String> labels = new HashMap<>(catalog.option(pool, type).labels());
           labels.putAll(where);
           if (pod.accepts(labels) && (best == null || better(type, best, pod, warmLeft))) {
             best = type;
-            bestLabels = labels;
           }
         }
         if (best == null || (pool.hasMinValues() && !pool.minValuesMet(byZone.get(zone)))) {
           continue;
         }
-        Open node = new Open(pool, best, bestLabels, catalog.option(pool, best).usable());
+        InstanceType first = best;
+        List<InstanceType> options = options(pod, pool, byZone.get(zone), first, catalog, warmLeft, left,
+            t -> pod.accepts(withWhere(catalog.option(pool, t).labels(), where)));
+        Open node = new Open(pool, options, where, catalog);
         if (!(domains && repelledInDomain(pod, node, open)) && topology.allows(pod, node, open)) {
           return node;
         }
@@ -271,18 +345,46 @@ public final class Scheduler {
     return null;
   }
 
+  private static Map<String, String> withWhere(Map<String, String> labels, Map<String, String> where) {
+    if (where.isEmpty()) {
+      return labels;
+    }
+    Map<String, String> all = new HashMap<>(labels);
+    all.putAll(where);
+    return all;
+  }
+
   /** Each (pool, type)'s node labels and usable resources, worked out once per plan. */
   private final class Catalog {
     /** Machines still to be had per (type, zone) as this plan takes them. */
     final Map<String, Integer> zoneLeft;
+    /** The label keys a node's type or machine decides (no pool requirement chooses them). */
+    final java.util.Set<String> decided = new java.util.HashSet<>(TOPOLOGY_KEYS);
+    /** Machines still to be had per type as this plan's new nodes take them. */
+    private final Map<InstanceType, Integer> machines = new java.util.IdentityHashMap<>();
 
     Catalog(Map<String, Integer> zoneLeft) {
       this.zoneLeft = zoneLeft;
     }
 
+    boolean machineLeft(InstanceType type) {
+      return machines.computeIfAbsent(type, InstanceType::available) > 0;
+    }
+
+    /** A new node moves from one type to another (from null: opens; to null: never). */
+    void take(InstanceType from, InstanceType to) {
+      if (from != null) {
+        machines.merge(from, 1, Integer::sum);
+      }
+      if (to != null) {
+        machines.computeIfAbsent(to, InstanceType::available);
+        machines.merge(to, -1, Integer::sum);
+      }
+    }
+
     /** Whether the pool allows the type and a node of it has room for the pod (labels not looked at). */
     boolean fitsAndAllowed(NodePoolView pool, InstanceType type, PodRequest pod) {
-      return type.allocatable().fits(pod.requests()) && pool.allows(type)
+      return type.allocatable().fits(pod.requests()) && pool.allows(type) && machineLeft(type)
           && option(pool, type).usable().fits(pod.requests());
     }
 
@@ -296,12 +398,12 @@ public final class Scheduler {
     }
 
     /** Whether a node of the type in the pool could hold the pod: the pool allows it, the pod accepts it, it fits. */
-    boolean suits(NodePoolView pool, InstanceType type, PodRequest pod) {
-      if (!type.allocatable().fits(pod.requests()) || !pool.allows(type)) {
+    boolean suits(NodePoolView pool, InstanceType type, PodRequest pod, Map<String, String> chosen) {
+      if (!type.allocatable().fits(pod.requests()) || !pool.allows(type) || !machineLeft(type)) {
         return false; // cheap checks first: most types fail here
       }
       Option option = option(pool, type);
-      return option.usable().fits(pod.requests()) && pod.accepts(option.labels());
+      return option.usable().fits(pod.requests()) && pod.accepts(withWhere(option.labels(), chosen));
     }
   }
 
@@ -370,26 +472,83 @@ public final class Scheduler {
     return labels;
   }
 
-  /** A node being planned. */
+  /**
+   * A node being planned: one there or on its way (its type and labels known), or a new one, which may still become
+   * any of its {@code options} (see {@link #options}); its type, labels and free resources are those of its best
+   * option that holds its pods.
+   */
   private final class Open implements Topology.Node {
     final String id = "planned-" + (++planned);
     final NodePoolView pool;
-    final InstanceType type;
-    final Map<String, String> labels;
+    InstanceType type;
+    Map<String, String> labels;
     final List<PodRequest> pods = new ArrayList<>();
     Resources free;
+    /** A new node's possible types, best first; null for a node there or on its way. */
+    List<InstanceType> options;
+    /** A new node's labels chosen for it: its zone and region, values of its pool's keys its first pod wanted. */
+    final Map<String, String> where;
+    final Catalog catalog;
+    Resources requested = Resources.NONE;
+    /** Host ports a new node's DaemonSets bind there. */
+    List<HostPort> daemonPorts = List.of();
+    /** The most any option has room for: a quick no. */
+    Resources roomiest;
+    private PodRequest askedFor;
+    private List<InstanceType> answer;
     /** The node as offered, when it is one already there or on its way; null for a new one. */
     PlannedNode source;
     /** Just made for a pod, not in the plan yet. */
     boolean fresh;
+    /** A new node in the plan: its machine counted as taken. */
+    boolean joined;
     int withPorts;
     int withAntiAffinity;
 
+    /** A node there or on its way. */
     Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free) {
       this.pool = pool;
       this.type = type;
       this.labels = labels;
       this.free = free;
+      this.where = Map.of();
+      this.catalog = null;
+      this.daemonPorts = pool.daemons().isEmpty() ? List.of() : pool.daemonPorts(labels);
+    }
+
+    /** A new node that may become any of {@code options}. */
+    Open(NodePoolView pool, List<InstanceType> options, Map<String, String> where, Catalog catalog) {
+      this.pool = pool;
+      this.where = where;
+      this.catalog = catalog;
+      narrow(options);
+      daemonPorts = pool.daemons().isEmpty() ? List.of() : pool.daemonPorts(labels);
+    }
+
+    private void narrow(List<InstanceType> still) {
+      options = still;
+      if (joined && type != still.get(0)) {
+        catalog.take(type, still.get(0)); // grown into another type: its machine instead
+      }
+      type = still.get(0);
+      labels = withWhere(catalog.option(pool, type).labels(), where);
+      free = catalog.option(pool, type).usable().minus(requested);
+      roomiest = Resources.NONE;
+      for (InstanceType o : still) {
+        roomiest = roomiest.max(catalog.option(pool, o).usable());
+      }
+    }
+
+    /** The options that would still hold the node's pods and this one, and that it accepts. */
+    private List<InstanceType> optionsWith(PodRequest pod) {
+      if (pod != askedFor) {
+        Resources all = requested.plus(pod.requests());
+        answer = options.stream().filter(o -> (o == type || catalog.machineLeft(o))
+            && catalog.option(pool, o).usable().fits(all)
+            && pod.accepts(withWhere(catalog.option(pool, o).labels(), where))).toList();
+        askedFor = pod;
+      }
+      return answer;
     }
 
     @Override
@@ -413,22 +572,41 @@ public final class Scheduler {
     }
 
     boolean takes(PodRequest pod) {
-      if (!free.fits(pod.requests()) || !pod.tolerates(pool.taints())
-          || !pod.accepts(labels)) {
+      if (!pod.tolerates(pool.taints())) {
+        return false;
+      }
+      if (options == null ? !free.fits(pod.requests()) || !pod.accepts(labels)
+          : !roomiest.fits(requested.plus(pod.requests())) || optionsWith(pod).isEmpty()) {
         return false;
       }
       // The pairwise checks only where a pod of the pair has ports or anti-affinity: most have neither.
       if ((!pod.hostPorts().isEmpty() || withPorts > 0) && pods.stream().anyMatch(pod::portsConflictWith)) {
         return false;
       }
+      if (daemonPortsTaken(pod)) {
+        return false;
+      }
       return (pod.allAntiAffinity().isEmpty() && withAntiAffinity == 0)
           || pods.stream().noneMatch(p -> pod.repels(p, PodAffinityTerm.HOSTNAME));
     }
 
-    void add(PodRequest pod) {
+    /** Adds the pod, placed as {@code as} (the pod with the preferences it was placed with). */
+    void add(PodRequest pod, PodRequest as) {
+      List<InstanceType> still = options == null ? null : optionsWith(as);
       pods.add(pod);
-      free = free.minus(pod.requests());
+      requested = requested.plus(pod.requests());
+      if (options == null) {
+        free = free.minus(pod.requests());
+      } else {
+        narrow(still);
+      }
       count(pod);
+    }
+
+    /** Whether a DaemonSet that will run here binds a host port the pod binds. */
+    boolean daemonPortsTaken(PodRequest pod) {
+      return !daemonPorts.isEmpty() && pod.hostPorts().stream().anyMatch(p -> daemonPorts.stream()
+          .anyMatch(p::conflictsWith));
     }
 
     void count(PodRequest pod) {

@@ -27,7 +27,9 @@ class SchedulerTest {
     if (gpus > 0) {
       allocatable = allocatable.with("nvidia.com/gpu", gpus);
     }
-    return new InstanceType(name, labels, allocatable, price, warm);
+    // Machines to be had: the warm ones, or (a type with none warm) ten being prepared or in standby.
+    return new InstanceType(name, labels, allocatable, price, warm, List.of(new InstanceType.Offering(null, null,
+        warm > 0 ? warm : 10, warm)));
   }
 
   static PodRequest pod(String name, long cpuMilli, long memGiB) {

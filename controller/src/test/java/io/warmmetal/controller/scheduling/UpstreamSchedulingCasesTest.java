@@ -153,6 +153,20 @@ class UpstreamSchedulingCasesTest {
         onePod("B11", S, logic + "should schedule pods that have node selectors with different value and NotIn "
             + "operator", required, pod().require(nr(KEY, "NotIn", "another-value")),
             l -> assertThat(l).containsEntry(KEY, VALUE)),
+        c("B12", S, logic + "should schedule compatible pods to the same node", () -> {
+          PodRequest a = pod().select(KEY, VALUE).req();
+          PodRequest b = pod().require(nr(KEY, "In", VALUE)).req();
+          Run r = sim().pools(pool().req(KEY, "In", VALUE, "another-value")).run(a, b);
+          assertThat(r.nodes()).singleElement().satisfies(n -> assertThat(n.labels()).containsEntry(KEY, VALUE));
+        }),
+        c("B13", S, logic + "should schedule incompatible pods to the different node", () -> {
+          PodRequest a = pod().select(KEY, VALUE).req();
+          PodRequest b = pod().require(nr(KEY, "In", "another-value")).req();
+          Run r = sim().pools(pool().req(KEY, "In", VALUE, "another-value")).run(a, b);
+          assertThat(r.nodes()).hasSize(2);
+          assertThat(r.labels(a)).containsEntry(KEY, VALUE);
+          assertThat(r.labels(b)).containsEntry(KEY, "another-value");
+        }),
         onePod("B14", S, logic + "Exists operator should not overwrite the existing value (the pool's test-key in "
             + "place of the zone)", required,
             pod().require(nr(KEY, "In", "non-existent-value"), nr(KEY, "Exists")), null));
@@ -268,6 +282,14 @@ class UpstreamSchedulingCasesTest {
             + "affinity/instance type)", amd, pod().require(nr(IT, "In", "arm-instance-type")), null),
         onePod("E04", S, ctx + "should exclude instance types that are not supported by the provider constraints "
             + "(arch)", amd, pod().cpu("14"), null),
+        c("E05", S, ctx + "should launch pods with different instance type node selectors on different instances "
+            + "(the beta key, normalised as upstream)", () -> {
+              PodRequest small = pod().select("beta.kubernetes.io/instance-type", "small-instance-type").req();
+              PodRequest standard = pod().select("beta.kubernetes.io/instance-type", "default-instance-type").req();
+              Run r = sim().run(small, standard);
+              assertThat(r.type(small)).isEqualTo("small-instance-type");
+              assertThat(r.type(standard)).isEqualTo("default-instance-type");
+            }),
         c("E06", S, ctx + "should launch pods with resources that aren't on any single instance type on different "
             + "instances", () -> {
               PodRequest one = pod().request("karpenter.sh/super-great-gpu", "1").req();
@@ -318,6 +340,16 @@ class UpstreamSchedulingCasesTest {
         c("F04", S, ctx + "should schedule multiple small pods on the smallest possible instance type", () -> {
           Run r = sim().run(many(5, () -> pod().mem("10M")));
           assertThat(r.nodes()).singleElement().satisfies(n -> assertThat(n.type()).isEqualTo(SMALL));
+        }),
+        c("F05", S, ctx + "should create new nodes when a node is at capacity", () -> {
+          Run r = sim().run(many(40, () -> pod().select(ARCH, "amd64").mem("1.8G")));
+          assertThat(r.nodes()).hasSize(20).allSatisfy(n -> assertThat(n.type()).isEqualTo(DEFAULT_TYPE));
+        }),
+        c("F06", S, ctx + "should pack small and large pods together", () -> {
+          // Two large pods fill the largest amd64 type but for room for one small one: twenty nodes in all.
+          Run r = sim().run(with(many(40, () -> pod().select(ARCH, "amd64").mem("1.8G")),
+              many(20, () -> pod().select(ARCH, "amd64").mem("400M")).toArray(PodRequest[]::new)));
+          assertThat(r.nodes()).hasSize(20).allSatisfy(n -> assertThat(n.type()).isEqualTo(DEFAULT_TYPE));
         }),
         c("F07", S, ctx + "should pack nodes tightly", () -> {
           PodRequest big = pod().cpu("4.5").req();
@@ -529,6 +561,13 @@ class UpstreamSchedulingCasesTest {
         onePod("J12", P, ds + "should consider a daemonset schedulable with multiple node affinity terms",
             pool().label("foo", "bar"), pod().cpu("1").mem("1Gi"), standard,
             pod().require(nr("foo", "In", "voo")).require(nr("foo", "In", "bar")).cpu("2").mem("2Gi")),
+        onePod("J13", P, ds + "should consider a daemonset schedulable with an incompatible node affinity preference",
+            pool(), pod().cpu("1").mem("1Gi"), standard,
+            pod().prefer(10, nr("foo", "In", "bar")).cpu("2").mem("2Gi")),
+        c("J16", P, ds + "should account for daemonset hostports", () -> {
+          PodRequest p = pod().hostPort(null, null, 8080).req();
+          sim().daemonSet(pod().cpu("1").hostPort(null, null, 8080)).run(p).unschedulable(p).nothingLaunched();
+        }),
         onePod("J14", P, ds + "should consider a daemonset schedulable with a PreferNoSchedule taint",
             pool().taint("test", null, "PreferNoSchedule"), pod().cpu("1").mem("1Gi"), standard,
             pod().cpu("2").mem("2Gi")),
@@ -548,6 +587,11 @@ class UpstreamSchedulingCasesTest {
     String taints = "Taints › ";
     String pools = "Provisioning › Multiple NodePools › ";
     return Stream.of(
+        c("K06", P, pools + "should not match NodePool with PreferNoSchedule taint when other NodePool match", () -> {
+          PodRequest p = pod().req();
+          Run r = sim().pools(pool("tainted").taint("foo", "bar", "PreferNoSchedule"), pool("plain")).run(p);
+          assertThat(r.labels(p)).containsEntry(NP, "plain");
+        }),
         c("K01", P, "Provisioning › Taints › should schedule pods that tolerate taints", () -> {
           String gpu = "nvidia.com/gpu";
           List<PodRequest> pods = List.of(pod().tolerate(gpu, "Equal", "true", "NoSchedule").req(),
@@ -758,6 +802,11 @@ class UpstreamSchedulingCasesTest {
           List<PodRequest> chain = dependentChain();
           sim().run(chain).scheduled(chain);
         }),
+        c("N13", T, ctx + "should handle multiple dependent affinities (pods in reverse order)", () -> {
+          List<PodRequest> chain = new ArrayList<>(dependentChain());
+          java.util.Collections.reverse(chain);
+          sim().run(chain).scheduled(chain);
+        }),
         c("N14", T, ctx + "should fail to schedule pods with unsatisfiable dependencies", () -> {
           PodRequest db = pod().labels(Map.of("type", "db", "spread", "spread"))
               .affinity(term(HOST, Map.of("type", "web", "spread", "spread"))).req();
@@ -810,6 +859,8 @@ class UpstreamSchedulingCasesTest {
             () -> ports(2, new Bind("10.0.0.0", "TCP", 4443), new Bind("10.0.0.0", "TCP", 4443))),
         c("O03", HP, usage + "if any one IP has an unspecified IPv4 or IPv6 address, they match (IPv4)",
             () -> ports(2, new Bind("10.0.0.0", "TCP", 4443), new Bind("0.0.0.0", "TCP", 4443))),
+        c("O04", HP, usage + "if any one IP has an unspecified IPv4 or IPv6 address, they match (IPv6)",
+            () -> ports(2, new Bind("10.0.0.0", "TCP", 4443), new Bind("::", "TCP", 4443))),
         c("O05", HP, usage + "mismatched protocols don't match",
             () -> ports(1, new Bind("10.0.0.0", "TCP", 4443), new Bind("10.0.0.0", "SCTP", 4443))),
         c("O06", HP, usage + "mismatched ports don't match",
@@ -867,6 +918,15 @@ class UpstreamSchedulingCasesTest {
         onePod("Q09", IS, "Instance Type Selection › should not schedule if no instance type matches selector (pod "
             + "arch = arm)", both.get(), pod().require(nr(ARCH, "In", "arm64")), null,
             assorted.stream().filter(t -> t.labels().get(ARCH).equals("amd64")).toList()),
+        c("Q10", IS, "Instance Type Selection › should schedule on an instance with enough resources", () -> {
+          // Built so that three such pods always fit one of the types together: they get one node.
+          for (String cpu : List.of("0.1", "1.0", "2", "2.5", "4", "8", "16")) {
+            for (String mem : List.of("0.1Gi", "1.0Gi", "2Gi", "4Gi", "8Gi", "16Gi", "32Gi")) {
+              Run r = sim().pools(both.get()).types(assorted).run(many(3, () -> pod().cpu(cpu).mem(mem)));
+              assertThat(r.nodes()).as("3 × %s cpu, %s", cpu, mem).hasSize(1);
+            }
+          }
+        }),
         onePod("Q11", IS, "Instance Type Selection › should schedule on cheaper on-demand instance even when spot "
             + "price ordering would place other instance types first", pool().req(CT, "In", "on-demand"), pod(),
             l -> assertThat(l).containsEntry(IT, "test-instance1"),
