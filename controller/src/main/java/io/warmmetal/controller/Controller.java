@@ -70,6 +70,7 @@ public final class Controller implements AutoCloseable {
   private final Provisioner provisioner;
   private final Registration registration;
   private final Disruption disruption;
+  private final io.warmmetal.controller.provisioning.StaticPools staticPools;
   private final Termination termination;
   private final io.warmmetal.controller.termination.Orphans orphans;
   private final io.warmmetal.controller.nodeclass.NodeClassReadiness nodeClassReadiness;
@@ -98,6 +99,8 @@ public final class Controller implements AutoCloseable {
     this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
         settings.launchParallelism(), events, metrics);
     this.registration = new Registration(kube, defs, metrics);
+    this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, this::api, scheduler,
+        provisioner, this::daemonSets);
     this.disruption = new Disruption(kube, defs, this::api, scheduler, provisioner, this::daemonSets, events,
         metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
@@ -192,6 +195,7 @@ public final class Controller implements AutoCloseable {
     // for a plan of pods that may well fit on it already.
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
+    step("static nodepools", () -> staticPools.reconcile(listed, allPods));
     step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed));
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
         pdbs.list()));

@@ -9,6 +9,7 @@ import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
@@ -19,6 +20,7 @@ import io.warmmetal.controller.provisioning.Definitions;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.provisioning.PodRequests;
 import io.warmmetal.controller.provisioning.Provisioner;
+import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
@@ -139,6 +141,11 @@ public final class Disruption {
     List<NodeClaim> drifted = disruptable.stream().filter(Drift::drifted).toList();
     List<NodeClaim> consolidatable = disruptable.stream().filter(c -> consolidatable(c, pools.get(pool(c)), now))
         .toList();
+    for (NodeClaim claim : live) { // upstream's Consolidatable condition: past consolidateAfter, may be consolidated
+      boolean is = consolidatable.contains(claim);
+      ClaimConditions.write(kube, claim, Conditions.CONSOLIDATABLE, is ? "True" : null, Conditions.CONSOLIDATABLE,
+          "");
+    }
     List<NodeClaim> empty = consolidatable.stream()
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty()).toList();
     List<NodeClaim> underutilized = new ArrayList<>(consolidatable.stream()
@@ -348,7 +355,7 @@ public final class Disruption {
   }
 
   private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
-    if (pool == null || DoNotDisrupt.marked(claim)) {
+    if (pool == null || DoNotDisrupt.marked(claim) || StaticPools.isStatic(pool)) {
       return false;
     }
     String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;

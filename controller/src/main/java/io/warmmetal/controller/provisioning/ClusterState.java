@@ -148,6 +148,6 @@ public final class ClusterState {
     }
     return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
         InstanceTypes.poolLabels(pool), template.spec.requirements,
-        template.spec.taints, remaining, daemons);
+        template.spec.taints, remaining, daemons, StaticPools.isStatic(pool));
   }
 }

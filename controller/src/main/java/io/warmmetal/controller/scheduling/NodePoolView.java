@@ -10,16 +10,22 @@ import java.util.Set;
 /**
  * A NodePool as the scheduler sees it: its weight, the labels its nodes get, its requirements, its taints (startup
  * taints do not count: they go away), what its limits still allow (null: no limit; {@code nodes} counts nodes), and
- * its DaemonSets' pods (those that would land on one of its nodes count against it).
+ * its DaemonSets' pods (those that would land on one of its nodes count against it), and whether it is static (a
+ * fixed number of nodes: pods go onto them, but make it launch none).
  */
 public record NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
-    List<Taint> taints, Resources remaining, List<PodRequest> daemons) {
+    List<Taint> taints, Resources remaining, List<PodRequest> daemons, boolean fixed) {
   /** How a DaemonSet's pod is judged: its required terms only, and PreferNoSchedule taints do not keep it off. */
   private static final Placement AS_DAEMON = Placement.NONE.toleratingPreferNoSchedule();
 
   public NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
       List<Taint> taints, Resources remaining) {
-    this(name, weight, labels, requirements, taints, remaining, List.of());
+    this(name, weight, labels, requirements, taints, remaining, List.of(), false);
+  }
+
+  public NodePoolView(String name, int weight, Map<String, String> labels, List<Requirement> requirements,
+      List<Taint> taints, Resources remaining, List<PodRequest> daemons) {
+    this(name, weight, labels, requirements, taints, remaining, daemons, false);
   }
 
   /**

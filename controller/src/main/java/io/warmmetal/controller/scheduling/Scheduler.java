@@ -217,7 +217,7 @@ public final class Scheduler {
   private Open openNode(PodRequest pod, List<NodePoolView> pools, List<InstanceType> types, Catalog catalog,
       Map<String, Integer> warmLeft, Map<String, Resources> poolLeft) {
     for (NodePoolView pool : pools) {
-      if (!pod.tolerates(pool.taints())) {
+      if (pool.fixed() || !pod.tolerates(pool.taints())) {
         continue;
       }
       Map<String, String> chosen = pool.choices(pod, catalog.decided);
@@ -283,7 +283,7 @@ public final class Scheduler {
       Map<String, Integer> warmLeft, Map<String, Resources> poolLeft, List<Open> open, boolean domains,
       Topology topology) {
     for (NodePoolView pool : pools) {
-      if (!pod.tolerates(pool.taints())) {
+      if (pool.fixed() || !pod.tolerates(pool.taints())) {
         continue;
       }
       Map<String, String> chosen = pool.choices(pod, catalog.decided);

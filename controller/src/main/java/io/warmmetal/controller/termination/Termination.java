@@ -11,6 +11,8 @@ import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.ClaimConditions;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
@@ -104,8 +106,10 @@ public final class Termination {
         events.publish(KarpenterEvents.terminationGracePeriodExpiring(claim, deadline.toString()));
       }
       if (!left.isEmpty() && !forced) {
+        ClaimConditions.write(kube, claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
         return; // the next pass looks again: pods take their time to go
       }
+      ClaimConditions.write(kube, claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
     }
     if (!terminateInstance(claim)) {
       return;

@@ -104,6 +104,9 @@ class DisruptionTest {
 
     Thread.sleep(2_500); // empty for longer than consolidateAfter, but the budget allows no disruption
     assertThat(claimOf(node)).isNotNull();
+    Await.until("marked Consolidatable, as upstream", () -> io.warmmetal.controller.karpenter.Conditions.isTrue(
+        claimOf(node).getStatus().conditions, io.warmmetal.controller.karpenter.Conditions.CONSOLIDATABLE));
+    assertThat(claimOf(node)).isNotNull(); // and still there: the budget holds
     assertThat(instanceState(claim)).isEqualTo("running");
 
     cluster.updatePool(pool -> pool.getSpec().disruption.budgets.clear()); // Karpenter's default: 10 %, at least 1
@@ -155,6 +158,9 @@ class DisruptionTest {
         .stream().anyMatch(t -> t.getKey().equals("karpenter.sh/disrupted")));
     Thread.sleep(2_000); // the other must stay: it is the one pod the budget keeps
     assertThat(gone("a-0") && gone("a-1")).isFalse();
+    var drained = io.warmmetal.controller.karpenter.Conditions.get(kube.resources(NodeClaim.class)
+        .withName(claim.getMetadata().getName()).get().getStatus().conditions, "Drained");
+    assertThat(drained.getStatus() + " " + drained.getReason()).isEqualTo("Unknown Draining");
     assertThat(kube.nodes().withName(node).get()).isNotNull();
     assertThat(instanceState(claim)).isEqualTo("running");
 

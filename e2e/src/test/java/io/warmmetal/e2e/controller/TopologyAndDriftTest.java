@@ -134,4 +134,22 @@ class TopologyAndDriftTest {
     Set<String> left = cluster.claims().stream().map(c -> c.getMetadata().getName()).collect(Collectors.toSet());
     assertThat(left).containsExactly(replacement.getMetadata().getName());
   }
+
+  @Test
+  void aStaticNodePoolKeepsItsReplicasWhateverThePods(Vertx vertx, ControlPlane controlPlane) throws Exception {
+    cluster = Fleet.start(vertx, controlPlane, 3, pool -> pool.getSpec().replicas = 2L);
+    kube = cluster.kube;
+    Await.until("two nodes with no pod asking", () -> cluster.initialized().size() == 2, 60_000);
+    // A pod lands on one of them; one too big for what is left makes the static pool launch nothing.
+    kube.apps().deployments().inNamespace("default").resource(deployment("small", 1, "2", false)).create();
+    Await.until("the pod running", () -> pods("small").stream().anyMatch(p -> p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())));
+    kube.apps().deployments().inNamespace("default").resource(deployment("huge", 1, "15", false)).create();
+    Thread.sleep(3_000);
+    assertThat(cluster.claims()).hasSize(2);
+
+    cluster.updatePool(pool -> pool.getSpec().replicas = 1L);
+    Await.until("scaled down to one", () -> cluster.claims().size() == 1, 60_000);
+    assertThat(cluster.fx.count("SELECT count(*) FROM instances WHERE state = 'running'")).isEqualTo(1);
+  }
 }
