@@ -99,10 +99,8 @@ public final class Controller implements AutoCloseable {
     this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
         settings.launchParallelism(), events, metrics);
     this.registration = new Registration(kube, defs, metrics);
-    this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, this::api, scheduler,
-        provisioner, this::daemonSets);
-    this.disruption = new Disruption(kube, defs, this::api, scheduler, provisioner, this::daemonSets, events,
-        metrics);
+    this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, scheduler, provisioner);
+    this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
     this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics);

@@ -2,18 +2,15 @@ package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.ClusterState;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.provisioning.Definitions;
@@ -35,8 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,10 +53,8 @@ public final class Disruption {
 
   private final KubernetesClient kube;
   private final Definitions defs;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Provisioner provisioner;
-  private final Supplier<List<DaemonSet>> daemonSets;
   private final Recorder events;
   private final KarpenterMetrics metrics;
   private final Drift drift;
@@ -69,17 +62,14 @@ public final class Disruption {
   /** The pods last seen on each node: a change is a pod event, which restarts the consolidateAfter clock. */
   private final Map<String, Set<String>> podsSeen = new HashMap<>();
 
-  public Disruption(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Provisioner provisioner, Supplier<List<DaemonSet>> daemonSets, Recorder events,
-      KarpenterMetrics metrics) {
+  public Disruption(KubernetesClient kube, Definitions defs, Scheduler scheduler, Provisioner provisioner,
+      Recorder events, KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
     this.kube = kube;
-    this.apis = apis;
     this.scheduler = scheduler;
     this.provisioner = provisioner;
-    this.daemonSets = daemonSets;
     this.drift = new Drift(kube, defs);
     this.commands = new Commands(kube, events);
   }
@@ -221,7 +211,7 @@ public final class Disruption {
 
     ClusterState state() throws Exception {
       if (state == null) {
-        state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
+        state = provisioner.state(claims, pods);
       }
       return state;
     }

@@ -163,7 +163,7 @@ public final class Provisioner {
   private List<Callable<Callable<Void>>> plan(Map<PodRequest, Pod> pendingPods, List<NodeClaim> claims,
       List<Pod> pods) throws Exception {
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
-    ClusterState state = ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
+    ClusterState state = state(claims, pods);
     List<InstanceType> launchable = launchable(state);
     // Every node of ours counts, with what its bound pods leave free: those on their way (kube-scheduler cannot
     // use them yet) and those ready (it has not placed the pending pods yet). Pods that fit there launch nothing.
@@ -213,6 +213,11 @@ public final class Provisioner {
         events.publish(KarpenterEvents.nominated(pendingPods.get(pod), claim, null));
       }
     });
+  }
+
+  /** The cluster as plans are made against it now (NodePools, shapes, nodes; see {@link ClusterState}). */
+  public ClusterState state(List<NodeClaim> claims, List<Pod> pods) throws Exception {
+    return ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
   }
 
   /** The types a new node can be of now: with a machine to be had, and not out of capacity a moment ago. */

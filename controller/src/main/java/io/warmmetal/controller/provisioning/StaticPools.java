@@ -1,14 +1,11 @@
 package io.warmmetal.controller.provisioning;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
 import io.warmmetal.controller.scheduling.Scheduler;
@@ -17,8 +14,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,19 +28,14 @@ public final class StaticPools {
 
   private final KubernetesClient kube;
   private final Definitions defs;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final Provisioner provisioner;
-  private final Supplier<List<DaemonSet>> daemonSets;
 
-  public StaticPools(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, Provisioner provisioner, Supplier<List<DaemonSet>> daemonSets) {
+  public StaticPools(KubernetesClient kube, Definitions defs, Scheduler scheduler, Provisioner provisioner) {
     this.kube = kube;
     this.defs = defs;
-    this.apis = apis;
     this.scheduler = scheduler;
     this.provisioner = provisioner;
-    this.daemonSets = daemonSets;
   }
 
   public static boolean isStatic(NodePool pool) {
@@ -69,7 +59,7 @@ public final class StaticPools {
       if (own.size() > wanted) {
         scaleDown(own, (int) (own.size() - wanted), pods);
       } else if (own.size() < wanted) {
-        state = state == null ? ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get()) : state;
+        state = state == null ? provisioner.state(claims, pods) : state;
         scaleUp(state, name, (int) (wanted - own.size()));
       }
     }

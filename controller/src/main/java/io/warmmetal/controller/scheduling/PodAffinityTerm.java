@@ -1,7 +1,6 @@
 package io.warmmetal.controller.scheduling;
 
 import io.fabric8.kubernetes.api.model.LabelSelector;
-import java.util.Map;
 import java.util.Set;
 
 /**
