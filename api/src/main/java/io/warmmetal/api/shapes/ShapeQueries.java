@@ -31,7 +31,7 @@ public final class ShapeQueries {
         FROM machines GROUP BY shape, zone, region, state
       )
       SELECT s.*, coalesce(c.counts, '{}') AS counts, coalesce(c.total, 0) AS total,
-             coalesce(o.offerings, '[]') AS offerings
+             coalesce(o.offerings, '[]') AS offerings, d.disk_gib
       FROM shapes s
       LEFT JOIN (
         SELECT shape, jsonb_object_agg(state, n) AS counts, sum(n) FILTER (WHERE state <> 'retired') AS total
@@ -43,6 +43,13 @@ public final class ShapeQueries {
         FROM (SELECT shape, zone, region, jsonb_object_agg(state, n) AS counts
               FROM by_state GROUP BY shape, zone, region) per_offering
         GROUP BY shape) o ON o.shape = s.name
+      LEFT JOIN (
+        SELECT shape, min(disk) AS disk_gib
+        FROM (SELECT shape, (SELECT sum((d ->> 'sizeGiB')::bigint) FROM jsonb_array_elements(
+                               CASE WHEN jsonb_typeof(facts -> 'disks') = 'array' THEN facts -> 'disks'
+                                    ELSE '[]'::jsonb END) d) AS disk
+              FROM machines WHERE state <> 'retired') per_machine
+        GROUP BY shape) d ON d.shape = s.name
       """;
 
   private ShapeQueries() {}
@@ -93,6 +100,7 @@ public final class ShapeQueries {
         .put("gpus", r.getJsonArray("gpus"))
         .put("counts", r.getJsonObject("counts"))
         .put("total", r.getNumeric("total").longValue())
+        .put("diskGiB", r.getValue("disk_gib") == null ? null : r.getNumeric("disk_gib").longValue())
         .put("offerings", r.getJsonArray("offerings"));
   }
 }

@@ -100,6 +100,19 @@ class MachinesTest {
   }
 
   @Test
+  void aShapesDiskIsTheSmallestTotalAmongItsMachines() {
+    JsonArray big = new JsonArray().add(new JsonObject().put("name", "nvme0n1").put("sizeGiB", 1788))
+        .add(new JsonObject().put("name", "nvme1n1").put("sizeGiB", 1788));
+    JsonArray small = new JsonArray().add(new JsonObject().put("name", "sda").put("sizeGiB", 480));
+    fx.registerMachines(1, ApiFixture.facts(8, 32).put("disks", big), true);
+    fx.registerMachines(1, ApiFixture.facts(8, 32).put("disks", small), true);
+    fx.registerMachines(1, ApiFixture.facts(4, 16), true); // reports no disks
+    assertThat(shape("", "x86-8c-32g").getLong("diskGiB")).isEqualTo(480L);
+    assertThat(shape("", "x86-4c-16g").getValue("diskGiB")).isNull();
+    assertThat(shape("", "x86-4c-16g").containsKey("diskGiB")).isTrue();
+  }
+
+  @Test
   void offeringsGroupAShapesMachinesByZoneAndRegion() {
     JsonObject rack1 = new JsonObject().put(ZONE, "rack-1").put(REGION, "room-1").put("team", "a");
     JsonObject rack2 = new JsonObject().put(ZONE, "rack-2").put(REGION, "room-1");

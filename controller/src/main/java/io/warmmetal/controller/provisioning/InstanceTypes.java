@@ -11,6 +11,7 @@ import java.util.Map;
 
 /** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
 public final class InstanceTypes {
+  public static final String EPHEMERAL_STORAGE = "ephemeral-storage";
   /** What a node counts as against a NodePool's {@code limits.nodes}. */
   public static final String NODES = "nodes";
   private static final long GIB = 1L << 30;
@@ -100,6 +101,12 @@ public final class InstanceTypes {
           .with(NODES, 1);
       if (gpus > 0) {
         allocatable = allocatable.with("nvidia.com/gpu", gpus);
+      }
+      if (s.hasNonNull("diskGiB")) {
+        // Its smallest machine's disks, less the kubelet's default 10 % nodefs eviction threshold. A shape whose
+        // machines report no disks offers none: pods asking for ephemeral storage do not get it (nor hugepages,
+        // which no fact reports): an unfit shape, not a pod that waits for ever on a node without them.
+        allocatable = allocatable.with(EPHEMERAL_STORAGE, s.get("diskGiB").asLong() * GIB / 10 * 9);
       }
       double price = s.hasNonNull("pricePerHour") ? s.get("pricePerHour").asDouble()
           : cpus * 0.03 + memGiB * 0.004 + gpus * 2.0; // a stand-in proportional to size until an operator sets one

@@ -296,4 +296,21 @@ class SchedulerTest {
     assertThat(scheduler.schedule(List.of(inD), List.of(pool("any", 0, List.of(), null)), List.of(racked()))
         .unschedulable()).hasSize(1);
   }
+
+  @Test
+  void aResourceAShapeLacksMakesThatShapeUnfitNotThePodStuck() {
+    InstanceType disked = new InstanceType("x86-16c-64g", Map.of("node.kubernetes.io/instance-type", "x86-16c-64g"),
+        Resources.of(16000, 64 * GIB).with("ephemeral-storage", 900 * GIB), 0.8, 1);
+    InstanceType diskless = new InstanceType("x86-8c-32g", Map.of("node.kubernetes.io/instance-type", "x86-8c-32g"),
+        Resources.of(8000, 32 * GIB), 0.4, 1);
+    PodRequest scratch = new PodRequest("scratch", Resources.of(1000, GIB).with("ephemeral-storage", 100 * GIB),
+        Map.of(), List.of(), List.of());
+    Scheduler.Plan plan = scheduler.schedule(List.of(scratch), List.of(pool("any", 0, List.of(), null)),
+        List.of(diskless, disked));
+    assertThat(plan.nodes()).singleElement().satisfies(n -> assertThat(n.type()).isEqualTo(disked));
+    PodRequest huge = new PodRequest("huge", Resources.of(1000, GIB).with("hugepages-2Mi", 1L << 30), Map.of(),
+        List.of(), List.of());
+    assertThat(scheduler.schedule(List.of(huge), List.of(pool("any", 0, List.of(), null)), List.of(diskless, disked))
+        .unschedulable()).containsExactly(huge);
+  }
 }
