@@ -80,6 +80,17 @@ class ProvisioningTest {
     assertThat(fx.count("SELECT count(*) FROM instances WHERE state = 'running'")).isEqualTo(1);
     // kube-scheduler bound the pod to the new node, and its kubelet runs it.
     assertThat(cluster.awaitScheduled("web-1")).isEqualTo(node.getMetadata().getName());
+
+    // Owned by its NodePool, as upstream's: deleting the NodePool takes its nodes (drained first) with it.
+    assertThat(claim.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
+      assertThat(o.getKind() + "/" + o.getName()).isEqualTo("NodePool/default");
+      assertThat(o.getBlockOwnerDeletion()).isTrue();
+    });
+    kube.resources(io.warmmetal.controller.karpenter.NodePool.class).withName("default").delete();
+    Await.until("the NodePool's node gone with it", () -> kube.resources(NodeClaim.class).list().getItems().isEmpty()
+        && kube.nodes().withName(node.getMetadata().getName()).get() == null, 60_000);
+    Await.until("its instance terminated", () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'")
+        == 0);
   }
 
   @Test

@@ -152,4 +152,43 @@ class TopologyAndDriftTest {
     Await.until("scaled down to one", () -> cluster.claims().size() == 1, 60_000);
     assertThat(cluster.fx.count("SELECT count(*) FROM instances WHERE state = 'running'")).isEqualTo(1);
   }
+
+  @Test
+  void anUnderutilizedNodeIsReplacedByACheaperOneBeforeItDrains(Vertx vertx, ControlPlane controlPlane)
+      throws Exception {
+    cluster = Fleet.start(vertx, controlPlane, 1, pool -> {
+      pool.getSpec().disruption = new NodePool.Disruption();
+      pool.getSpec().disruption.consolidationPolicy = "WhenEmptyOrUnderutilized";
+      pool.getSpec().disruption.consolidateAfter = "1s";
+    });
+    kube = cluster.kube;
+    // The 16-cpu machine is the only one when a 12-cpu pod comes; an 8-cpu one (cheaper) is enrolled afterwards.
+    kube.apps().deployments().inNamespace("default").resource(deployment("app", 1, "12", false)).create();
+    Await.until("the pod running", () -> pods("app").stream().anyMatch(p -> p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())));
+    NodeClaim big = cluster.claimOf(pods("app").get(0).getSpec().getNodeName());
+    cluster.addAgents(vertx, 1, io.warmmetal.api.testing.ApiFixture.facts(8, 32), "sim-small-", true,
+        Fleet.RACK_1);
+    cluster.fx.client.put("/v1/pools/x86-8c-32g", io.warmmetal.api.testing.ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    Await.until("the small machine warm", () -> cluster.fx.count(
+        "SELECT count(*) FROM machines WHERE shape = 'x86-8c-32g' AND state = 'warm'") == 1);
+
+    // The app now asks for 2 cpu: its new pod fits the 16-cpu node, which an 8-cpu node would hold for less.
+    kube.apps().deployments().inNamespace("default").withName("app").edit(d -> {
+      d.getSpec().getTemplate().getSpec().getContainers().get(0).getResources().getRequests()
+          .put("cpu", new Quantity("2"));
+      return d;
+    });
+    Await.until("a cheaper replacement up beside the old node", () -> cluster.initialized().stream()
+        .anyMatch(c -> "x86-8c-32g".equals(c.getMetadata().getLabels().get("node.kubernetes.io/instance-type"))),
+        60_000);
+    Await.until("the 16-cpu node gone, its pod on the 8-cpu node", () -> kube.resources(NodeClaim.class)
+        .withName(big.getMetadata().getName()).get() == null && pods("app").stream().anyMatch(p ->
+            p.getStatus() != null && "Running".equals(p.getStatus().getPhase()) && cluster.claimOf(
+                p.getSpec().getNodeName()) != null && "x86-8c-32g".equals(cluster.claimOf(p.getSpec().getNodeName())
+                .getMetadata().getLabels().get("node.kubernetes.io/instance-type"))), 60_000);
+    assertThat(cluster.metrics.scrape()).contains("karpenter_voluntary_disruption_decisions_total{consolidation_type="
+        + "\"single\",decision=\"replace\",reason=\"underutilized\",} 1.0");
+  }
 }
