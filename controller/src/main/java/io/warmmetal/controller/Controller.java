@@ -12,7 +12,7 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.provisioning.Definitions;
+import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.registration.Registration;

@@ -11,17 +11,16 @@ import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.provisioning.ClusterState;
+import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.karpenter.Conditions;
-import io.warmmetal.controller.provisioning.Definitions;
+import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.karpenter.GoDuration;
-import io.warmmetal.controller.provisioning.PodRequests;
+import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.controller.provisioning.Provisioner;
-import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
-import io.warmmetal.controller.termination.Termination;
+import io.warmmetal.controller.state.Pods;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -83,8 +82,8 @@ public final class Disruption {
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
-          && pod.getMetadata().getDeletionTimestamp() == null && !Termination.daemonOrMirror(pod)
-          && !Termination.finished(pod)) {
+          && pod.getMetadata().getDeletionTimestamp() == null && !Pods.daemonOrMirror(pod)
+          && !Pods.finished(pod)) {
         byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
       }
     }
@@ -98,7 +97,7 @@ public final class Disruption {
         kube.resources(NodeClaim.class).resource(claim).delete();
         NodePool pool = defs.pool(pool(claim));
         metrics.nodeClaimDisrupted("expired", pool(claim), pool == null ? "" : policy(pool), "forceful");
-        events.publish(KarpenterEvents.disruptionTerminating(Termination.nodeOf(claim, nodes), claim, "expired"));
+        events.publish(KarpenterEvents.disruptionTerminating(ClusterState.nodeOf(claim, nodes), claim, "expired"));
         continue;
       }
       if (initialized(claim)) {
@@ -345,7 +344,7 @@ public final class Disruption {
   }
 
   private static boolean consolidatable(NodeClaim claim, NodePool pool, Instant now) {
-    if (pool == null || DoNotDisrupt.marked(claim) || StaticPools.isStatic(pool)) {
+    if (pool == null || DoNotDisrupt.marked(claim) || pool.isStatic()) {
       return false;
     }
     String after = pool.getSpec().disruption == null ? null : pool.getSpec().disruption.consolidateAfter;

@@ -9,7 +9,7 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.provisioning.Definitions;
+import io.warmmetal.controller.state.Definitions;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;

@@ -65,6 +65,12 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
     public List<Condition> conditions = new ArrayList<>();
   }
 
+  /** A static NodePool: {@code replicas} nodes whatever the pods. */
+  @com.fasterxml.jackson.annotation.JsonIgnore
+  public boolean isStatic() {
+    return getSpec() != null && getSpec().replicas != null;
+  }
+
   @Override
   protected Spec initSpec() {
     return new Spec();

@@ -45,6 +45,12 @@ public final class WellKnown {
   /** On a pod or Node: voluntary disruption may not take it. */
   public static final String DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt";
 
+  // WarmMetal's own, between NodeClaims and the instances API
+  /** On a NodeClaim: the instance launched for it. */
+  public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
+  /** On the instance: the UID of the NodeClaim it was launched for, so termination finds it even unrecorded. */
+  public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
+
   // Finalizers
   /** On a NodeClaim: its instance goes (drained, terminated) before it does. */
   public static final String TERMINATION_FINALIZER = "karpenter.sh/termination";

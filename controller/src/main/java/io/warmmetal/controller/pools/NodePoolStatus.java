@@ -11,7 +11,7 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.provisioning.Definitions;
+import io.warmmetal.controller.state.Definitions;
 import java.math.BigDecimal;
 import java.util.HashMap;
 import java.util.List;

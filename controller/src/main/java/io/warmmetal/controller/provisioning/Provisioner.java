@@ -24,6 +24,10 @@ import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.state.ClusterState;
+import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.state.InstanceTypes;
+import io.warmmetal.controller.state.PodRequests;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -48,9 +52,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Provisioner {
   private static final Logger LOG = LoggerFactory.getLogger(Provisioner.class);
-  public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
-  /** On the instance: the UID of the NodeClaim it was launched for, so termination finds it even unrecorded. */
-  public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
   static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofMinutes(15);
   /** How long a shape that answered InsufficientCapacity is left out of plans (counts may lag a launch). */
   static final Duration UNAVAILABLE_FOR = Duration.ofSeconds(10);
@@ -342,7 +343,7 @@ public final class Provisioner {
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request.putObject("labels").put(WellKnown.NODEPOOL_LABEL, pool.getMetadata().getName())
         .put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName())
-        .put(NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
+        .put(WellKnown.NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
     ObjectNode join = request.putObject("kubernetes");
     join.put("apiServer", nodeClass.getSpec().join.apiServer);
     join.put("caCertHash", nodeClass.getSpec().join.caCertHash);
@@ -386,7 +387,7 @@ public final class Provisioner {
       Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched",
           "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
       Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
-      claim.getMetadata().getAnnotations().put(INSTANCE_ANNOTATION, instance.get("id").asText());
+      claim.getMetadata().getAnnotations().put(WellKnown.INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
       claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
       if (machineLabels == null) {

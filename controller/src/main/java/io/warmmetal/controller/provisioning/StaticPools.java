@@ -9,6 +9,9 @@ import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.state.ClusterState;
+import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.state.InstanceTypes;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -38,12 +41,8 @@ public final class StaticPools {
     this.provisioner = provisioner;
   }
 
-  public static boolean isStatic(NodePool pool) {
-    return pool != null && pool.getSpec().replicas != null;
-  }
-
   public void reconcile(List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    List<NodePool> pools = defs.pools().stream().filter(StaticPools::isStatic).toList();
+    List<NodePool> pools = defs.pools().stream().filter(NodePool::isStatic).toList();
     if (pools.isEmpty()) {
       return;
     }

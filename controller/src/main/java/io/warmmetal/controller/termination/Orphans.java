@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.provisioning.Provisioner;
+import io.warmmetal.controller.karpenter.WellKnown;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -51,8 +51,8 @@ public final class Orphans {
         continue; // node classes sharing one API and token: asked once
       }
       for (String state : List.of("pending", "running")) {
-        for (JsonNode instance : api.selected(Provisioner.NODECLAIM_UID_LABEL, state)) {
-          String uid = instance.path("labels").path(Provisioner.NODECLAIM_UID_LABEL).asText();
+        for (JsonNode instance : api.selected(WellKnown.NODECLAIM_UID_LABEL, state)) {
+          String uid = instance.path("labels").path(WellKnown.NODECLAIM_UID_LABEL).asText();
           Instant created = Instant.parse(instance.get("createdAt").asText());
           if (!live.contains(uid) && !created.plus(grace).isAfter(now)) {
             LOG.info("Instance {} was launched for NodeClaim {}, which is gone: terminating it",

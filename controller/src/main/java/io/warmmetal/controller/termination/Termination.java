@@ -1,7 +1,6 @@
 package io.warmmetal.controller.termination;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -16,8 +15,9 @@ import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.karpenter.GoDuration;
-import io.warmmetal.controller.provisioning.Definitions;
-import io.warmmetal.controller.provisioning.Provisioner;
+import io.warmmetal.controller.state.ClusterState;
+import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.state.Pods;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -84,7 +84,7 @@ public final class Termination {
   }
 
   private void finish(NodeClaim claim, List<Node> nodes, List<Pod> pods, PodBudgets budgets) throws Exception {
-    Node node = nodeOf(claim, nodes);
+    Node node = ClusterState.nodeOf(claim, nodes);
     String nodeName = node == null ? null : node.getMetadata().getName();
     if (node != null) {
       if (DisruptedTaint.apply(kube, node)) {
@@ -94,7 +94,7 @@ public final class Termination {
       Instant deadline = grace == null ? null : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
       boolean forced = deadline != null && Instant.now().isAfter(deadline);
       List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
-          .filter(p -> !daemonOrMirror(p) && !finished(p)).toList();
+          .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p)).toList();
       for (Pod pod : left) {
         if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
           drain(pod, forced, budgets, deadline);
@@ -186,7 +186,7 @@ public final class Termination {
   private boolean terminateInstance(NodeClaim claim) throws Exception {
     WarmMetalNodeClass nodeClass = defs.nodeClass(claim.getSpec());
     String recorded = claim.getMetadata().getAnnotations() == null ? null
-        : claim.getMetadata().getAnnotations().get(Provisioner.INSTANCE_ANNOTATION);
+        : claim.getMetadata().getAnnotations().get(WellKnown.INSTANCE_ANNOTATION);
     if (nodeClass == null) {
       LOG.warn("NodeClaim {}: its node class is gone, so its instance ({}) cannot be terminated; waiting",
           claim.getMetadata().getName(), recorded == null ? "unrecorded" : recorded);
@@ -197,7 +197,7 @@ public final class Termination {
     if (recorded != null) {
       ids.add(recorded);
     }
-    for (var instance : api.selected(Provisioner.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
+    for (var instance : api.selected(WellKnown.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
       if (!"terminated".equals(instance.path("state").asText())) {
         ids.add(instance.get("id").asText());
       }
@@ -214,31 +214,6 @@ public final class Termination {
     return true;
   }
 
-  /** The claim's Node: by name once registered, else by providerID (a Node whose registration was not recorded). */
-  public static Node nodeOf(NodeClaim claim, List<Node> nodes) {
-    if (claim.getStatus() == null) {
-      return null;
-    }
-    String name = claim.getStatus().nodeName;
-    String provider = claim.getStatus().providerID;
-    return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)
-            || (provider != null && n.getSpec() != null && provider.equals(n.getSpec().getProviderID())))
-        .findFirst().orElse(null);
-  }
 
-  /** A pod that has run to completion holds nothing: it neither blocks a drain nor keeps a node from being empty. */
-  public static boolean finished(Pod pod) {
-    String phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
-    return "Succeeded".equals(phase) || "Failed".equals(phase);
-  }
 
-  /** DaemonSet pods go with the node; mirror (static) pods are the kubelet's. */
-  public static boolean daemonOrMirror(Pod pod) {
-    if (pod.getMetadata().getAnnotations() != null
-        && pod.getMetadata().getAnnotations().containsKey("kubernetes.io/config.mirror")) {
-      return true;
-    }
-    List<OwnerReference> owners = pod.getMetadata().getOwnerReferences();
-    return owners != null && owners.stream().anyMatch(o -> "DaemonSet".equals(o.getKind()));
-  }
 }

@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warmmetal.controller.karpenter.WellKnown;
@@ -56,7 +56,7 @@ public final class InstanceTypes {
   }
 
   /** Whether the instance types here carry a label for {@code key}. */
-  static boolean defines(String key) {
+  public static boolean defines(String key) {
     return key.equals(WellKnown.INSTANCE_TYPE_LABEL) || key.equals(WellKnown.CAPACITY_TYPE_LABEL)
         || key.equals(WellKnown.ARCH_LABEL) || key.equals(WellKnown.OS_LABEL) || key.startsWith("warmmetal.io/");
   }

@@ -1,5 +1,6 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.state;
 
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.warmmetal.controller.instances.InstancesApi;
@@ -78,8 +79,8 @@ public final class ClusterState {
       // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
       if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
           && pod.getMetadata().getDeletionTimestamp() == null
-          && !io.warmmetal.controller.termination.Termination.daemonOrMirror(pod)
-          && !io.warmmetal.controller.termination.Termination.finished(pod)) {
+          && !Pods.daemonOrMirror(pod)
+          && !Pods.finished(pod)) {
         podsByNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(PodRequests.of(pod));
       }
     }
@@ -130,7 +131,7 @@ public final class ClusterState {
     return acceptable.isEmpty() ? null : acceptable.get(0);
   }
 
-  static List<String> acceptableTypes(NodeClaim claim) {
+  public static List<String> acceptableTypes(NodeClaim claim) {
     return claim.getSpec().requirements.stream().filter(r -> WellKnown.INSTANCE_TYPE_LABEL.equals(r.getKey())
         && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
   }
@@ -148,6 +149,18 @@ public final class ClusterState {
     }
     return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
         InstanceTypes.poolLabels(pool), template.spec.requirements,
-        template.spec.taints, remaining, daemons, StaticPools.isStatic(pool));
+        template.spec.taints, remaining, daemons, pool.isStatic());
+  }
+
+  /** The claim's Node: by name once registered, else by providerID (a Node whose registration was not recorded). */
+  public static Node nodeOf(NodeClaim claim, List<Node> nodes) {
+    if (claim.getStatus() == null) {
+      return null;
+    }
+    String name = claim.getStatus().nodeName;
+    String provider = claim.getStatus().providerID;
+    return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)
+            || (provider != null && n.getSpec() != null && provider.equals(n.getSpec().getProviderID())))
+        .findFirst().orElse(null);
   }
 }

@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.state;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;

@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

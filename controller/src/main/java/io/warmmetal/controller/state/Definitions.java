@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.state;
 
 import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.warmmetal.controller.karpenter.NodeClaimTemplate;
