@@ -228,4 +228,35 @@ class DisruptionTest {
         .execute(io.vertx.sqlclient.Tuple.of(instance)).await().iterator().next().getString("state"))
         .isIn("shutting-down", "terminated");
   }
+
+  @Test
+  void aPodIsDeletedEarlyEnoughForItsOwnGracePeriodToEndByTheNodesDeadline(Vertx vertx, ControlPlane controlPlane)
+      throws Exception {
+    start(vertx, controlPlane, 2, pool -> {
+      disruption(pool, "WhenEmpty", "Never", null);
+      pool.getSpec().template.spec.terminationGracePeriod = "20s";
+    });
+    Map<String, String> app = Map.of("app", "slow");
+    Pod slow = labelled(Fleet.pod("slow", "1"), app);
+    slow.getSpec().setTerminationGracePeriodSeconds(30L); // longer than the node's 20 s
+    String node = nodeFor(slow);
+    // A budget that allows no eviction at all: only the deadline can take the pod.
+    kube.resources(io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudget.class).inNamespace("default")
+        .resource(new PodDisruptionBudgetBuilder().withNewMetadata().withName("slow").withNamespace("default")
+            .endMetadata().withNewSpec().withMinAvailable(new IntOrString(1)).withNewSelector()
+            .withMatchLabels(app).endSelector().endSpec().build()).create();
+    NodeClaim claim = claimOf(node);
+
+    long deleted = System.nanoTime();
+    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).delete();
+    // Its 30 s grace cannot fit in the node's 20 s: it is deleted at once, not when the 20 s are up.
+    Await.until("the pod deleted by the termination deadline", () -> {
+      Pod p = kube.pods().inNamespace("default").withName("slow").get();
+      return p == null || p.getMetadata().getDeletionTimestamp() != null;
+    });
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - deleted)).isLessThan(java.time.Duration.ofSeconds(15));
+    Await.until("a Disrupted event on it", () -> kube.v1().events().inNamespace("default").list().getItems().stream()
+        .anyMatch(e -> "Disrupted".equals(e.getReason()) && "slow".equals(e.getInvolvedObject().getName())));
+    Await.until("the node gone", () -> kube.nodes().withName(node).get() == null, 60_000);
+  }
 }
