@@ -192,8 +192,10 @@ public final class Scheduler {
       fresh = zonalNode(pod, pools, types, catalog, warmLeft, poolLeft, open, domains, topology);
     } else {
       fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
-      if (fresh != null && ((domains && repelledInDomain(pod, fresh, open))
-          || (placed && !topology.allows(pod, fresh, open)))) {
+      if (fresh != null && placed && !topology.allows(pod, fresh, open)) {
+        fresh = steered(pod, fresh, open, topology); // its best type's labels are the wrong domain: another's
+      }
+      if (fresh != null && domains && repelledInDomain(pod, fresh, open)) {
         fresh = null;
       }
     }
@@ -211,6 +213,29 @@ public final class Scheduler {
     }
     fresh.fresh = true;
     return fresh;
+  }
+
+  /**
+   * The new node as one of its other options, where the best one's labels put it in a domain the pod's affinity or
+   * spread refuses (an arch, say): the first option, in order of preference, whose node they accept, with the
+   * options that share its values of the pod's topology keys. Null if none does.
+   */
+  private Open steered(PodRequest pod, Open fresh, List<Open> open, Topology topology) {
+    java.util.Set<String> keys = new java.util.HashSet<>();
+    pod.placement().allAffinity().forEach(t -> keys.add(t.topologyKey()));
+    pod.placement().spread().forEach(c -> keys.add(c.topologyKey()));
+    for (InstanceType option : fresh.options) {
+      Map<String, String> labels = fresh.catalog.option(fresh.pool, option).labels();
+      List<InstanceType> alike = fresh.options.stream().filter(o -> keys.stream().allMatch(k -> java.util.Objects
+          .equals(fresh.catalog.option(fresh.pool, o).labels().get(k), labels.get(k)))).toList();
+      List<InstanceType> ordered = new ArrayList<>(List.of(option));
+      alike.stream().filter(o -> o != option).forEach(ordered::add);
+      Open candidate = new Open(fresh.pool, ordered, fresh.where, fresh.catalog);
+      if (topology.allows(pod, candidate, open)) {
+        return candidate;
+      }
+    }
+    return null;
   }
 
   /** The best new node for the pod, not yet counted against warm machines or pool limits. */

@@ -785,6 +785,14 @@ class UpstreamSchedulingCasesTest {
           PodRequest target = pod().labels(S2).req();
           sim().inFlight(zones).run(target).scheduled(List.of(target));
         }),
+        c("N03", T, ctx + "should respect pod affinity (arch)", () -> {
+          TopologySpreadConstraint oneEach = spread(HOST, 1, DNS, S2);
+          PodRequest first = pod().labels(S2).spread(oneEach).cpu("2").select(ARCH, "arm64").req();
+          PodRequest second = pod().labels(S2).spread(oneEach).cpu("1").affinity(term(ARCH, S2)).req();
+          Run r = sim().run(first, second);
+          assertThat(r.labels(second)).containsEntry(ARCH, r.labels(first).get(ARCH)); // the same arch
+          assertThat(r.node(first)).isNotSameAs(r.node(second)); // but, spread, not the same node
+        }),
         c("N10", T, ctx + "should allow violation of a pod affinity preference with a conflicting required "
             + "constraint", () -> {
               List<PodRequest> spread = many(3, () -> spreadOverHosts.get().preferAffinity(50, term(HOST, S2)));
