@@ -96,14 +96,15 @@ public final class Controller implements AutoCloseable {
     this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
+    io.warmmetal.controller.pools.RegistrationHealth health = new io.warmmetal.controller.pools.RegistrationHealth();
     this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
-        settings.launchParallelism(), events, metrics);
-    this.registration = new Registration(kube, defs, metrics);
+        settings.launchParallelism(), events, metrics, health);
+    this.registration = new Registration(kube, defs, metrics, health);
     this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
-    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics);
+    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics, health);
     this.orphans = new io.warmmetal.controller.termination.Orphans(this::api,
         io.warmmetal.controller.termination.Orphans.GRACE, io.warmmetal.controller.termination.Orphans.EVERY);
   }

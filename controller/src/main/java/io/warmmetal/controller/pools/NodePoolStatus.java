@@ -32,11 +32,13 @@ public final class NodePoolStatus {
   private final KubernetesClient kube;
   private final Definitions defs;
   private final KarpenterMetrics metrics;
+  private final RegistrationHealth health;
 
-  public NodePoolStatus(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics) {
+  public NodePoolStatus(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics, RegistrationHealth health) {
     this.kube = kube;
     this.defs = defs;
     this.metrics = metrics;
+    this.health = health;
   }
 
   /** @param claims every NodeClaim of ours */
@@ -90,7 +92,11 @@ public final class NodePoolStatus {
           String.join("; ", problems));
     }
     nodeClassReady(pool, status);
-    if (claims.stream().anyMatch(c -> c.getStatus() != null
+    RegistrationHealth.Outcome last = health.last(pool.getMetadata().getName());
+    if (last != null && !last.registered()) {
+      Conditions.set(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY, false, "RegistrationFailed",
+          last.message());
+    } else if (last != null || claims.stream().anyMatch(c -> c.getStatus() != null
         && Conditions.isTrue(c.getStatus().conditions, Conditions.REGISTERED))) {
       Conditions.set(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY, true,
           Conditions.NODE_REGISTRATION_HEALTHY, "");

@@ -65,13 +65,15 @@ public final class Provisioner {
   private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
   private final ExecutorService launcher;
   private final Recorder events;
+  private final io.warmmetal.controller.pools.RegistrationHealth health;
   private final KarpenterMetrics metrics;
   private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
 
   public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
       Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
-      int parallelism, Recorder events, KarpenterMetrics metrics) {
+      int parallelism, Recorder events, KarpenterMetrics metrics, io.warmmetal.controller.pools.RegistrationHealth health) {
+    this.health = health;
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
@@ -157,6 +159,8 @@ public final class Provisioner {
       return;
     }
     LOG.info("NodeClaim {}: no Node registered within {}; giving it up", claim.getMetadata().getName(), limit);
+    health.failed(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL), "Failed to register node: NodeClaim "
+        + claim.getMetadata().getName() + " had no Node within " + limit);
     kube.resources(NodeClaim.class).resource(claim).delete();
   }
 

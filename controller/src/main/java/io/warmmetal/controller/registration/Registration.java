@@ -33,11 +33,14 @@ public final class Registration {
   private final KubernetesClient kube;
   private final Definitions defs;
   private final KarpenterMetrics metrics;
+  private final io.warmmetal.controller.pools.RegistrationHealth health;
 
-  public Registration(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics) {
+  public Registration(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics,
+      io.warmmetal.controller.pools.RegistrationHealth health) {
     this.kube = kube;
     this.defs = defs;
     this.metrics = metrics;
+    this.health = health;
   }
 
   public void reconcile(List<Node> nodes, List<NodeClaim> claims) {
@@ -75,6 +78,7 @@ public final class Registration {
       Conditions.set(claim.getStatus().conditions, Conditions.REGISTERED, true, "Registered",
           "Node " + node.getMetadata().getName());
       changed = true;
+      health.registered(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
       metrics.nodeCreated(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL),
           node.getMetadata().getLabels() == null ? "" : node.getMetadata().getLabels().get(WellKnown.ZONE_LABEL));
     }

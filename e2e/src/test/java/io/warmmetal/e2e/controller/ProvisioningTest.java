@@ -253,6 +253,13 @@ class ProvisioningTest {
         .withName(claimOnSilent.get(0)).get() == null);
     assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1 AND state IN ('shutting-down',"
         + " 'terminated')", silent)).isGreaterThanOrEqualTo(1);
+    // The NodePool says its nodes do not register, as upstream's NodeRegistrationHealthy does.
+    Await.until("NodeRegistrationHealthy False", () -> {
+      var pool = kube.resources(io.warmmetal.controller.karpenter.NodePool.class).withName("default").get();
+      var c = pool.getStatus() == null ? null
+          : Conditions.get(pool.getStatus().conditions, Conditions.NODE_REGISTRATION_HEALTHY);
+      return c != null && "False".equals(c.getStatus()) && "RegistrationFailed".equals(c.getReason());
+    });
   }
 
   @Test
