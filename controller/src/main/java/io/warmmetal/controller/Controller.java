@@ -98,7 +98,7 @@ public final class Controller implements AutoCloseable {
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
     io.warmmetal.controller.pools.RegistrationHealth health = new io.warmmetal.controller.pools.RegistrationHealth();
     this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
-        settings.launchParallelism(), events, metrics, health);
+        () -> nodes == null ? List.of() : nodes.getStore().list(), settings.launchParallelism(), events, metrics, health);
     this.registration = new Registration(kube, defs, metrics, health);
     this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
@@ -195,7 +195,7 @@ public final class Controller implements AutoCloseable {
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
-    step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed));
+    step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed, pdbs.list()));
     step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
         pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));

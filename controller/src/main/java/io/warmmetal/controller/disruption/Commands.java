@@ -53,11 +53,12 @@ final class Commands {
       Instant now) {
     String names = String.join(",", replacements.stream().map(c -> c.getMetadata().getName()).toList());
     for (NodeClaim candidate : candidates) {
+      // The command first, then the taint: a taint never outlives a command that would lift it.
+      annotate(candidate, Map.of(REPLACED_BY, names, REASON, reason, STARTED, now.toString()));
       Node node = nodes.get(candidate.getStatus().nodeName);
       if (node != null) {
         DisruptedTaint.apply(kube, node);
       }
-      annotate(candidate, Map.of(REPLACED_BY, names, REASON, reason, STARTED, now.toString()));
       replacements.forEach(r -> events.publish(new Event(candidate, Event.NORMAL, "DisruptionLaunching",
           "Launching NodeClaim: " + reason, List.of(candidate.getMetadata().getUid(), reason),
           Duration.ofMinutes(2))));
@@ -87,14 +88,14 @@ final class Commands {
             candidate.getMetadata().getName(), reason);
         events.publish(KarpenterEvents.disruptionBlocked(candidate, "Replacement NodeClaim " + annotation(candidate,
             REPLACED_BY) + " did not initialize; disruption given up"));
+        if (node != null) {
+          DisruptedTaint.remove(kube, node); // the taint first, then the command that owns it
+        }
         Map<String, String> clear = new HashMap<>();
         clear.put(REPLACED_BY, null);
         clear.put(REASON, null);
         clear.put(STARTED, null);
         annotate(candidate, clear);
-        if (node != null) {
-          DisruptedTaint.remove(kube, node);
-        }
       } else if (replacements.stream().allMatch(r -> r.getStatus() != null
           && Conditions.isTrue(r.getStatus().conditions, Conditions.INITIALIZED))) {
         disrupt.accept(candidate, reason);

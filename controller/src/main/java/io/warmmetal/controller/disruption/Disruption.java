@@ -21,6 +21,7 @@ import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.state.Pods;
+import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -49,6 +50,10 @@ public final class Disruption {
   static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
   /** Upstream's multi-node consolidation looks at up to this many nodes at once. */
   static final int MULTI_NODE_MAX = 10;
+  /** How long one pass may spend simulating consolidations (the rest waits for the next pass). */
+  static final Duration CONSOLIDATION_BUDGET = Duration.ofSeconds(2);
+  /** The cluster as it was when consolidation last found nothing to do (see {@code Simulation#fingerprint}). */
+  private String lastFruitless;
 
   private final KubernetesClient kube;
   private final Definitions defs;
@@ -73,10 +78,14 @@ public final class Disruption {
     this.commands = new Commands(kube, events);
   }
 
-  /** The nodes chosen, and what replaces them (nothing: their pods fit on the nodes there are). */
-  private record Decision(List<NodeClaim> candidates, List<Scheduler.PlannedNode> replacements) {}
+  /**
+   * The nodes chosen, what replaces them (nothing: their pods fit on the nodes there are), and what the replacements
+   * may cost at most together (a consolidation must save: no fallback shape as dear as the candidates).
+   */
+  private record Decision(List<NodeClaim> candidates, List<Scheduler.PlannedNode> replacements, double priceBelow) {}
 
-  public void reconcile(List<Pod> pods, List<Node> nodes, List<NodeClaim> claims) throws Exception {
+  public void reconcile(List<Pod> pods, List<Node> nodes, List<NodeClaim> claims,
+      List<io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget> pdbs) throws Exception {
     Instant now = Instant.now();
     drift.reconcile(claims);
     Map<String, List<Pod>> byNode = new HashMap<>();
@@ -98,6 +107,7 @@ public final class Disruption {
         NodePool pool = defs.pool(pool(claim));
         metrics.nodeClaimDisrupted("expired", pool(claim), pool == null ? "" : policy(pool), "forceful");
         events.publish(KarpenterEvents.disruptionTerminating(ClusterState.nodeOf(claim, nodes), claim, "expired"));
+        claim.getMetadata().setDeletionTimestamp(now.toString()); // gone for the rest of this pass's plans
         continue;
       }
       if (initialized(claim)) {
@@ -112,12 +122,17 @@ public final class Disruption {
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
+    PodBudgets budgets = PodBudgets.of(pdbs, pods, Set.of());
     List<NodeClaim> spared = live.stream()
         .filter(c -> pools.containsKey(pool(c)) && !DoNotDisrupt.marked(c) && !Commands.underway(c))
         .filter(c -> !DoNotDisrupt.marked(nodesByName.get(c.getStatus().nodeName)))
         .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream()
             .noneMatch(p -> DoNotDisrupt.active(p, now)))
         .toList();
+    // A node whose pods a PodDisruptionBudget will not let go now would never drain: not a candidate (drift with a
+    // terminationGracePeriod excepted, which deletes them in the end), as upstream's ValidatePodsDisruptable.
+    java.util.function.Predicate<NodeClaim> drainable = c -> byNode.getOrDefault(c.getStatus().nodeName, List.of())
+        .stream().allMatch(budgets::allows);
     if (spared.isEmpty()) {
       return;
     }
@@ -127,9 +142,10 @@ public final class Disruption {
     Set<String> nominated = sim.nominated();
     List<NodeClaim> disruptable = spared.stream().filter(c -> !nominated.contains(c.getMetadata().getName()))
         .toList();
-    List<NodeClaim> drifted = disruptable.stream().filter(Drift::drifted).toList();
+    List<NodeClaim> drifted = disruptable.stream().filter(Drift::drifted)
+        .filter(c -> c.getSpec().terminationGracePeriod != null || drainable.test(c)).toList();
     List<NodeClaim> consolidatable = disruptable.stream().filter(c -> consolidatable(c, pools.get(pool(c)), now))
-        .toList();
+        .filter(drainable).toList();
     for (NodeClaim claim : live) { // upstream's Consolidatable condition: past consolidateAfter, may be consolidated
       boolean is = consolidatable.contains(claim);
       ClaimConditions.write(kube, claim, Conditions.CONSOLIDATABLE, is ? "True" : null, Conditions.CONSOLIDATABLE,
@@ -152,16 +168,22 @@ public final class Disruption {
         return;
       }
     }
-    if (!empty.isEmpty()) {
-      for (NodeClaim claim : empty) {
-        if (allowed(List.of(claim), "Empty", pools, claims, now)) {
-          delete(claim, "Empty", claims, nodesByName, now);
-          metrics.disruptionDecision("delete", "empty", "empty");
-        }
+    boolean emptied = false;
+    for (NodeClaim claim : empty) {
+      if (allowed(List.of(claim), "Empty", pools, claims, now)) {
+        delete(claim, "Empty", claims, nodesByName, now);
+        metrics.disruptionDecision("delete", "empty", "empty");
+        emptied = true;
       }
+    }
+    if (emptied) {
       return; // one kind of consolidation per pass: the next pass sees the cluster as it is then
     }
-    for (int k = Math.min(MULTI_NODE_MAX, underutilized.size()); k >= 2; k--) {
+    if (!sim.changedSince(lastFruitless)) {
+      return; // nothing moved since the last pass found nothing to consolidate: it would find nothing again
+    }
+    long deadline = System.nanoTime() + CONSOLIDATION_BUDGET.toNanos();
+    for (int k = Math.min(MULTI_NODE_MAX, underutilized.size()); k >= 2 && System.nanoTime() < deadline; k--) {
       List<NodeClaim> some = underutilized.subList(0, k);
       if (allowed(some, "Underutilized", pools, claims, now)
           && execute(sim.evaluate(some, true, 1), "Underutilized", "multi", sim, nodesByName, claims, now)) {
@@ -169,12 +191,16 @@ public final class Disruption {
       }
     }
     for (NodeClaim claim : underutilized) {
+      if (System.nanoTime() >= deadline) {
+        return; // the rest next pass: provisioning must not wait behind consolidation
+      }
       if (allowed(List.of(claim), "Underutilized", pools, claims, now)
           && execute(sim.evaluate(List.of(claim), true, 1), "Underutilized", "single", sim, nodesByName, claims,
               now)) {
         return;
       }
     }
+    lastFruitless = sim.fingerprint();
   }
 
   /**
@@ -186,26 +212,13 @@ public final class Disruption {
     private final List<Pod> pods;
     private final Map<String, List<Pod>> byNode;
     private ClusterState state;
+    /** Where the pods with no place now would go (pending pods, and those on nodes being disrupted), once. */
+    private Map<PodRequest, Scheduler.PlannedNode> headed;
 
     Simulation(List<NodeClaim> claims, List<Pod> pods, Map<String, List<Pod>> byNode) {
       this.claims = claims;
       this.pods = pods;
       this.byNode = byNode;
-    }
-
-    /** The NodeClaims whose nodes the pending pods would go to, as they are. */
-    Set<String> nominated() throws Exception {
-      List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
-      if (pending.isEmpty()) {
-        return Set.of();
-      }
-      ClusterState state = state();
-      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
-      state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
-      Set<String> names = new HashSet<>();
-      scheduler.schedule(pending, state.views, List.of(), List.copyOf(state.nodes.values())).onExisting().values()
-          .forEach(node -> names.add(claimOf.get(node).getMetadata().getName()));
-      return names;
     }
 
     ClusterState state() throws Exception {
@@ -216,44 +229,104 @@ public final class Disruption {
     }
 
     /**
+     * Pods that need a place: those pending, and those on nodes being deleted or replaced (they will move), as
+     * upstream counts them — so the node they are headed for (a replacement up a moment ago, say) is not taken away.
+     */
+    private Map<PodRequest, Scheduler.PlannedNode> headed() throws Exception {
+      if (headed == null) {
+        List<PodRequest> homeless = new ArrayList<>();
+        pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).forEach(homeless::add);
+        for (NodeClaim c : claims) {
+          if ((c.getMetadata().getDeletionTimestamp() != null || Commands.underway(c)) && c.getStatus() != null) {
+            byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().map(PodRequests::of)
+                .forEach(homeless::add);
+          }
+        }
+        headed = homeless.isEmpty() ? Map.of()
+            : scheduler.schedule(homeless, state().views, List.of(), destinations(Set.of())).onExisting();
+      }
+      return headed;
+    }
+
+    /** The NodeClaims whose nodes pods with no place now are headed for: upstream's nominated nodes. */
+    Set<String> nominated() throws Exception {
+      if (headed().isEmpty()) {
+        return Set.of();
+      }
+      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+      state().nodes.forEach((claim, node) -> claimOf.put(node, claim));
+      Set<String> names = new HashSet<>();
+      headed().values().forEach(node -> names.add(claimOf.get(node).getMetadata().getName()));
+      return names;
+    }
+
+    /**
+     * Nodes pods may be moved to: initialized ones (a node not up yet may never be: upstream will not count on
+     * one), not being replaced, not among {@code excluded}.
+     */
+    private List<Scheduler.PlannedNode> destinations(Set<String> excluded) throws Exception {
+      List<Scheduler.PlannedNode> nodes = new ArrayList<>();
+      state().nodes.forEach((c, node) -> {
+        if (!excluded.contains(c.getMetadata().getName()) && initialized(c) && !Commands.underway(c)) {
+          nodes.add(node);
+        }
+      });
+      return nodes;
+    }
+
+    /** What this simulation saw, for telling whether anything changed since: claims, and pods and their nodes. */
+    String fingerprint() {
+      List<String> parts = new ArrayList<>();
+      claims.forEach(c -> parts.add(c.getMetadata().getName() + "@" + c.getMetadata().getResourceVersion()));
+      pods.forEach(p -> parts.add(p.getMetadata().getUid() + ">" + (p.getSpec() == null ? "" : p.getSpec().getNodeName())
+          + (p.getMetadata().getDeletionTimestamp() == null ? "" : "x")));
+      parts.sort(null);
+      return Integer.toHexString(parts.hashCode()) + ":" + parts.size();
+    }
+
+    boolean changedSince(String fingerprint) {
+      return !fingerprint().equals(fingerprint);
+    }
+
+    /**
      * The decision that removes the candidates, or null if there is none: their pods must all find a place; with
      * {@code cheaper}, on at most {@code maxNew} new nodes that cost less than the candidates do.
      */
     Decision evaluate(List<NodeClaim> candidates, boolean cheaper, int maxNew) throws Exception {
       ClusterState state = state();
+      if (candidates.stream().anyMatch(c -> state.nodes.get(c) == null)) {
+        return null; // its shape or pool is gone from the plan: nothing to reason about
+      }
       Set<String> names = new HashSet<>(candidates.stream().map(c -> c.getMetadata().getName()).toList());
-      List<Scheduler.PlannedNode> others = new ArrayList<>();
-      state.nodes.forEach((c, node) -> {
-        if (!names.contains(c.getMetadata().getName())) {
-          others.add(node);
+      // The pods with no place now take theirs first: nothing is consolidated onto capacity they would use. Those
+      // headed for a candidate need a place as much as its own pods do.
+      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+      state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
+      Map<PodRequest, Scheduler.PlannedNode> settled = new java.util.IdentityHashMap<>();
+      List<PodRequest> moving = new ArrayList<>();
+      headed().forEach((pod, node) -> {
+        if (names.contains(claimOf.get(node).getMetadata().getName())) {
+          moving.add(pod);
+        } else {
+          settled.put(pod, node);
         }
       });
-      return evaluate(candidates, others, cheaper, maxNew);
-    }
-
-    private Decision evaluate(List<NodeClaim> candidates, List<Scheduler.PlannedNode> others, boolean cheaper,
-        int maxNew) throws Exception {
-      List<PodRequest> pending = pods.stream().filter(PodRequests::unschedulable).map(PodRequests::of).toList();
-      if (!pending.isEmpty()) {
-        others = absorb(others, scheduler.schedule(pending, state.views, List.of(), others).onExisting());
-      }
-      List<PodRequest> moving = new ArrayList<>();
+      List<Scheduler.PlannedNode> others = absorb(destinations(names), settled);
       candidates.forEach(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).stream().map(PodRequests::of)
           .forEach(moving::add));
       Scheduler.Plan plan = scheduler.schedule(moving, state.views, provisioner.launchable(state), others);
       if (!plan.unschedulable().isEmpty() || plan.nodes().size() > maxNew) {
         return null;
       }
-      if (cheaper && !plan.nodes().isEmpty()) {
-        double before = candidates.stream().mapToDouble(c -> state.nodes.get(c).type().price()).sum();
-        double after = plan.nodes().stream().mapToDouble(n -> n.type().price()).sum();
-        if (after >= before) {
-          return null;
-        }
+      double before = candidates.stream().mapToDouble(c -> state.nodes.get(c).type().price()).sum();
+      if (cheaper && !plan.nodes().isEmpty()
+          && plan.nodes().stream().mapToDouble(n -> n.type().price()).sum() >= before) {
+        return null;
       }
-      return new Decision(candidates, plan.nodes());
+      return new Decision(candidates, plan.nodes(), cheaper ? before : Double.MAX_VALUE);
     }
   }
+
 
   /** The nodes with the pending pods that would go there added: what is left for the pods being moved. */
   private static List<Scheduler.PlannedNode> absorb(List<Scheduler.PlannedNode> nodes,
@@ -284,7 +357,8 @@ public final class Disruption {
       metrics.disruptionDecision("delete", why, consolidationType);
       return true;
     }
-    List<NodeClaim> launched = provisioner.replacements(sim.state(), decision.replacements(), why);
+    List<NodeClaim> launched = provisioner.replacements(sim.state(), decision.replacements(), why,
+        decision.priceBelow());
     if (launched == null) {
       return false; // no machine for a replacement now: the nodes stay
     }

@@ -61,6 +61,7 @@ public final class Provisioner {
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
   private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets;
+  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.Node>> nodes;
   /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
   private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
   private final ExecutorService launcher;
@@ -72,7 +73,7 @@ public final class Provisioner {
 
   public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
       Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
-      int parallelism, Recorder events, KarpenterMetrics metrics, io.warmmetal.controller.pools.RegistrationHealth health) {
+      java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.Node>> nodes, int parallelism, Recorder events, KarpenterMetrics metrics, io.warmmetal.controller.pools.RegistrationHealth health) {
     this.health = health;
     this.defs = defs;
     this.events = events;
@@ -86,6 +87,7 @@ public final class Provisioner {
     this.apis = apis;
     this.scheduler = scheduler;
     this.daemonSets = daemonSets;
+    this.nodes = nodes;
   }
 
   /** @param listed the NodeClaims as this pass listed them from the API server */
@@ -162,6 +164,7 @@ public final class Provisioner {
     health.failed(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL), "Failed to register node: NodeClaim "
         + claim.getMetadata().getName() + " had no Node within " + limit);
     kube.resources(NodeClaim.class).resource(claim).delete();
+    claim.getMetadata().setDeletionTimestamp(java.time.Instant.now().toString()); // gone for this pass's plans
   }
 
   /** Plans nodes for the pending pods; returns the tasks that create and launch their NodeClaims. */
@@ -222,7 +225,7 @@ public final class Provisioner {
 
   /** The cluster as plans are made against it now (NodePools, shapes, nodes; see {@link ClusterState}). */
   public ClusterState state(List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    return ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get());
+    return ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get(), nodes.get());
   }
 
   /** The types a new node can be of now: with a machine to be had, and not out of capacity a moment ago. */
@@ -240,11 +243,18 @@ public final class Provisioner {
    */
   public List<NodeClaim> replacements(ClusterState state, List<Scheduler.PlannedNode> nodes, String reason)
       throws Exception {
+    return replacements(state, nodes, reason, Double.MAX_VALUE);
+  }
+
+  /** As above, the fallback shapes each cheaper than {@code priceBelow} (a consolidation must save). */
+  public List<NodeClaim> replacements(ClusterState state, List<Scheduler.PlannedNode> nodes, String reason,
+      double priceBelow) throws Exception {
     List<InstanceType> launchable = launchable(state);
     List<NodeClaim> made = new ArrayList<>();
     for (Scheduler.PlannedNode node : nodes) {
       String pool = node.pool().name();
-      List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
+      List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains)
+          .filter(t -> t.price() < priceBelow).toList();
       NodeClaim claim = create(state.pools.get(pool), node, types, reason);
       Callable<Void> record = launch(claim);
       if (record == NOTHING) {

@@ -67,10 +67,10 @@ public final class StaticPools {
   private void scaleUp(ClusterState state, String pool, int count) throws Exception {
     NodePoolView view = state.view(pool);
     List<InstanceType> launchable = provisioner.launchable(state);
-    InstanceType cheapest = state.typesByPool.getOrDefault(pool, List.of()).stream()
+    InstanceType cheapest = view == null ? null : state.typesByPool.getOrDefault(pool, List.of()).stream()
         .filter(launchable::contains).filter(view::allows)
         .min(Comparator.comparingDouble(InstanceType::price)).orElse(null);
-    if (view == null || cheapest == null) {
+    if (cheapest == null) {
       LOG.info("Static NodePool {}: no instance type it allows has a machine to be had now", pool);
       return;
     }
@@ -98,6 +98,7 @@ public final class StaticPools {
     for (NodeClaim claim : order.subList(0, count)) {
       LOG.info("Static NodePool: scaling down, NodeClaim {} goes", claim.getMetadata().getName());
       kube.resources(NodeClaim.class).resource(claim).delete();
+      claim.getMetadata().setDeletionTimestamp(java.time.Instant.now().toString()); // gone for this pass's plans
     }
   }
 }

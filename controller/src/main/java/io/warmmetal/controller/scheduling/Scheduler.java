@@ -38,10 +38,16 @@ public final class Scheduler {
    * its way or there, the pods it runs already.
    */
   public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free,
-      Map<String, String> labels) {
+      Map<String, String> labels, List<io.fabric8.kubernetes.api.model.Taint> taints) {
     /** A node with the labels its pool and type give it. */
     public PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {
       this(pool, type, pods, free, Scheduler.labels(pool, type));
+    }
+
+    /** A node with its pool's taints (one not up yet: registration gives it those). */
+    public PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free,
+        Map<String, String> labels) {
+      this(pool, type, pods, free, labels, pool.taints());
     }
   }
 
@@ -78,7 +84,7 @@ public final class Scheduler {
 
     List<Open> open = new ArrayList<>();
     for (PlannedNode coming : inFlight) {
-      Open node = new Open(coming.pool(), coming.type(), coming.labels(), coming.free());
+      Open node = new Open(coming.pool(), coming.type(), coming.labels(), coming.free(), coming.taints());
       node.pods.addAll(coming.pods()); // what it runs already: counted for pods per node, ports, anti-affinity
       coming.pods().forEach(node::count);
       node.source = coming;
@@ -177,7 +183,12 @@ public final class Scheduler {
       Catalog catalog, Map<String, Integer> warmLeft, Map<String, Resources> poolLeft, boolean domains,
       Topology topology) {
     boolean placed = !pod.placement().isEmpty();
+    boolean zonal = pod.mentions(TOPOLOGY_KEYS) || pools.stream().anyMatch(p -> p.requirements().stream()
+        .anyMatch(r -> TOPOLOGY_KEYS.contains(r.getKey()))) || (domains && repelledOverZones(pod, open));
     for (Open node : open) {
+      if (zonal && node.source == null && !node.labels.containsKey(WellKnown.ZONE_LABEL)) {
+        continue; // a planned node with no zone yet could land anywhere: not for a pod that cares where
+      }
       if (node.takes(pod) && !(domains && repelledInDomain(pod, node, open))
           && !(placed && !topology.allows(pod, node, open))) {
         return node;
@@ -187,8 +198,7 @@ public final class Scheduler {
     // about zones (or a pool that does) gets a node in a chosen zone with a machine to be had; others a node in
     // whatever zone its machine is. Its warm machine and pool capacity are only taken once it is chosen.
     Open fresh;
-    if (pod.mentions(TOPOLOGY_KEYS) || pools.stream().anyMatch(p -> p.requirements().stream()
-        .anyMatch(r -> TOPOLOGY_KEYS.contains(r.getKey()))) || (domains && repelledOverZones(pod, open))) {
+    if (zonal) {
       fresh = zonalNode(pod, pools, types, catalog, warmLeft, poolLeft, open, domains, topology);
     } else {
       fresh = openNode(pod, pools, types, catalog, warmLeft, poolLeft);
@@ -209,7 +219,9 @@ public final class Scheduler {
     warmLeft.merge(fresh.type.name(), -1, Integer::sum);
     Resources left = poolLeft.get(fresh.pool.name());
     if (left != null) {
-      poolLeft.put(fresh.pool.name(), left.minus(fresh.type.allocatable().onlyExtended(left.extended().keySet())));
+      // The roomiest option counts against the limit, as upstream's: the node may yet grow into it.
+      Resources roomiest = fresh.options.stream().map(InstanceType::allocatable).reduce(Resources.NONE, Resources::max);
+      poolLeft.put(fresh.pool.name(), left.minus(roomiest.onlyExtended(left.extended().keySet())));
     }
     fresh.fresh = true;
     return fresh;
@@ -505,6 +517,7 @@ public final class Scheduler {
   private final class Open implements Topology.Node {
     final String id = "planned-" + (++planned);
     final NodePoolView pool;
+    final List<io.fabric8.kubernetes.api.model.Taint> taints;
     InstanceType type;
     Map<String, String> labels;
     final List<PodRequest> pods = new ArrayList<>();
@@ -530,8 +543,10 @@ public final class Scheduler {
     int withPorts;
     int withAntiAffinity;
 
-    /** A node there or on its way. */
-    Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free) {
+    /** A node there or on its way, with the taints it has (a cordon, a disruption's taint count). */
+    Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free,
+        List<io.fabric8.kubernetes.api.model.Taint> taints) {
+      this.taints = taints;
       this.pool = pool;
       this.type = type;
       this.labels = labels;
@@ -543,6 +558,7 @@ public final class Scheduler {
 
     /** A new node that may become any of {@code options}. */
     Open(NodePoolView pool, List<InstanceType> options, Map<String, String> where, Catalog catalog) {
+      this.taints = pool.taints();
       this.pool = pool;
       this.where = where;
       this.catalog = catalog;
@@ -593,11 +609,11 @@ public final class Scheduler {
 
     @Override
     public boolean tolerates(PodRequest pod) {
-      return pod.tolerates(pool.taints());
+      return pod.tolerates(taints);
     }
 
     boolean takes(PodRequest pod) {
-      if (!pod.tolerates(pool.taints())) {
+      if (!pod.tolerates(taints)) {
         return false;
       }
       if (options == null ? !free.fits(pod.requests()) || !pod.accepts(labels)

@@ -47,7 +47,10 @@ public final class ClusterState {
    * @param daemonSets the cluster's DaemonSets: their pods count against the nodes they would land on
    */
   public static ClusterState of(Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      List<NodeClaim> claims, List<Pod> pods, Scheduler scheduler, List<DaemonSet> daemonSets) throws Exception {
+      List<NodeClaim> claims, List<Pod> pods, Scheduler scheduler, List<DaemonSet> daemonSets, List<Node> nodeList)
+      throws Exception {
+    Map<String, Node> nodesByName = new HashMap<>();
+    nodeList.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
     List<PodRequest> daemons = daemonSets.stream().map(PodRequests::daemon).toList();
     ClusterState state = new ClusterState();
     Map<String, Resources> poolCapacity = new HashMap<>();
@@ -112,13 +115,32 @@ public final class ClusterState {
         labels.put(WellKnown.HOSTNAME_LABEL, nodeName);
       }
       state.nodes.put(claim, new Scheduler.PlannedNode(view, type, running,
-          scheduler.usable(view, type).minus(bound), labels));
+          scheduler.usable(view, type).minus(bound), labels, taints(claim, nodesByName.get(nodeName), view)));
     });
     return state;
   }
 
   public NodePoolView view(String pool) {
     return views.stream().filter(v -> v.name().equals(pool)).findFirst().orElse(null);
+  }
+
+  /**
+   * The taints pods must tolerate to go there: an initialized node's own (a cordon, a disruption under way, what
+   * an operator added); one not up yet will have its pool's (its not-ready and startup taints go away).
+   */
+  private static List<io.fabric8.kubernetes.api.model.Taint> taints(NodeClaim claim, Node node, NodePoolView view) {
+    if (node == null || claim.getStatus() == null
+        || !io.warmmetal.controller.karpenter.Conditions.isTrue(claim.getStatus().conditions,
+            io.warmmetal.controller.karpenter.Conditions.INITIALIZED)) {
+      return view.taints();
+    }
+    List<io.fabric8.kubernetes.api.model.Taint> taints = new ArrayList<>(node.getSpec().getTaints() == null
+        ? List.of() : node.getSpec().getTaints());
+    if (Boolean.TRUE.equals(node.getSpec().getUnschedulable())) {
+      taints.add(new io.fabric8.kubernetes.api.model.TaintBuilder().withKey("node.kubernetes.io/unschedulable")
+          .withEffect("NoSchedule").build());
+    }
+    return taints;
   }
 
   /** The type the claim got (once launched), else the one it was planned for. */

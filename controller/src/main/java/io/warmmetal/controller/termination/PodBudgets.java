@@ -15,11 +15,11 @@ import java.util.Set;
  * server's Eviction API stays the authority (it refuses with 429); this keeps the controller from asking for what
  * it would refuse, and keeps budgets honoured where the Eviction API does not check them.
  */
-final class PodBudgets {
+public final class PodBudgets {
   private final Map<PodDisruptionBudget, Integer> allowed = new HashMap<>();
 
   /** @param evicted pods evicted lately that may not show as terminating yet: they count as gone */
-  static PodBudgets of(List<PodDisruptionBudget> pdbs, List<Pod> pods, Set<String> evicted) {
+  public static PodBudgets of(List<PodDisruptionBudget> pdbs, List<Pod> pods, Set<String> evicted) {
     PodBudgets budgets = new PodBudgets();
     for (PodDisruptionBudget pdb : pdbs) {
       List<Pod> covered = pods.stream().filter(p -> selects(pdb, p)).toList();
@@ -45,7 +45,7 @@ final class PodBudgets {
    * is already counted; the Eviction API lets it go too, unless the budget's unhealthyPodEvictionPolicy says
    * otherwise — then the API server's 429 decides).
    */
-  boolean allows(Pod pod) {
+  public boolean allows(Pod pod) {
     return !ready(pod)
         || allowed.entrySet().stream().filter(e -> selects(e.getKey(), pod)).allMatch(e -> e.getValue() > 0);
   }

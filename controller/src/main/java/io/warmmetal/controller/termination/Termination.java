@@ -94,7 +94,7 @@ public final class Termination {
       Instant deadline = grace == null ? null : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
       boolean forced = deadline != null && Instant.now().isAfter(deadline);
       List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
-          .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p)).toList();
+          .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p) && drainable(p)).toList();
       for (Pod pod : left) {
         if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
           drain(pod, forced, budgets, deadline);
@@ -128,6 +128,23 @@ public final class Termination {
     if (node != null) {
       metrics.nodeTerminated(pool, labels.get(WellKnown.ZONE_LABEL));
     }
+  }
+
+  /**
+   * Whether the drain waits for the pod, as upstream's IsDrainable: not one stuck terminating (a minute past its
+   * deletion: its kubelet is gone, as on a dead server), nor one that tolerates the disrupted taint (it would come
+   * straight back).
+   */
+  private static boolean drainable(Pod pod) {
+    if (pod.getMetadata().getDeletionTimestamp() != null
+        && Instant.parse(pod.getMetadata().getDeletionTimestamp()).plus(Duration.ofMinutes(1)).isBefore(Instant.now())) {
+      return false;
+    }
+    return pod.getSpec().getTolerations() == null || pod.getSpec().getTolerations().stream().noneMatch(t ->
+        (t.getEffect() == null || t.getEffect().isEmpty() || "NoSchedule".equals(t.getEffect()))
+            && ("Exists".equals(t.getOperator()) && (t.getKey() == null || t.getKey().isEmpty()
+                || WellKnown.DISRUPTED_TAINT.equals(t.getKey()))
+                || WellKnown.DISRUPTED_TAINT.equals(t.getKey())));
   }
 
   private void drain(Pod pod, boolean forced, PodBudgets budgets, Instant deadline) {
