@@ -180,11 +180,15 @@ public final class Provisioner {
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
     List<Callable<Callable<Void>>> launches = new ArrayList<>();
+    Map<String, NodePool> owners = owners(plan.nodes());
     for (Scheduler.PlannedNode node : plan.nodes()) {
       String pool = node.pool().name();
+      if (owners.get(pool) == null) {
+        continue; // deleted since the cache saw it
+      }
       List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
       launches.add(() -> {
-        NodeClaim claim = create(state.pools.get(pool), node, types, "provisioned");
+        NodeClaim claim = create(owners.get(pool), node, types, "provisioned");
         node.pods().forEach(p -> events.publish(KarpenterEvents.nominated(pendingPods.get(p), claim, null)));
         return launch(claim);
       });
@@ -251,11 +255,15 @@ public final class Provisioner {
       double priceBelow) throws Exception {
     List<InstanceType> launchable = launchable(state);
     List<NodeClaim> made = new ArrayList<>();
+    Map<String, NodePool> owners = owners(nodes);
     for (Scheduler.PlannedNode node : nodes) {
       String pool = node.pool().name();
+      if (owners.get(pool) == null) {
+        return null;
+      }
       List<InstanceType> types = state.typesByPool.get(pool).stream().filter(launchable::contains)
           .filter(t -> t.price() < priceBelow).toList();
-      NodeClaim claim = create(state.pools.get(pool), node, types, reason);
+      NodeClaim claim = create(owners.get(pool), node, types, reason);
       Callable<Void> record = launch(claim);
       if (record == NOTHING) {
         return null;
@@ -264,6 +272,25 @@ public final class Provisioner {
       made.add(claim);
     }
     return made;
+  }
+
+  /**
+   * The NodePools new claims will be owned by, as the cache has them — if the API server still has the same one: a
+   * claim owned by a UID that is no longer its NodePool's (deleted and created again a moment ago) would be
+   * garbage-collected at once. A NodePool the cache is behind on gets its claims next pass.
+   */
+  private Map<String, NodePool> owners(List<Scheduler.PlannedNode> nodes) {
+    Map<String, NodePool> owners = new HashMap<>();
+    for (Scheduler.PlannedNode node : nodes) {
+      String name = node.pool().name();
+      if (!owners.containsKey(name)) {
+        NodePool current = kube.resources(NodePool.class).withName(name).get();
+        NodePool cached = defs.pool(name);
+        owners.put(name, current != null && cached != null
+            && java.util.Objects.equals(cached.getMetadata().getUid(), current.getMetadata().getUid()) ? cached : null);
+      }
+    }
+    return owners;
   }
 
   private NodeClaim create(NodePool pool, Scheduler.PlannedNode node, List<InstanceType> types, String reason) {

@@ -70,6 +70,12 @@ public final class Registration {
   private void advance(NodeClaim claim, Node node) {
     boolean changed = false;
     Node current = node; // the informer's copy, or the one our edit returned
+    if (Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)
+        && taints(node).stream().anyMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()))) {
+      // Registered, yet the taint is back (a kubelet that wrote its Node again, a write that crossed ours): sync
+      // again rather than wait on it for ever.
+      current = register(claim, node);
+    }
     if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
       current = register(claim, node);
       claim.getStatus().nodeName = node.getMetadata().getName();
@@ -84,8 +90,12 @@ public final class Registration {
     }
     Pending pending = initializationPending(claim, current);
     if (pending != null) {
-      changed |= Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, "Unknown", pending.reason(),
-          pending.message());
+      // Why it waits, once it has waited a while: the reasons a node passes through in its first seconds (not ready,
+      // its taints not lifted yet) are not worth a status write each for every node of a burst.
+      if (waitedLong(claim)) {
+        changed |= Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, "Unknown", pending.reason(),
+            pending.message());
+      }
     } else {
       if (current.getMetadata().getLabels() == null
           || !"true".equals(current.getMetadata().getLabels().get(WellKnown.INITIALIZED_LABEL))) {
@@ -229,6 +239,16 @@ public final class Registration {
 
   private static List<Taint> taints(Node node) {
     return node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
+  }
+
+  /** How long a registered node may take to initialize before its status says why it has not. */
+  static final java.time.Duration QUIET_WHILE_INITIALIZING = java.time.Duration.ofSeconds(5);
+
+  private static boolean waitedLong(NodeClaim claim) {
+    var registered = Conditions.get(claim.getStatus().conditions, Conditions.REGISTERED);
+    return registered != null && registered.getLastTransitionTime() != null
+        && java.time.Instant.parse(registered.getLastTransitionTime()).plus(QUIET_WHILE_INITIALIZING)
+            .isBefore(java.time.Instant.now());
   }
 
   /** Why a registered Node is not initialized yet, as upstream's reasons; null when it is. */
