@@ -133,8 +133,8 @@ public final class Disruption {
     // terminationGracePeriod excepted, which deletes them in the end), as upstream's ValidatePodsDisruptable.
     java.util.function.Predicate<NodeClaim> drainable = c -> byNode.getOrDefault(c.getStatus().nodeName, List.of())
         .stream().allMatch(budgets::allows);
-    if (spared.isEmpty()) {
-      return;
+    if (spared.stream().noneMatch(c -> Drift.drifted(c) || consolidatable(c, pools.get(pool(c)), now))) {
+      return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
     Simulation sim = new Simulation(claims, pods, byNode);
     // Nodes pending pods are headed for (kube-scheduler has yet to bind them there) are not disrupted: upstream's

@@ -35,6 +35,8 @@ final class Drift {
 
   /** Marks or unmarks each launched claim. */
   void reconcile(List<NodeClaim> claims) {
+    Map<NodePool, String> poolHashes = new java.util.IdentityHashMap<>(); // once per pass, not per claim
+    Map<WarmMetalNodeClass, String> classHashes = new java.util.IdentityHashMap<>();
     for (NodeClaim claim : claims) {
       if (claim.getMetadata().getDeletionTimestamp() != null || claim.getStatus() == null
           || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
@@ -44,7 +46,9 @@ final class Drift {
       if (pool == null) {
         continue; // a NodePool gone or invalid: nothing to compare with
       }
-      String reason = reason(claim, pool, defs.nodeClass(pool.getSpec().template.spec));
+      WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
+      String reason = reason(claim, pool, poolHashes.computeIfAbsent(pool, Hashes::nodePool),
+          nodeClass == null ? null : classHashes.computeIfAbsent(nodeClass, WarmMetalNodeClass::hash));
       boolean changed;
       if (reason != null) {
         changed = Conditions.set(claim.getStatus().conditions, Conditions.DRIFTED, true, reason, reason);
@@ -70,11 +74,16 @@ final class Drift {
 
   /** Why the claim has drifted from its NodePool and node class; null if it has not. */
   static String reason(NodeClaim claim, NodePool pool, WarmMetalNodeClass nodeClass) {
+    return reason(claim, pool, Hashes.nodePool(pool), nodeClass == null ? null : nodeClass.hash());
+  }
+
+  /** As above, with the NodePool's and node class's hashes worked out already (null: no node class). */
+  static String reason(NodeClaim claim, NodePool pool, String poolHash, String classHash) {
     Map<String, String> annotations = claim.getMetadata().getAnnotations() == null ? Map.of()
         : claim.getMetadata().getAnnotations();
     String hash = annotations.get(Hashes.NODEPOOL_HASH_ANNOTATION);
     if (hash != null && Hashes.NODEPOOL_HASH_VERSION.equals(annotations.get(Hashes.NODEPOOL_HASH_VERSION_ANNOTATION))
-        && !hash.equals(Hashes.nodePool(pool))) {
+        && !hash.equals(poolHash)) {
       return "NodePoolDrifted";
     }
     Map<String, String> labels = claim.getMetadata().getLabels();
@@ -84,8 +93,8 @@ final class Drift {
         return "RequirementsDrifted";
       }
     }
-    String classHash = annotations.get(Hashes.NODECLASS_HASH_ANNOTATION);
-    if (nodeClass != null && classHash != null && !classHash.equals(nodeClass.hash())) {
+    String stamped = annotations.get(Hashes.NODECLASS_HASH_ANNOTATION);
+    if (classHash != null && stamped != null && !stamped.equals(classHash)) {
       return "NodeClassDrifted";
     }
     return null;

@@ -28,6 +28,9 @@ public final class KarpenterEvents {
   public static final String FAILED_DRAINING = "FailedDraining";
   public static final String TERMINATION_GRACE_PERIOD_EXPIRING = "TerminationGracePeriodExpiring";
 
+  /** Upstream's PodNominationRateLimiter: 5 a second, bursts of 10, across all pods. */
+  private static final Event.RateLimit NOMINATIONS = new Event.RateLimit(5, 10);
+
   private KarpenterEvents() {}
 
   public static Event nominated(Pod pod, NodeClaim claim, Node node) {
@@ -39,7 +42,7 @@ public final class KarpenterEvents {
       on.append(on.length() > 0 ? ", " : "").append("node/").append(node.getMetadata().getName());
     }
     return new Event(pod, Event.NORMAL, NOMINATED, "Pod should schedule on: " + on, List.of(uid(pod)),
-        Event.DEFAULT_DEDUPE);
+        Event.DEFAULT_DEDUPE, NOMINATIONS);
   }
 
   public static Event failedScheduling(Pod pod, String why) {

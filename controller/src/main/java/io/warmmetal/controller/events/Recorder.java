@@ -52,6 +52,9 @@ public final class Recorder implements AutoCloseable {
         published.values().removeIf(at -> at.plus(Event.DEFAULT_DEDUPE.multipliedBy(3)).isBefore(now));
       }
     }
+    if (event.limit() != null && !event.limit().tryAcquire()) {
+      return; // as upstream: over the limit, the event is not written
+    }
     writer.execute(() -> write(event, now));
   }
 

@@ -62,4 +62,14 @@ class RecorderTest {
       });
     }
   }
+
+  @Test
+  void nominationsAreRateLimitedAsUpstreamsAre() {
+    Event.RateLimit limit = new Event.RateLimit(5, 10);
+    int allowed = 0;
+    for (int i = 0; i < 50; i++) { // a burst of 50 pods at once
+      allowed += limit.tryAcquire() ? 1 : 0;
+    }
+    org.assertj.core.api.Assertions.assertThat(allowed).isBetween(10, 11); // the burst, and at most one refilled
+  }
 }
