@@ -242,7 +242,7 @@ public final class Registration {
   }
 
   /** How long a registered node may take to initialize before its status says why it has not. */
-  static final java.time.Duration QUIET_WHILE_INITIALIZING = java.time.Duration.ofSeconds(5);
+  static final java.time.Duration QUIET_WHILE_INITIALIZING = java.time.Duration.ofSeconds(30);
 
   private static boolean waitedLong(NodeClaim claim) {
     var registered = Conditions.get(claim.getStatus().conditions, Conditions.REGISTERED);
