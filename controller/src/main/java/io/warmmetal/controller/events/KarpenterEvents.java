@@ -25,7 +25,6 @@ public final class KarpenterEvents {
   // node/termination
   public static final String EVICTED = "Evicted";
   public static final String DISRUPTED = "Disrupted";
-  public static final String FAILED_DRAINING = "FailedDraining";
   public static final String TERMINATION_GRACE_PERIOD_EXPIRING = "TerminationGracePeriodExpiring";
 
   /** Upstream's PodNominationRateLimiter: 5 a second, bursts of 10, across all pods. */
@@ -91,11 +90,6 @@ public final class KarpenterEvents {
     return new Event(pod, Event.NORMAL, DISRUPTED, "Deleting the pod to accommodate the terminationTime "
         + terminationTime + " of the node. This bypasses the PDB of the pod and the do-not-disrupt annotation.",
         List.of(pod.getMetadata().getName()), Event.DEFAULT_DEDUPE);
-  }
-
-  public static Event failedDraining(Node node, String why) {
-    return new Event(node, Event.WARNING, FAILED_DRAINING, "Failed to drain node, " + why,
-        List.of(node.getMetadata().getName()), Event.DEFAULT_DEDUPE);
   }
 
   public static Event terminationGracePeriodExpiring(NodeClaim claim, String terminationTime) {

@@ -56,10 +56,6 @@ public final class KarpenterMetrics {
         .register(registry);
   }
 
-  public PrometheusMeterRegistry registry() {
-    return registry;
-  }
-
   /** The text Prometheus scrapes. */
   public String scrape() {
     return registry.scrape();
@@ -86,10 +82,6 @@ public final class KarpenterMetrics {
 
   public void nodeTerminated(String nodePool, String zone) {
     counter("karpenter.nodes.terminated", "nodepool", nodePool, "zone", zone).increment();
-  }
-
-  public void podsDrained(String reason, long count) {
-    counter("karpenter.pods.drained", "reason", reason).increment(count);
   }
 
   /** A voluntary disruption decision: {@code decision} delete or replace, for a reason (empty, underutilized…). */

@@ -114,29 +114,6 @@ public final class Registration {
     changed |= Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
     if (changed) {
       kube.resources(NodeClaim.class).resource(claim).updateStatus();
-      syncTopology(claim, current);
-    }
-  }
-
-  /**
-   * The machine's zone and region, which the Node carries from its join, onto the NodeClaim too: upstream's claims
-   * carry the zone of their offering (kubectl's Zone column; consolidation and spread read it).
-   */
-  private void syncTopology(NodeClaim claim, Node node) {
-    Map<String, String> missing = new HashMap<>();
-    for (String key : List.of(WellKnown.ZONE_LABEL, WellKnown.REGION_LABEL)) {
-      String value = node.getMetadata().getLabels() == null ? null : node.getMetadata().getLabels().get(key);
-      if (value != null && !value.equals(claim.getMetadata().getLabels().get(key))) {
-        missing.put(key, value);
-      }
-    }
-    if (!missing.isEmpty()) {
-      String patch = io.fabric8.kubernetes.client.utils.Serialization.asJson(
-          Map.of("metadata", Map.of("labels", missing)));
-      kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).patch(
-          io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
-          patch);
-      claim.getMetadata().getLabels().putAll(missing);
     }
   }
 

@@ -29,10 +29,6 @@ final class Topology {
   /** Domains a new node could be in, by key (the zones and regions with machines to be had): empty ones count. */
   private final Map<String, Set<String>> potential;
 
-  Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes) {
-    this(pending, nodes, Map.of());
-  }
-
   Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes, Map<String, Set<String>> potential) {
     this.potential = potential;
     for (PodRequest pod : pending) {
