@@ -23,10 +23,12 @@ work=${TMPDIR:-$(mktemp -d)}
 params="$work/params.json"
 ( umask 077; cat > "$params" )
 
-if python3 -c "import json,sys; sys.exit(0 if 'userData' in json.load(open(sys.argv[1]))['params'] else 1)" "$params"; then
+# The parameters are JoinParams (protocol/…/commands/JoinParams.java); the Python below reads them as p, the join as
+# k, a taint as t: ProtocolContractTest checks that what it reads is what the record and the contract define.
+if python3 -c "import json,sys; p = json.load(open(sys.argv[1]))['params']; sys.exit(0 if 'userData' in p else 1)" "$params"; then
   echo "::step user-data"
   script="$work/user-data"
-  ( umask 077; python3 -c "import base64,json,sys; sys.stdout.write(base64.b64decode(json.load(open(sys.argv[1]))['params']['userData']).decode())" "$params" > "$script" )
+  ( umask 077; python3 -c "import base64,json,sys; p = json.load(open(sys.argv[1]))['params']; sys.stdout.write(base64.b64decode(p['userData']).decode())" "$params" > "$script" )
   chmod 700 "$script"
   rc=0; "$script" || rc=$?
   rm -f "$script" "$params"

@@ -11,14 +11,23 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
-import io.warmmetal.agent.commands.Command;
 import io.warmmetal.agent.commands.CommandLog;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.Outcome;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.protocol.CaPin;
-import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.MalformedFrame;
 import io.warmmetal.protocol.PinnedTrustManager;
+import io.warmmetal.protocol.channel.Ack;
+import io.warmmetal.protocol.channel.Channel;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.channel.Frame;
+import io.warmmetal.protocol.channel.FrameType;
+import io.warmmetal.protocol.channel.Heartbeat;
+import io.warmmetal.protocol.channel.Hello;
+import io.warmmetal.protocol.channel.Progress;
+import io.warmmetal.protocol.channel.Result;
+import io.warmmetal.protocol.channel.Welcome;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -63,7 +72,7 @@ public final class ChannelClient {
     this.connect = new WebSocketConnectOptions()
         .setHost(api.getHost())
         .setPort(api.getPort())
-        .setURI(Frames.PATH)
+        .setURI(Channel.PATH)
         .setSsl(true)
         .setSslOptions(new ClientSSLOptions()
             .setKeyCertOptions(new PemKeyCertOptions()
@@ -112,7 +121,7 @@ public final class ChannelClient {
             socket.closeReason());
         reconnectLater();
       });
-      send(new JsonObject().put("type", Frames.HELLO).put("lastSeq", log.lastSeq()));
+      send(new Hello(log.lastSeq()));
       log.unacked().forEach(this::send); // results the API may not have recorded
     });
   }
@@ -125,18 +134,32 @@ public final class ChannelClient {
   }
 
   private void onFrame(String text) {
-    JsonObject frame;
+    JsonObject json;
+    Frame frame;
     try {
-      frame = new JsonObject(text);
+      json = new JsonObject(text);
     } catch (DecodeException e) {
       LOG.warn("Ignoring a malformed frame from the API");
       return;
     }
-    switch (frame.getString("type", "")) {
-      case Frames.WELCOME -> heartbeats(frame.getLong("heartbeatSeconds", 10L));
-      case Frames.COMMAND -> take(Command.of(frame));
-      case Frames.ACK -> log.acknowledged(frame.getString("commandId"));
-      default -> LOG.debug("Ignoring a {} frame", frame.getString("type"));
+    try {
+      frame = Frame.parse(json);
+    } catch (MalformedFrame e) {
+      LOG.warn("Ignoring a frame from the API that this agent cannot read: {}", e.getMessage());
+      // A command this agent cannot run (a newer API's kind) still gets a result: its machine must not wait on it.
+      if (FrameType.COMMAND.wire().equals(json.getValue("type")) && json.getValue("id") instanceof String id) {
+        send(Result.failed(id, "this agent cannot run it: " + e.getMessage()));
+      }
+      return;
+    }
+    if (frame instanceof Welcome welcome) {
+      heartbeats(welcome.heartbeatSeconds());
+    } else if (frame instanceof Command command) {
+      take(command);
+    } else if (frame instanceof Ack ack) {
+      log.acknowledged(ack.commandId());
+    } else {
+      LOG.debug("Ignoring a {} frame", frame.type());
     }
   }
 
@@ -144,7 +167,7 @@ public final class ChannelClient {
   private void heartbeats(long seconds) {
     vertx.cancelTimer(heartbeatTimer);
     heartbeatTimer = vertx.setPeriodic(seconds * 1000, t -> {
-      send(new JsonObject().put("type", Frames.HEARTBEAT));
+      send(new Heartbeat());
       log.unacked().forEach(this::send);
     });
   }
@@ -152,7 +175,7 @@ public final class ChannelClient {
   /** A command arrives: queued unless it was taken before (then its result, if unacknowledged, goes again). */
   private void take(Command command) {
     if (log.taken(command.seq()) || queue.stream().anyMatch(c -> c.id().equals(command.id()))) {
-      JsonObject result = log.unackedResult(command.id());
+      Result result = log.unackedResult(command.id());
       if (result != null) {
         send(result);
       }
@@ -170,28 +193,26 @@ public final class ChannelClient {
     Command command = queue.poll();
     LOG.info("Running {}", command);
     log.started(command)
-        .compose(x -> executor.run(command, (step, message) -> vertx.runOnContext(v -> send(new JsonObject()
-                .put("type", Frames.PROGRESS).put("commandId", command.id()).put("step", step)
-                .put("message", message))))
+        .compose(x -> executor.run(command, (step, message) -> vertx.runOnContext(v -> send(
+                new Progress(command.id(), step, message))))
             // A command that cannot be run still gets a result: the machine must not wait on it forever.
             .recover(err -> Future.succeededFuture(Outcome.failed("could not run: " + err.getMessage()))))
         .compose(outcome -> log.finished(command, outcome))
         .onComplete(ar -> {
           running = false;
           if (ar.succeeded()) {
-            LOG.info("{} {}", command, ar.result().getString("status"));
+            LOG.info("{} {}", command, ar.result().status());
             send(ar.result());
           } else {
             // The command log cannot be written: the command did not run; say so (unrecorded, best effort).
             LOG.error("{} could not be recorded, so it was not run: {}", command, ar.cause().getMessage());
-            send(new JsonObject().put("type", Frames.RESULT).put("commandId", command.id()).put("status", "failed")
-                .put("message", "the agent cannot record commands: " + ar.cause().getMessage()));
+            send(Result.failed(command.id(), "the agent cannot record commands: " + ar.cause().getMessage()));
           }
           runNext();
         });
   }
 
-  private void send(JsonObject frame) {
+  private void send(Frame frame) {
     if (connected()) {
       socket.writeTextMessage(frame.encode());
     }

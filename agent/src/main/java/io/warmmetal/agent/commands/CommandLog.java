@@ -4,6 +4,10 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.MalformedFrame;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.channel.Frame;
+import io.warmmetal.protocol.channel.Result;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -28,7 +32,7 @@ public final class CommandLog {
   private long lastSeq;
   private JsonObject running;
   private FileChannel lock;
-  private final List<JsonObject> unacked = new ArrayList<>();
+  private final List<Result> unacked = new ArrayList<>();
 
   private CommandLog(Vertx vertx, Path file) {
     this.vertx = vertx;
@@ -63,11 +67,14 @@ public final class CommandLog {
             + " again)", e);
       }
       log.lastSeq = json.getLong("lastSeq", 0L);
-      json.getJsonArray("unacked", new JsonArray()).forEach(r -> log.unacked.add((JsonObject) r));
+      try {
+        json.getJsonArray("unacked", new JsonArray()).forEach(r -> log.unacked.add((Result) Frame.parse((JsonObject) r)));
+      } catch (MalformedFrame | ClassCastException e) {
+        throw new IOException(log.file + " holds a result the agent cannot read; move it away to start over", e);
+      }
       JsonObject interrupted = json.getJsonObject("running");
       if (interrupted != null) {
-        log.unacked.add(result(interrupted.getString("id"), Outcome.failed(
-            "the agent stopped while running it; not run again")));
+        log.unacked.add(Result.failed(interrupted.getString("id"), "the agent stopped while running it; not run again"));
         log.writeNow(log.snapshot());
       }
     }
@@ -96,11 +103,11 @@ public final class CommandLog {
   }
 
   /** The result frame of a taken command, if it is still unacknowledged. */
-  public JsonObject unackedResult(String commandId) {
-    return unacked.stream().filter(r -> commandId.equals(r.getString("commandId"))).findFirst().orElse(null);
+  public Result unackedResult(String commandId) {
+    return unacked.stream().filter(r -> commandId.equals(r.commandId())).findFirst().orElse(null);
   }
 
-  public List<JsonObject> unacked() {
+  public List<Result> unacked() {
     return List.copyOf(unacked);
   }
 
@@ -110,25 +117,20 @@ public final class CommandLog {
     return persist();
   }
 
-  public Future<JsonObject> finished(Command command, Outcome outcome) {
+  public Future<Result> finished(Command command, Outcome outcome) {
     running = null;
-    JsonObject result = result(command.id(), outcome);
+    Result result = outcome.of(command);
     unacked.add(result);
     return persist().map(result);
   }
 
   public Future<Void> acknowledged(String commandId) {
-    return unacked.removeIf(r -> commandId.equals(r.getString("commandId"))) ? persist() : Future.succeededFuture();
-  }
-
-  private static JsonObject result(String commandId, Outcome outcome) {
-    return new JsonObject().put("type", "result").put("commandId", commandId)
-        .put("status", outcome.succeeded() ? "succeeded" : "failed").put("message", outcome.message());
+    return unacked.removeIf(r -> commandId.equals(r.commandId())) ? persist() : Future.succeededFuture();
   }
 
   private String snapshot() {
     return new JsonObject().put("lastSeq", lastSeq).put("running", running)
-        .put("unacked", new JsonArray(new ArrayList<>(unacked))).encode();
+        .put("unacked", new JsonArray(unacked.stream().map(Result::toJson).toList())).encode();
   }
 
   private Future<Void> persist() {

@@ -1,6 +1,7 @@
 package io.warmmetal.agent.commands;
 
 import io.vertx.core.Future;
+import io.warmmetal.protocol.channel.Command;
 import java.util.function.BiConsumer;
 
 /** Runs commands: the real scripts, or a simulation with the same steps. Never blocks an event loop. */

@@ -3,6 +3,9 @@ package io.warmmetal.agent.commands;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
+import io.warmmetal.protocol.commands.JoinParams;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,7 +19,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
@@ -29,7 +31,6 @@ import java.util.function.BiConsumer;
  * the timeout. Runs on a worker thread.
  */
 public final class ScriptExecutor implements Executor {
-  static final List<String> KINDS = List.of("prepare", "join", "reset", "reboot");
   /** The agent's environment variables a script sees; everything else is withheld. */
   static final java.util.Set<String> PASSED_ON = java.util.Set.of("PATH", "HOME", "LANG", "LC_ALL",
       "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_IMAGE_ARCHIVES", "WARMMETAL_DATA_DISKS",
@@ -61,19 +62,19 @@ public final class ScriptExecutor implements Executor {
         installed.load(in);
       }
     }
-    for (String kind : KINDS) {
+    for (CommandKind kind : CommandKind.values()) {
       Path target = dir.resolve(kind + ".sh");
       byte[] shipped;
       try (InputStream in = ScriptExecutor.class.getResourceAsStream("/scripts/" + kind + ".sh")) {
         shipped = in.readAllBytes();
       }
-      boolean ours = !Files.exists(target) || sha256(Files.readAllBytes(target)).equals(installed.getProperty(kind));
+      boolean ours = !Files.exists(target) || sha256(Files.readAllBytes(target)).equals(installed.getProperty(kind.wire()));
       if (ours) {
         Path staged = dir.resolve("." + kind + ".sh.new");
         Files.write(staged, shipped);
         Files.setPosixFilePermissions(staged, PosixFilePermissions.fromString("rwxr-x---"));
         Files.move(staged, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        installed.setProperty(kind, sha256(shipped));
+        installed.setProperty(kind.wire(), sha256(shipped));
       }
     }
     Path staged = dir.resolve(".shipped.new");
@@ -126,14 +127,14 @@ public final class ScriptExecutor implements Executor {
   private Outcome runIn(ProcessBuilder pb, Map<String, String> env, Path script, Command command,
       BiConsumer<String, String> progress) throws Exception {
     env.put("WARMMETAL_COMMAND_ID", command.id());
-    env.put("WARMMETAL_COMMAND", command.kind());
+    env.put("WARMMETAL_COMMAND", command.kind().wire());
     if (command.instanceId() != null) {
       env.put("WARMMETAL_INSTANCE_ID", command.instanceId());
     }
     long started = System.nanoTime();
     Process process = pb.start();
     try (OutputStream stdin = process.getOutputStream()) {
-      stdin.write(new JsonObject().put("command", command.kind()).put("params", command.params()).encode()
+      stdin.write(new JsonObject().put("command", command.kind().wire()).put("params", command.params().toJson()).encode()
           .getBytes(StandardCharsets.UTF_8));
     } catch (IOException closedEarly) {
       // the script need not read its input
@@ -158,7 +159,8 @@ public final class ScriptExecutor implements Executor {
       return Outcome.ok(command.kind() + " took " + ms + " ms");
     }
     // User data is a secret, and so may be what it prints: its output stays on the host.
-    String why = command.params().containsKey("userData") ? "(the output of user data is not reported)" : output;
+    String why = command.params() instanceof JoinParams join && join.userData() != null
+        ? "(the output of user data is not reported)" : output;
     return Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + why);
   }
 

@@ -3,6 +3,8 @@ package io.warmmetal.agent.commands;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -14,11 +16,11 @@ import java.util.function.BiConsumer;
  */
 public final class SimulatedExecutor implements Executor {
   /** The steps each command runs, as the real scripts do. */
-  static final Map<String, List<String>> STEPS = Map.of(
-      "prepare", List.of("container-runtime", "kubelet", "images", "disks"),
-      "join", List.of("kubeadm-join"),
-      "reset", List.of("kubeadm-reset", "wipe", "container-runtime", "kubelet", "images", "disks"),
-      "reboot", List.of("reboot"));
+  static final Map<CommandKind, List<String>> STEPS = Map.of(
+      CommandKind.PREPARE, List.of("container-runtime", "kubelet", "images", "disks"),
+      CommandKind.JOIN, List.of("kubeadm-join"),
+      CommandKind.RESET, List.of("kubeadm-reset", "wipe", "container-runtime", "kubelet", "images", "disks"),
+      CommandKind.REBOOT, List.of("reboot"));
 
   private final Vertx vertx;
   private final Map<String, Distribution> durations;
@@ -39,10 +41,7 @@ public final class SimulatedExecutor implements Executor {
   @Override
   public Future<Outcome> run(Command command, BiConsumer<String, String> progress) {
     List<String> steps = STEPS.get(command.kind());
-    if (steps == null) {
-      return Future.succeededFuture(Outcome.failed("unknown command kind " + command.kind()));
-    }
-    long total = durations.getOrDefault(command.kind(), Distribution.fixed(0)).sampleMs(random);
+    long total = durations.getOrDefault(command.kind().wire(), Distribution.fixed(0)).sampleMs(random);
     return step(steps, 0, total / steps.size(), progress);
   }
 

@@ -12,6 +12,9 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -51,8 +54,8 @@ public final class SimulatedKubelet implements Executor {
         return Future.succeededFuture(outcome);
       }
       return switch (command.kind()) {
-        case "join" -> vertx.executeBlocking(() -> register(command.params()), false);
-        case "reset" -> vertx.executeBlocking(() -> {
+        case JOIN -> vertx.executeBlocking(() -> register((JoinParams) command.params()), false);
+        case RESET -> vertx.executeBlocking(() -> {
           cluster.remove(nodeName);
           kube.nodes().withName(nodeName).delete();
           return outcome;
@@ -62,26 +65,24 @@ public final class SimulatedKubelet implements Executor {
     }).recover(err -> Future.succeededFuture(Outcome.failed("simulated kubelet: " + err.getMessage())));
   }
 
-  private Outcome register(JsonObject params) {
-    JsonObject join = params.getJsonObject("kubernetes", new JsonObject());
+  private Outcome register(JoinParams params) {
     Map<String, String> labels = new HashMap<>();
     labels.put("kubernetes.io/hostname", nodeName);
     labels.put("kubernetes.io/os", "linux");
     labels.put("kubernetes.io/arch", "aarch64".equals(facts.getString("arch")) ? "arm64" : "amd64");
-    if (params.getString("shape") != null) {
-      labels.put("node.kubernetes.io/instance-type", params.getString("shape"));
+    labels.put("node.kubernetes.io/instance-type", params.shape());
+    KubernetesJoin join = params.kubernetes();
+    if (join != null) {
+      labels.putAll(join.nodeLabels());
     }
-    join.getJsonObject("nodeLabels", new JsonObject()).forEach(e -> labels.put(e.getKey(), (String) e.getValue()));
-    params.getJsonObject("machineLabels", new JsonObject()).forEach(e -> {
-      if (e.getKey().equals("topology.kubernetes.io/zone") || e.getKey().equals("topology.kubernetes.io/region")) {
-        labels.putIfAbsent(e.getKey(), (String) e.getValue());
+    params.machineLabels().forEach((key, value) -> {
+      if (key.equals("topology.kubernetes.io/zone") || key.equals("topology.kubernetes.io/region")) {
+        labels.putIfAbsent(key, value);
       }
     });
     List<Taint> taints = new ArrayList<>();
-    for (Object t : join.getJsonArray("taints", new JsonArray())) {
-      JsonObject taint = (JsonObject) t;
-      taints.add(new TaintBuilder().withKey(taint.getString("key")).withValue(taint.getString("value"))
-          .withEffect(taint.getString("effect")).build());
+    for (var taint : join == null ? List.<io.warmmetal.protocol.commands.Taint>of() : join.taints()) {
+      taints.add(new TaintBuilder().withKey(taint.key()).withValue(taint.value()).withEffect(taint.effect()).build());
     }
     Map<String, Quantity> capacity = new HashMap<>();
     capacity.put("cpu", new Quantity(String.valueOf(facts.getInteger("cpus"))));
@@ -96,7 +97,7 @@ public final class SimulatedKubelet implements Executor {
         .withLastHeartbeatTime(Instant.now().toString()).withLastTransitionTime(Instant.now().toString()).build();
     var node = new NodeBuilder()
         .withNewMetadata().withName(nodeName).withLabels(labels).endMetadata()
-        .withNewSpec().withProviderID(params.getString("providerId")).withTaints(taints).endSpec()
+        .withNewSpec().withProviderID(params.providerId()).withTaints(taints).endSpec()
         .withNewStatus().withCapacity(capacity).withAllocatable(capacity).withConditions(ready).endStatus()
         .build();
     kube.nodes().resource(node).createOr(NonDeletingOperation::update);

@@ -4,10 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
+import io.warmmetal.protocol.commands.CommandParams;
+import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubernetesJoin;
+import io.warmmetal.protocol.commands.Taint;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,10 +37,14 @@ class ScriptExecutorTest {
     vertx.close().await();
   }
 
-  private Outcome run(String kind, String script, JsonObject params, Duration timeout) throws Exception {
-    Files.writeString(scripts.resolve(kind + ".sh"), script);
+  private Outcome run(CommandKind kind, String script, CommandParams params, Duration timeout) throws Exception {
+    Files.writeString(scripts.resolve(kind.wire() + ".sh"), script);
     return new ScriptExecutor(vertx, scripts, timeout)
         .run(new Command("cmd-1", 1, kind, "i-1", params), (step, message) -> steps.add(step)).await();
+  }
+
+  private static JoinParams join(KubernetesJoin kubernetes, String userData) {
+    return new JoinParams("warmmetal://m-1", "x86-16c-64g", Map.of(), kubernetes, userData);
   }
 
   @Test
@@ -46,8 +57,9 @@ class ScriptExecutorTest {
         env > %s.env
         echo "::step done"
         """.formatted(seen, seen);
-    JsonObject params = new JsonObject().put("kubernetes", new JsonObject().put("bootstrapToken", "abcdef.secret"));
-    Outcome outcome = run("join", script, params, Duration.ofSeconds(30));
+    JoinParams params = join(new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.secret", Map.of(), List.of()),
+        null);
+    Outcome outcome = run(CommandKind.JOIN, script, params, Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).as(outcome.message()).isTrue();
     assertThat(steps).containsExactly("kubeadm-join", "done");
     assertThat(Files.readString(seen)).contains("abcdef.secret");
@@ -57,7 +69,7 @@ class ScriptExecutorTest {
 
   @Test
   void aFailingScriptFailsWithItsLastWords() throws Exception {
-    Outcome outcome = run("prepare", "echo 'containerd is not installed'; exit 3", new JsonObject(),
+    Outcome outcome = run(CommandKind.PREPARE, "echo 'containerd is not installed'; exit 3", CommandParams.none(CommandKind.PREPARE),
         Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("exited 3").contains("containerd is not installed");
@@ -65,8 +77,8 @@ class ScriptExecutorTest {
 
   @Test
   void whatUserDataPrintsStaysOnTheHost() throws Exception {
-    Outcome outcome = run("join", "echo 'DB_PASSWORD=hunter2'; exit 4",
-        new JsonObject().put("userData", "IyEvYmluL3NoCg=="), Duration.ofSeconds(30));
+    Outcome outcome = run(CommandKind.JOIN, "echo 'DB_PASSWORD=hunter2'; exit 4", join(null, "IyEvYmluL3NoCg=="),
+        Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("exited 4").doesNotContain("hunter2");
   }
@@ -74,7 +86,7 @@ class ScriptExecutorTest {
   @Test
   void aHungScriptIsKilledAtTheTimeout() throws Exception {
     long started = System.nanoTime();
-    Outcome outcome = run("reset", "sleep 30", new JsonObject(), Duration.ofSeconds(1));
+    Outcome outcome = run(CommandKind.RESET, "sleep 30", CommandParams.none(CommandKind.RESET), Duration.ofSeconds(1));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("timed out");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
@@ -128,14 +140,12 @@ class ScriptExecutorTest {
     pb.environment().put("FAKE_VERSION", "v1.20.2");
     pb.environment().put("WARMMETAL_KUBELET_SUPERVISOR", "systemd");
     Process p = pb.start();
-    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-1").put("shape", "x86-16c-64g")
-        .put("machineLabels", new JsonObject().put("topology.kubernetes.io/zone", "rack-3").put("owner", "x"))
-        .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:ab")
-            .put("bootstrapToken", "abcdef.0123456789abcdef")
-            .put("nodeLabels", new JsonObject().put("team", "ml").put("karpenter.sh/nodepool", "a")
-                .put("node-role.kubernetes.io/worker", "")) // the kubelet would refuse it: left to registration
-            .put("taints", new io.vertx.core.json.JsonArray().add(new JsonObject().put("key", "gpu")
-                .put("effect", "NoSchedule"))));
+    JsonObject params = new JoinParams("warmmetal://m-1", "x86-16c-64g",
+        Map.of("topology.kubernetes.io/zone", "rack-3", "owner", "x"),
+        new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.0123456789abcdef",
+            Map.of("team", "ml", "karpenter.sh/nodepool", "a",
+                "node-role.kubernetes.io/worker", ""), // the kubelet would refuse it: left to registration
+            List.of(new Taint("gpu", null, "NoSchedule"))), null).toJson();
     try (var in = p.getOutputStream()) {
       in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
     }

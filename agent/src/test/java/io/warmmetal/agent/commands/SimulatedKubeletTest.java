@@ -8,6 +8,13 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
+import io.warmmetal.protocol.commands.CommandParams;
+import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubernetesJoin;
+import io.warmmetal.protocol.commands.Taint;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
@@ -38,14 +45,11 @@ class SimulatedKubeletTest {
     SimulatedNodes nodes = new SimulatedNodes(kube);
     Executor kubelet = new SimulatedKubelet(vertx, new SimulatedExecutor(vertx, Map.of(), 0.0, new Random()), nodes,
         "sim-7", facts);
-    JsonObject params = new JsonObject().put("providerId", "warmmetal://m-0123456789abcdef")
-        .put("shape", "x86-64c-512g-2xh100")
-        .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443").put("bootstrapToken", "abcdef.x")
-            .put("nodeLabels", new JsonObject().put("karpenter.sh/nodepool", "gpu"))
-            .put("taints", new JsonArray().add(new JsonObject().put("key", "karpenter.sh/unregistered")
-                .put("effect", "NoExecute"))));
+    JoinParams params = new JoinParams("warmmetal://m-0123456789abcdef", "x86-64c-512g-2xh100", Map.of(),
+        new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.x", Map.of("karpenter.sh/nodepool", "gpu"),
+            List.of(new Taint("karpenter.sh/unregistered", null, "NoExecute"))), null);
 
-    Outcome joined = kubelet.run(new Command("cmd-1", 1, "join", "i-1", params), (s, m) -> { }).await();
+    Outcome joined = kubelet.run(new Command("cmd-1", 1, CommandKind.JOIN, "i-1", params), (s, m) -> { }).await();
     assertThat(joined.succeeded()).as(joined.message()).isTrue();
     Node node = kube.nodes().withName("sim-7").get();
     assertThat(kube.leases().inNamespace("kube-node-lease").withName("sim-7").get().getSpec().getHolderIdentity())
@@ -62,7 +66,8 @@ class SimulatedKubeletTest {
       assertThat(c.getStatus()).isEqualTo("True");
     });
 
-    Outcome reset = kubelet.run(new Command("cmd-2", 2, "reset", "i-1", new JsonObject()), (s, m) -> { }).await();
+    Outcome reset = kubelet.run(new Command("cmd-2", 2, CommandKind.RESET, "i-1", CommandParams.none(CommandKind.RESET)),
+        (s, m) -> { }).await();
     assertThat(reset.succeeded()).isTrue();
     assertThat(kube.nodes().withName("sim-7").get()).isNull();
     assertThat(kube.leases().inNamespace("kube-node-lease").withName("sim-7").get()).isNull();

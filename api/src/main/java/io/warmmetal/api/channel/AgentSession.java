@@ -3,7 +3,7 @@ package io.warmmetal.api.channel;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.http.ServerWebSocket;
-import io.vertx.core.json.JsonObject;
+import io.warmmetal.protocol.channel.Frame;
 
 /** One agent's live connection on this replica. Used from the connection's event loop only. */
 final class AgentSession {
@@ -30,7 +30,7 @@ final class AgentSession {
     this.context = context;
   }
 
-  void send(JsonObject frame) {
+  void send(Frame frame) {
     if (!socket.isClosed()) {
       socket.writeTextMessage(frame.encode());
     }

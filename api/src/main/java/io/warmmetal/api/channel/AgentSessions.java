@@ -1,6 +1,6 @@
 package io.warmmetal.api.channel;
 
-import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.channel.Channel;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -12,7 +12,7 @@ final class AgentSessions {
   void add(AgentSession session) {
     AgentSession previous = sessions.put(session.machineId, session);
     if (previous != null && previous != session) {
-      previous.close(Frames.CLOSE_REPLACED, "replaced by a newer connection");
+      previous.close(Channel.CLOSE_REPLACED, "replaced by a newer connection");
     }
   }
 

@@ -3,8 +3,6 @@ package io.warmmetal.api.channel;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.ServerWebSocketHandshake;
-import io.vertx.core.json.DecodeException;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Redaction;
@@ -12,7 +10,15 @@ import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.Lifecycle;
-import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.MalformedFrame;
+import io.warmmetal.protocol.channel.Ack;
+import io.warmmetal.protocol.channel.Channel;
+import io.warmmetal.protocol.channel.Frame;
+import io.warmmetal.protocol.channel.Heartbeat;
+import io.warmmetal.protocol.channel.Hello;
+import io.warmmetal.protocol.channel.Progress;
+import io.warmmetal.protocol.channel.Result;
+import io.warmmetal.protocol.channel.Welcome;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import org.slf4j.Logger;
@@ -47,7 +53,7 @@ final class ChannelEndpoint {
   }
 
   void handshake(ServerWebSocketHandshake handshake) {
-    if (!Frames.PATH.equals(handshake.path())) {
+    if (!Channel.PATH.equals(handshake.path())) {
       handshake.reject(404);
       return;
     }
@@ -92,37 +98,38 @@ final class ChannelEndpoint {
 
   private void onFrame(AgentSession session, String text) {
     session.lastHeard = System.currentTimeMillis();
-    JsonObject frame;
+    Frame frame;
     try {
       if (text.length() > MAX_FRAME_CHARS) {
-        throw new DecodeException("frame too large");
+        throw new MalformedFrame("frame too large");
       }
-      frame = new JsonObject(text);
-    } catch (DecodeException | ClassCastException e) {
-      refuse(session, "malformed frame");
+      frame = Frame.parse(text);
+    } catch (MalformedFrame e) {
+      refuse(session, e.getMessage());
       return;
     }
-    String type = frame.getValue("type") instanceof String t ? t : "";
-    if (!session.helloed && !Frames.HELLO.equals(type)) {
+    if (!session.helloed && !(frame instanceof Hello)) {
       refuse(session, "the first frame must be hello");
       return;
     }
-    switch (type) {
-      case Frames.HELLO -> hello(session, frame);
-      case Frames.HEARTBEAT -> { }
-      case Frames.PROGRESS -> progress(session, frame);
-      case Frames.RESULT -> result(session, frame);
-      default -> refuse(session, "unknown frame type '" + type + "'");
+    if (frame instanceof Hello hello) {
+      hello(session, hello);
+    } else if (frame instanceof Progress progress) {
+      progress(session, progress);
+    } else if (frame instanceof Result result) {
+      result(session, result);
+    } else if (!(frame instanceof Heartbeat)) { // a heartbeat only refreshes lastHeard
+      refuse(session, "an agent does not send " + frame.type() + " frames");
     }
   }
 
-  private void hello(AgentSession session, JsonObject frame) {
-    if (session.helloed || !(frame.getValue("lastSeq", 0L) instanceof Number lastSeq)) {
-      refuse(session, "hello is the first frame, once, with a numeric lastSeq");
+  private void hello(AgentSession session, Hello hello) {
+    if (session.helloed) {
+      refuse(session, "hello is the first frame, once");
       return;
     }
     session.helloed = true;
-    session.lastSentSeq = lastSeq.longValue();
+    session.lastSentSeq = hello.lastSeq();
     lifecycle.agentConnected(session.machineId, session.certSerial)
         .onFailure(err -> LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage()))
         .onComplete(ar -> {
@@ -132,41 +139,32 @@ final class ChannelEndpoint {
             return;
           }
           machineArrived.run();
-          session.send(new JsonObject().put("type", Frames.WELCOME).put("machineId", session.machineId)
-              .put("heartbeatSeconds", heartbeat.toSeconds()));
+          session.send(new Welcome(session.machineId, heartbeat.toSeconds()));
           delivery.deliver(session);
         });
   }
 
-  private void progress(AgentSession session, JsonObject frame) {
-    if (!(frame.getValue("commandId") instanceof String commandId) || !(frame.getValue("step") instanceof String step)
-        || step.length() > 128 || !(frame.getValue("message") == null || frame.getValue("message") instanceof String)) {
-      refuse(session, "progress has a commandId and a step");
+  private void progress(AgentSession session, Progress progress) {
+    if (progress.step().length() > 128) {
+      refuse(session, "a step is named in at most 128 characters");
       return;
     }
-    String message = frame.getString("message");
-    lifecycle.recordProgress(session.machineId, session.certSerial, commandId, step,
+    String message = progress.message();
+    lifecycle.recordProgress(session.machineId, session.certSerial, progress.commandId(), progress.step(),
             message == null ? null : Redaction.redact(message.substring(0,
                 Math.min(1024, message.length())), java.util.List.of()))
-        .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", commandId, err.getMessage()));
+        .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", progress.commandId(), err.getMessage()));
   }
 
-  private void result(AgentSession session, JsonObject frame) {
-    Object id = frame.getValue("commandId");
-    Object status = frame.getValue("status");
-    Object message = frame.getValue("message");
-    if (!(id instanceof String commandId) || !("succeeded".equals(status) || "failed".equals(status))
-        || !(message == null || message instanceof String)) {
-      refuse(session, "a result has a commandId and a status of succeeded or failed");
-      return;
-    }
+  private void result(AgentSession session, Result result) {
+    String message = result.message();
     // Agents' messages end up in events anyone with read access sees: secrets they may echo are redacted.
-    String text = message == null ? null : Redaction.redact(((String) message).substring(0,
-        Math.min(4096, ((String) message).length())), java.util.List.of());
+    String text = message == null ? null : Redaction.redact(message.substring(0, Math.min(4096, message.length())),
+        java.util.List.of());
     // One at a time, in order: a later result must not overtake an earlier one on its way to the database.
     session.results = session.results.transform(x -> lifecycle.reportAgentResult(session.machineId,
-            session.certSerial, commandId, "succeeded".equals(status), text)
-        .onComplete(ar -> answer(session, commandId, ar.failed() ? ar.cause() : null)));
+            session.certSerial, result.commandId(), result.succeeded(), text)
+        .onComplete(ar -> answer(session, result.commandId(), ar.failed() ? ar.cause() : null)));
   }
 
   /** Acknowledges what is settled (so the agent forgets it); what may succeed later stays unacknowledged. */
@@ -178,7 +176,7 @@ final class ChannelEndpoint {
       LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId, failure.getMessage());
       return; // not recorded: the agent resends it with its next heartbeat
     }
-    session.send(new JsonObject().put("type", Frames.ACK).put("commandId", commandId));
+    session.send(new Ack(commandId));
     if (failure instanceof ApiError e && (e.code() == ErrorCode.Forbidden || e.code() == ErrorCode.NotFound)) {
       refuse(session, e.getMessage()); // not this agent's to report: dropped (acknowledged), and the connection closed
     }
@@ -186,6 +184,6 @@ final class ChannelEndpoint {
 
   private static void refuse(AgentSession session, String why) {
     LOG.info("Closing the channel of {}: {}", session.machineId, why);
-    session.close(Frames.CLOSE_PROTOCOL, why.length() > 120 ? why.substring(0, 120) : why);
+    session.close(Channel.CLOSE_PROTOCOL, why.length() > 120 ? why.substring(0, 120) : why);
   }
 }

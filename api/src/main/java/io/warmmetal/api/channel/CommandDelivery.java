@@ -8,7 +8,13 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.instances.InstanceJson;
-import io.warmmetal.protocol.Frames;
+import io.warmmetal.protocol.Fields;
+import io.warmmetal.protocol.channel.Channel;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
+import io.warmmetal.protocol.commands.CommandParams;
+import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -45,14 +51,14 @@ final class CommandDelivery {
       frames(session.machineId, session.certSerial, session.lastSentSeq).onComplete(ar -> {
         if (ar.succeeded() && ar.result() == null) {
           // Re-enrolled (another certificate) or retired since this connection opened: it may hear nothing more.
-          session.close(Frames.CLOSE_REFUSED, "this certificate is no longer the machine's");
+          session.close(Channel.CLOSE_REFUSED, "this certificate is no longer the machine's");
           session.endDelivery();
           return;
         }
         if (ar.succeeded()) {
-          for (JsonObject frame : ar.result()) {
-            session.send(frame);
-            session.lastSentSeq = Math.max(session.lastSentSeq, frame.getLong("seq"));
+          for (Command command : ar.result()) {
+            session.send(command);
+            session.lastSentSeq = Math.max(session.lastSentSeq, command.seq());
           }
         } else {
           LOG.warn("Delivering commands to {} failed; the next notification retries", session.machineId,
@@ -65,14 +71,14 @@ final class CommandDelivery {
     });
   }
 
-  /** The frames to send, or null if the certificate is no longer the machine's (or the machine is retired). */
-  private Future<List<JsonObject>> frames(String machineId, String certSerial, long afterSeq) {
+  /** The commands to send, or null if the certificate is no longer the machine's (or the machine is retired). */
+  private Future<List<Command>> frames(String machineId, String certSerial, long afterSeq) {
     return db.preparedQuery("SELECT 1 FROM machines WHERE id = $1 AND cert_serial = $2 AND state <> 'retired'")
         .execute(Tuple.of(machineId, certSerial))
         .compose(current -> current.size() == 0 ? Future.succeededFuture(null) : pending(machineId, afterSeq));
   }
 
-  private Future<List<JsonObject>> pending(String machineId, long afterSeq) {
+  private Future<List<Command>> pending(String machineId, long afterSeq) {
     return db.preparedQuery("""
             UPDATE commands SET status = 'delivered', delivered_at = coalesce(delivered_at, now())
             WHERE machine_id = $1 AND seq > $2 AND status IN ('queued', 'delivered')
@@ -84,20 +90,15 @@ final class CommandDelivery {
           List<Row> commands = new ArrayList<>();
           rows.forEach(commands::add);
           commands.sort(Comparator.comparingLong(r -> r.getLong("seq")));
-          List<String> joins = commands.stream().filter(r -> "join".equals(r.getString("type")))
+          List<String> joins = commands.stream().filter(r -> CommandKind.JOIN.wire().equals(r.getString("type")))
               .map(r -> r.getString("instance_id")).toList();
           return joinParams(joins).map(params -> {
-            List<JsonObject> frames = new ArrayList<>();
+            List<Command> frames = new ArrayList<>();
             for (Row c : commands) {
+              CommandKind kind = CommandKind.fromWire(c.getString("type"));
               String instanceId = c.getString("instance_id");
-              frames.add(new JsonObject()
-                  .put("type", Frames.COMMAND)
-                  .put("id", c.getString("id"))
-                  .put("seq", c.getLong("seq"))
-                  .put("kind", c.getString("type"))
-                  .put("instanceId", instanceId)
-                  .put("params", instanceId == null ? new JsonObject()
-                      : params.getOrDefault(instanceId, new JsonObject())));
+              frames.add(new Command(c.getString("id"), c.getLong("seq"), kind, instanceId,
+                  kind == CommandKind.JOIN ? params.get(instanceId) : CommandParams.none(kind)));
             }
             return frames;
           });
@@ -105,15 +106,15 @@ final class CommandDelivery {
   }
 
   /**
-   * What each joining instance needs: providerID, shape, its labels and its machine's, the join block with its token,
-   * or the user data.
+   * What each joining instance needs ({@link JoinParams}): providerID, shape, its machine's labels, the join with its
+   * token, or the user data.
    */
-  private Future<Map<String, JsonObject>> joinParams(List<String> instanceIds) {
+  private Future<Map<String, JoinParams>> joinParams(List<String> instanceIds) {
     if (instanceIds.isEmpty()) {
       return Future.succeededFuture(Map.of());
     }
     return db.preparedQuery("""
-            SELECT i.id, i.launch_id, i.machine_id, i.shape, i.labels, i.kubernetes, i.secrets,
+            SELECT i.id, i.launch_id, i.machine_id, i.shape, i.kubernetes, i.secrets,
                    m.labels AS machine_labels
             FROM instances i JOIN machines m ON m.id = i.machine_id WHERE i.id = ANY($1)""")
         .execute(Tuple.of(instanceIds.toArray(String[]::new)))
@@ -121,7 +122,7 @@ final class CommandDelivery {
           List<Row> list = new ArrayList<>();
           rows.forEach(list::add);
           return vertx.executeBlocking(() -> {
-            Map<String, JsonObject> out = new HashMap<>();
+            Map<String, JoinParams> out = new HashMap<>();
             for (Row r : list) {
               out.put(r.getString("id"), params(r));
             }
@@ -130,22 +131,15 @@ final class CommandDelivery {
         });
   }
 
-  private JsonObject params(Row instance) throws Exception {
-    JsonObject params = new JsonObject()
-        .put("providerId", InstanceJson.providerId(instance.getString("machine_id")))
-        .put("shape", instance.getString("shape"))
-        .put("labels", instance.getJsonObject("labels"))
-        .put("machineLabels", instance.getJsonObject("machine_labels")); // the join takes the topology labels
+  private JoinParams params(Row instance) throws Exception {
     JsonObject unsealed = instance.getBuffer("secrets") == null ? new JsonObject()
         : new JsonObject(new String(secrets.open(instance.getBuffer("secrets").getBytes(),
             instance.getString("launch_id")), StandardCharsets.UTF_8));
     JsonObject kubernetes = instance.getJsonObject("kubernetes");
-    if (kubernetes != null) {
-      params.put("kubernetes", kubernetes.copy().put("bootstrapToken", unsealed.getString("bootstrapToken")));
-    }
-    if (unsealed.containsKey("userData")) {
-      params.put("userData", unsealed.getString("userData"));
-    }
-    return params;
+    return new JoinParams(InstanceJson.providerId(instance.getString("machine_id")), instance.getString("shape"),
+        Fields.stringMap(instance.getJsonObject("machine_labels"), "machineLabels"), // the join takes the topology labels
+        kubernetes == null ? null : KubernetesJoin.fromJson(kubernetes)
+            .withBootstrapToken(unsealed.getString("bootstrapToken")),
+        unsealed.getString("userData"));
   }
 }

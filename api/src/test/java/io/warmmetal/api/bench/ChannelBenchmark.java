@@ -9,7 +9,6 @@ import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
-import io.warmmetal.agent.commands.Command;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.Outcome;
 import io.warmmetal.agent.enrollment.Enrollment;
@@ -17,6 +16,8 @@ import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.testing.TestEnv;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.nio.file.Files;
@@ -81,7 +82,7 @@ public final class ChannelBenchmark {
     String token = token(http, api, count);
     Map<String, Long> joinReceived = new ConcurrentHashMap<>();
     Executor executor = (Command command, java.util.function.BiConsumer<String, String> progress) -> {
-      if (command.kind().equals("join")) {
+      if (command.kind() == CommandKind.JOIN) {
         joinReceived.put(command.instanceId(), System.nanoTime());
       }
       return Future.succeededFuture(Outcome.ok("instant"));

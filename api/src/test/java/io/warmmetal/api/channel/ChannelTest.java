@@ -16,7 +16,6 @@ import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.agent.commands.Command;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.Outcome;
@@ -26,8 +25,11 @@ import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
-import io.warmmetal.protocol.Frames;
 import io.warmmetal.protocol.PinnedTrustManager;
+import io.warmmetal.protocol.channel.Channel;
+import io.warmmetal.protocol.channel.Command;
+import io.warmmetal.protocol.commands.CommandKind;
+import io.warmmetal.protocol.commands.JoinParams;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,16 +117,19 @@ class ChannelTest {
     assertThat(state(agent.machineId())).isEqualTo("in-use");
 
     // The join reached the agent with what it needs, the bootstrap token included (over mutual TLS only).
-    Command join = seen.stream().filter(c -> c.kind().equals("join")).findFirst().orElseThrow();
+    Command join = seen.stream().filter(c -> c.kind() == CommandKind.JOIN).findFirst().orElseThrow();
     assertThat(join.instanceId()).isEqualTo(id);
-    assertThat(join.params().getJsonObject("kubernetes").getString("bootstrapToken")).isEqualTo(bootstrap);
-    assertThat(join.params().getString("providerId")).isEqualTo("warmmetal://" + agent.machineId());
+    JoinParams params = (JoinParams) join.params();
+    assertThat(params.kubernetes().bootstrapToken()).isEqualTo(bootstrap);
+    assertThat(params.kubernetes().nodeLabels()).containsExactly(Map.entry("pool", "a"));
+    assertThat(params.providerId()).isEqualTo("warmmetal://" + agent.machineId());
+    assertThat(params.shape()).isEqualTo(SHAPE);
 
     fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
     Await.until("terminated", () -> "terminated".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()
         .getString("state")));
     Await.until("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
-    assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join", "reset", "prepare");
+    assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join", "reset", "prepare");
     // Every step the agent ran is in the event log, timed by its timestamp.
     Thread.sleep(400); // the log hands out events once they have settled
     List<String> steps = new java.util.ArrayList<>();
@@ -170,7 +175,7 @@ class ChannelTest {
   void anAgentThatNeverFinishesItsJoinFailsTheInstanceAndIsQuarantined() throws Exception {
     Executor hangsOnJoin = (command, progress) -> {
       seen.add(command);
-      return command.kind().equals("join") ? Promise.<Outcome>promise().future()
+      return command.kind() == CommandKind.JOIN ? Promise.<Outcome>promise().future()
           : Future.succeededFuture(Outcome.ok("done"));
     };
     SimulatedAgent agent = agent(hangsOnJoin);
@@ -187,7 +192,7 @@ class ChannelTest {
   /** A raw connection with an agent's identity, for speaking out of turn. */
   private WebSocket raw(AgentIdentity identity) {
     return ws.connect(new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort())
-        .setURI(Frames.PATH).setSsl(true).setSslOptions(new ClientSSLOptions()
+        .setURI(Channel.PATH).setSsl(true).setSslOptions(new ClientSSLOptions()
             .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(identity.keyPem()))
                 .addCertValue(Buffer.buffer(identity.certificatePem())))
             .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
@@ -214,7 +219,7 @@ class ChannelTest {
     rogue.writeTextMessage(new JsonObject().put("type", "hello").put("lastSeq", 1_000_000).encode());
     rogue.writeTextMessage(new JsonObject().put("type", "result").put("commandId", bPrepare)
         .put("status", "succeeded").encode());
-    assertThat(closed.future().await()).isEqualTo(Frames.CLOSE_PROTOCOL);
+    assertThat(closed.future().await()).isEqualTo(Channel.CLOSE_PROTOCOL);
     assertThat(state(b.machineId())).isEqualTo("preparing");
 
     // A malformed frame closes that connection only; B's stays up.
@@ -222,7 +227,7 @@ class ChannelTest {
     Promise<Short> garbledClosed = Promise.promise();
     garbled.closeHandler(v -> garbledClosed.tryComplete(garbled.closeStatusCode()));
     garbled.writeTextMessage("{not json");
-    assertThat(garbledClosed.future().await()).isEqualTo(Frames.CLOSE_PROTOCOL);
+    assertThat(garbledClosed.future().await()).isEqualTo(Channel.CLOSE_PROTOCOL);
     assertThat(b.connected()).isTrue();
     a.stop().await();
     b.stop().await();
@@ -231,7 +236,7 @@ class ChannelTest {
   @Test
   void noCertificateOrARetiredMachinesCertificateIsRefused() throws Exception {
     Throwable anonymous = org.assertj.core.api.Assertions.catchThrowable(() -> ws.connect(
-        new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort()).setURI(Frames.PATH)
+        new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort()).setURI(Channel.PATH)
             .setSsl(true).setSslOptions(new ClientSSLOptions()
                 .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
                 .setHostnameVerificationAlgorithm(""))).await());

@@ -7,7 +7,6 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.agent.commands.Command;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
@@ -16,6 +15,7 @@ import io.warmmetal.agent.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.TestDatabase;
+import io.warmmetal.protocol.channel.Command;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
@@ -112,7 +112,7 @@ class ReplicasTest {
       String id = second.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
           .body().getJsonArray("instances").getJsonObject(0).getString("id");
       Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)));
-      assertThat(seen.stream().map(Command::kind)).containsExactly("prepare", "join");
+      assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join");
       assertThat(seen.stream().map(Command::id).distinct()).hasSize(seen.size());
     } finally {
       agent.stop().await();

@@ -103,6 +103,15 @@ public final class InstancesApi {
     return JSON.createObjectNode();
   }
 
+  /** A protocol record's JSON (Vert.x's) as a tree to put in a request. */
+  public static JsonNode tree(io.vertx.core.json.JsonObject json) {
+    try {
+      return JSON.readTree(json.encode());
+    } catch (IOException e) {
+      throw new IllegalArgumentException("not JSON", e);
+    }
+  }
+
   private JsonNode send(String method, String path, JsonNode body) throws IOException, InterruptedException {
     HttpRequest.Builder request = HttpRequest.newBuilder(endpoint.resolve(path))
         .timeout(Duration.ofSeconds(30))

@@ -28,6 +28,7 @@ import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -385,14 +386,9 @@ public final class Provisioner {
     request.putObject("labels").put(WellKnown.NODEPOOL_LABEL, pool.getMetadata().getName())
         .put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName())
         .put(WellKnown.NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
-    ObjectNode join = request.putObject("kubernetes");
-    join.put("apiServer", nodeClass.getSpec().join.apiServer);
-    join.put("caCertHash", nodeClass.getSpec().join.caCertHash);
-    join.put("bootstrapToken", BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)));
-    ObjectNode nodeLabels = join.putObject("nodeLabels");
-    InstanceTypes.poolLabels(pool).forEach(nodeLabels::put);
-    // A claim planned in a zone (or region): only a machine there, and the Node labelled so, under the node class's
-    // machine label keys (racks as zones).
+    // The Node's labels: the pool's, and a single value a requirement leaves. A claim planned in a zone (or region):
+    // only a machine there, and the Node labelled so, under the node class's machine label keys (racks as zones).
+    Map<String, String> nodeLabels = new HashMap<>(InstanceTypes.poolLabels(pool));
     ObjectNode machineLabels = null;
     for (Requirement r : claim.getSpec().requirements) {
       if (!"In".equals(r.getOperator()) || r.getValues().size() != 1 || InstanceTypes.defines(r.getKey())) {
@@ -404,21 +400,20 @@ public final class Provisioner {
         machineLabels.put(zone ? nodeClass.getSpec().zoneLabelOrDefault() : nodeClass.getSpec().regionLabelOrDefault(),
             r.getValues().get(0));
       }
-      nodeLabels.put(r.getKey(), r.getValues().get(0)); // a single value a requirement leaves: the Node's label
+      nodeLabels.put(r.getKey(), r.getValues().get(0));
     }
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.
     nodeLabels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
-    ArrayNode taints = join.putArray("taints");
     List<Taint> all = new ArrayList<>(claim.getSpec().taints);
     all.addAll(claim.getSpec().startupTaints);
     all.add(new TaintBuilder().withKey(WellKnown.UNREGISTERED_TAINT).withEffect("NoExecute").build());
-    for (Taint t : all) {
-      ObjectNode taint = taints.addObject().put("key", t.getKey()).put("effect", t.getEffect());
-      if (t.getValue() != null && !t.getValue().isEmpty()) {
-        taint.put("value", t.getValue());
-      }
-    }
+    request.set("kubernetes", InstancesApi.tree(new KubernetesJoin(nodeClass.getSpec().join.apiServer,
+        nodeClass.getSpec().join.caCertHash,
+        BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)), nodeLabels,
+        all.stream().map(t -> new io.warmmetal.protocol.commands.Taint(t.getKey(),
+            t.getValue() == null || t.getValue().isEmpty() ? null : t.getValue(), t.getEffect())).toList())
+        .toJson()));
     if (claim.getStatus() == null) {
       claim.setStatus(new NodeClaim.Status());
     }

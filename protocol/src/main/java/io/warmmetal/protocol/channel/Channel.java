@@ -1,8 +1,8 @@
-package io.warmmetal.protocol;
+package io.warmmetal.protocol.channel;
 
 /**
- * The agent channel: one WebSocket ({@code GET /v1/channel} on the agent port, mutual TLS), JSON text frames with a
- * {@code type}.
+ * The agent channel: one WebSocket ({@code GET /v1/channel} on the agent port, mutual TLS) carrying JSON text
+ * frames, each with a {@code type} ({@link Frame}; their schemas are in agent-api.yaml).
  *
  * <pre>
  * agent → API  hello      {lastSeq}             first frame: the highest command seq the agent has taken
@@ -17,21 +17,13 @@ package io.warmmetal.protocol;
  * Commands come in seq order and are redelivered after a reconnect until their result is acknowledged; the agent
  * runs each command id at most once and resends results it has not seen acknowledged.
  */
-public final class Frames {
+public final class Channel {
   public static final String PATH = "/v1/channel";
-
-  public static final String HELLO = "hello";
-  public static final String HEARTBEAT = "heartbeat";
-  public static final String PROGRESS = "progress";
-  public static final String RESULT = "result";
-  public static final String WELCOME = "welcome";
-  public static final String COMMAND = "command";
-  public static final String ACK = "ack";
 
   /** Close codes: the agent's certificate is not (or no longer) the machine's; a frame broke the protocol. */
   public static final short CLOSE_REFUSED = 4403;
   public static final short CLOSE_PROTOCOL = 4400;
   public static final short CLOSE_REPLACED = 4409;
 
-  private Frames() {}
+  private Channel() {}
 }
