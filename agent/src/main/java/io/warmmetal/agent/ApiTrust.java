@@ -12,9 +12,10 @@ import picocli.CommandLine.Option;
 
 /**
  * How the agent knows the API before it sends its token: the CA pin, or the CA certificate itself (a file the
- * operator already trusts, e.g. on a volume shared with the API), whose pin is then computed.
+ * operator already trusts, e.g. on a volume shared with the API), whose pin is then computed. Shared with the fleet
+ * simulator.
  */
-final class ApiTrust {
+public final class ApiTrust {
   @Option(names = "--ca-pin", defaultValue = "${env:WARMMETAL_AGENT_CA_PIN}",
       description = "sha256:<hex> of the API CA's public key (WARMMETAL_AGENT_CA_PIN)")
   String caPin;
@@ -23,12 +24,12 @@ final class ApiTrust {
       description = "the API CA's certificate (PEM), instead of its pin (WARMMETAL_AGENT_CA_FILE)")
   Path caFile;
 
-  boolean given() {
+  public boolean given() {
     return caPin != null || caFile != null;
   }
 
   /** The pin to verify the API by; fails naming the flags if neither or both are given. */
-  CaPin pin() throws IOException, GeneralSecurityException {
+  public CaPin pin() throws IOException, GeneralSecurityException {
     if ((caPin == null) == (caFile == null)) {
       throw new IllegalArgumentException("give the API's CA as --ca-pin or --ca-file (one of them)");
     }

@@ -12,7 +12,6 @@ import java.net.InetAddress;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
@@ -24,11 +23,10 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code java -jar warmmetal-agent.jar}: enrolls this host with the API (once; the identity is kept in the state
- * directory), then holds the command channel and runs what comes, until stopped. {@code fleet} runs many simulated
- * agents in one JVM. Flags fall back to {@code WARMMETAL_AGENT_*} environment variables.
+ * directory), then holds the command channel and runs what comes, until stopped. Flags fall back to
+ * {@code WARMMETAL_AGENT_*} environment variables. (Many simulated agents in one JVM: the {@code fleet} module.)
  */
 @Command(name = "warmmetal-agent", mixinStandardHelpOptions = true, version = "WarmMetal agent 0.1.0",
-    subcommands = FleetCommand.class,
     description = "The WarmMetal host agent: enrolls this server and runs the API's commands.")
 public final class Main implements Callable<Integer> {
   @Option(names = "--api", defaultValue = "${env:WARMMETAL_AGENT_API}",
@@ -66,11 +64,16 @@ public final class Main implements Callable<Integer> {
   ExecutorOptions execution = new ExecutorOptions();
 
   public static void main(String[] args) {
+    useAgentLogging();
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  /** The agent's logging configuration, unless one is given; call before the first logger is made. */
+  public static void useAgentLogging() {
     if (System.getProperty("logback.configurationFile") == null) {
       // Named apart from the API's logback.xml, so the two never shadow each other on one classpath.
       System.setProperty("logback.configurationFile", "logback-agent.xml");
     }
-    System.exit(new CommandLine(new Main()).execute(args));
   }
 
   @Override
@@ -98,8 +101,7 @@ public final class Main implements Callable<Integer> {
         return 2;
       }
       var ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
-      var executor = execution.executor(vertx, stateDir, new Random(), nodeName(),
-          HostFacts.ofThisHost().describe(nodeName()).getJsonObject("facts"));
+      var executor = execution.executor(vertx, stateDir);
       CommandLog commands = CommandLog.load(vertx, stateDir);
       java.util.concurrent.atomic.AtomicReference<ChannelClient> channel = new java.util.concurrent.atomic
           .AtomicReference<>(new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));

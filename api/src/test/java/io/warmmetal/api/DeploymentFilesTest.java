@@ -156,24 +156,23 @@ class DeploymentFilesTest {
     assertThat(config.caCertFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.crt"));
     assertThat(config.caKeyFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.key"));
 
-    // The agents: flags the agent has, the API's agent port by a name in its certificate, the CA and the token.
-    Map<String, Object> agents = service(compose, "agents");
-    CommandLine.ParseResult parsed = new CommandLine(new io.warmmetal.agent.Main())
-        .parseArgs(command(agents).toArray(String[]::new));
-    CommandLine.ParseResult fleet = parsed.subcommand();
-    assertThat(fleet.commandSpec().name()).isEqualTo("fleet");
+    // The simulated fleet: flags the simulator has, the API's agent port by a name in its certificate, the CA and
+    // the token.
+    Map<String, Object> simulator = service(compose, "fleet");
+    CommandLine.ParseResult fleet = new CommandLine(new io.warmmetal.fleet.Main())
+        .parseArgs(command(simulator).toArray(String[]::new));
     URI agentPort = URI.create(fleet.matchedOptionValue("--api", ""));
     assertThat(agentPort.getHost()).isEqualTo("api").isIn(config.agentNames());
     assertThat(agentPort.getPort()).isEqualTo(config.agentPort());
     assertThat(Path.of(fleet.matchedOptionValue("--ca-file", Path.of("")).toString()))
-        .isEqualTo(Path.of(mountOf(agents, volume), "ca.crt"));
+        .isEqualTo(Path.of(mountOf(simulator, volume), "ca.crt"));
     Map<String, Object> token = service(compose, "token");
     String script = String.join(" ", command(token));
     assertThat(environment(token).get("ADMIN_TOKEN")).isEqualTo(api.get("WARMMETAL_ADMIN_TOKEN"));
     assertThat(script).contains("http://api:" + config.httpPort() + "/v1/enrollment-tokens");
     String tokenFile = fleet.matchedOptionValue("--token-file", Path.of("")).toString();
     assertThat(script).contains("> " + mountOf(token, "shared") + "/token");
-    assertThat(tokenFile).isEqualTo(mountOf(agents, "shared") + "/token");
+    assertThat(tokenFile).isEqualTo(mountOf(simulator, "shared") + "/token");
 
     // The controller's flags exist.
     new CommandLine(new io.warmmetal.controller.Main())
@@ -196,7 +195,7 @@ class DeploymentFilesTest {
         tags.add(m.group(2));
       }
     }
-    assertThat(images).containsExactlyInAnyOrder("api", "agent", "controller");
+    assertThat(images).containsExactlyInAnyOrder("api", "fleet", "controller");
     assertThat(tags).containsExactly("0.1.0");
     for (String image : images) {
       String dockerfile = Files.readString(ROOT.resolve("images").resolve(image).resolve("Dockerfile"));

@@ -12,7 +12,7 @@ import io.vertx.ext.web.client.WebClientOptions;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.Outcome;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.testing.TestEnv;
@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The push channel: (1) with N connected simulated agents (in this JVM), the time from {@code POST /v1/instances}
  * returning to the agent receiving its join command, p50/p99; (2) the API's memory per connected agent, with the
- * agents in a separate process ({@code warmmetal-agent.jar fleet}) so that only the API's memory is counted.
+ * agents in a separate process ({@code warmmetal-fleet.jar}) so that only the API's memory is counted.
  * Prints numbers; asserts nothing.
  *
  * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl api exec:java -Dexec.classpathScope=test \
@@ -136,12 +136,12 @@ public final class ChannelBenchmark {
   }
 
   private static void memory(Vertx vertx, WarmMetalApi api, WebClient http, int count) throws Exception {
-    Path jar = io.warmmetal.api.enrollment.AgentProcessTest.AGENT_JAR;
+    Path jar = io.warmmetal.api.enrollment.AgentProcessTest.moduleJar("fleet");
     Path tokenFile = Files.createTempFile("token", "");
     Files.writeString(tokenFile, token(http, api, count));
     long before = usedAfterGc();
     Process fleet = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx2g", "-jar", jar.toString(), "fleet", "--api", "https://127.0.0.1:" + api.agentPort(),
+        "-Xmx2g", "-jar", jar.toString(), "--api", "https://127.0.0.1:" + api.agentPort(),
         "--ca-pin", api.caPin().value(), "--token-file", tokenFile.toString(),
         "--state-dir", Files.createTempDirectory("fleet").toString(), "--shape", "16:64=" + count,
         "--durations", "prepare=fixed:0s,join=fixed:0s,reset=fixed:0s,reboot=fixed:0s")

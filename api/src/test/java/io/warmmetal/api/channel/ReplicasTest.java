@@ -11,7 +11,7 @@ import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.TestDatabase;

@@ -19,17 +19,18 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(VertxExtension.class)
 public class AgentProcessTest {
   /** Built by the agent module, which the reactor builds (and packages) before this one. */
-  public static final Path AGENT_JAR = agentJar();
+  public static final Path AGENT_JAR = moduleJar("agent");
 
-  /** The agent jar, from the api module or the repository root (whichever the JVM runs in). */
-  private static Path agentJar() {
-    for (String candidate : new String[] {"../agent/target/warmmetal-agent.jar", "agent/target/warmmetal-agent.jar"}) {
+  /** A module's jar ({@code warmmetal-<module>.jar}), from the api module or the repository root (where the JVM runs). */
+  public static Path moduleJar(String module) {
+    String path = module + "/target/warmmetal-" + module + ".jar";
+    for (String candidate : new String[] {"../" + path, path}) {
       Path jar = Path.of(candidate).toAbsolutePath().normalize();
       if (Files.exists(jar)) {
         return jar;
       }
     }
-    return Path.of("../agent/target/warmmetal-agent.jar").toAbsolutePath().normalize();
+    return Path.of("../" + path).toAbsolutePath().normalize();
   }
 
   /** {@code java -jar warmmetal-agent.jar} against the fixture's agent port, with the token and extra flags. */

@@ -11,7 +11,7 @@ import io.vertx.junit5.VertxExtension;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;

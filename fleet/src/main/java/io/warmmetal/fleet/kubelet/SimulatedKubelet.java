@@ -1,4 +1,4 @@
-package io.warmmetal.agent.commands;
+package io.warmmetal.fleet.kubelet;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.NodeCondition;
@@ -12,6 +12,8 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.Outcome;
 import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.commands.JoinParams;
 import io.warmmetal.protocol.commands.KubernetesJoin;

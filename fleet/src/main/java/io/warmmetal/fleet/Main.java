@@ -1,4 +1,4 @@
-package io.warmmetal.agent;
+package io.warmmetal.fleet;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -7,8 +7,12 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.ApiTrust;
+import io.warmmetal.agent.SimulationOptions;
+import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.agent.fleet.SimulatedAgent;
+import io.warmmetal.fleet.kubelet.SimulatedKubelet;
+import io.warmmetal.fleet.kubelet.SimulatedNodes;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,18 +25,19 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code warmmetal-agent fleet --count 500 --shape 16:64=300 --shape 64:512:4:H100=200 …}: many simulated servers in
- * one JVM, each with its own key, certificate, state directory and connection. Their identities derive from their
- * index, so a restarted fleet gets its machines back.
+ * {@code java -jar warmmetal-fleet.jar --shape 16:64=300 --shape 64:512:4:H100=200 …}: many simulated servers in one
+ * JVM, each with its own key, certificate, state directory and connection. Their identities derive from their index,
+ * so a restarted fleet gets its machines back.
  */
-@Command(name = "fleet", mixinStandardHelpOptions = true,
+@Command(name = "warmmetal-fleet", mixinStandardHelpOptions = true, version = "WarmMetal fleet simulator 0.1.0",
     description = "Run many simulated agents in one JVM (for tests, demos and benchmarks).")
-final class FleetCommand implements Callable<Integer> {
+public final class Main implements Callable<Integer> {
   @Option(names = "--api", required = true, description = "the API's agent port")
   String api;
 
@@ -53,30 +58,43 @@ final class FleetCommand implements Callable<Integer> {
   String prefix;
 
   @Mixin
-  ExecutorOptions execution = new ExecutorOptions();
+  SimulationOptions simulation = new SimulationOptions();
+
+  @Option(names = "--kubeconfig", description = "also act as kubelets: each agent registers a Node in this cluster")
+  Path kubeconfig;
+
+  public static void main(String[] args) {
+    io.warmmetal.agent.Main.useAgentLogging();
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
 
   @Override
   public Integer call() throws Exception {
-    Logger log = LoggerFactory.getLogger(FleetCommand.class);
-    execution.simulate = true;
+    Logger log = LoggerFactory.getLogger(Main.class);
     Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
     URI uri = URI.create(api);
     Enrollment enrollment = new Enrollment(vertx, uri, trust.pin());
     WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
         .setMaxConnections(1_000_000));
     String token = Files.readString(tokenFile).trim();
+    // One client, one pod watch and one heartbeat timer for all the simulated kubelets.
+    SimulatedNodes nodes = kubeconfig == null ? null : SimulatedNodes.connect(kubeconfig);
     List<Future<SimulatedAgent>> started = new ArrayList<>();
     int index = 0;
     for (String spec : shapes) {
       String[] sc = spec.split("=", 2);
       JsonObject facts = facts(sc[0]);
       for (int i = 0; i < Integer.parseInt(sc[1]); i++, index++) {
-        Path dir = stateDir.resolve(prefix + "-" + index);
-        JsonObject machine = new JsonObject().put("name", prefix + "-" + index).put("facts", facts)
+        String name = prefix + "-" + index;
+        JsonObject machine = new JsonObject().put("name", name).put("facts", facts)
             .put("identity", new JsonObject().put("systemUuid",
-                UUID.nameUUIDFromBytes((prefix + "-" + index).getBytes(StandardCharsets.UTF_8)).toString()));
-        started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, dir,
-            execution.executor(vertx, dir, new Random(index), prefix + "-" + index, facts)));
+                UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString()));
+        Executor executor = simulation.executor(vertx, new Random(index));
+        if (nodes != null) {
+          executor = new SimulatedKubelet(vertx, executor, nodes, name, facts);
+        }
+        started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, stateDir.resolve(name),
+            executor));
       }
     }
     Future.join(started).await();

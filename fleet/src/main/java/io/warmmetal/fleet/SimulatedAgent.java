@@ -1,4 +1,4 @@
-package io.warmmetal.agent.fleet;
+package io.warmmetal.fleet;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;

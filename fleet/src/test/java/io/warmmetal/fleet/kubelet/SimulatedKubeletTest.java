@@ -1,4 +1,4 @@
-package io.warmmetal.agent.commands;
+package io.warmmetal.fleet.kubelet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,6 +8,9 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.agent.commands.Executor;
+import io.warmmetal.agent.commands.Outcome;
+import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.commands.CommandKind;
 import io.warmmetal.protocol.commands.CommandParams;

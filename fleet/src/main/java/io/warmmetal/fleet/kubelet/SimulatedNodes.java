@@ -1,4 +1,4 @@
-package io.warmmetal.agent.commands;
+package io.warmmetal.fleet.kubelet;
 
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
@@ -48,6 +48,12 @@ public final class SimulatedNodes implements AutoCloseable {
   public SimulatedNodes(KubernetesClient kube) {
     this.kube = kube;
     heartbeats.scheduleWithFixedDelay(this::renewLeases, 10, 10, TimeUnit.SECONDS);
+  }
+
+  /** The nodes of the cluster this kubeconfig reaches. */
+  public static SimulatedNodes connect(java.nio.file.Path kubeconfig) throws java.io.IOException {
+    return new SimulatedNodes(new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
+        io.fabric8.kubernetes.client.Config.fromKubeconfig(java.nio.file.Files.readString(kubeconfig))).build());
   }
 
   public KubernetesClient kube() {
