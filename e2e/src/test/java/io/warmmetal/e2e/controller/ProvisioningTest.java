@@ -77,7 +77,9 @@ class ProvisioningTest {
     // The launch used the NodeClaim's UID as client token: the API holds exactly one instance for it.
     assertThat(fx.count("SELECT count(*) FROM launches WHERE client_token = $1", claim.getMetadata().getUid()))
         .isEqualTo(1);
-    assertThat(fx.count("SELECT count(*) FROM instances WHERE state = 'running'")).isEqualTo(1);
+    // The Node can register before the join's result reaches the API (a kubelet does not wait for kubeadm to exit).
+    Await.until("the instance running", () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'")
+        == 1);
     // kube-scheduler bound the pod to the new node, and its kubelet runs it.
     assertThat(cluster.awaitScheduled("web-1")).isEqualTo(node.getMetadata().getName());
 
