@@ -15,8 +15,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The push channel to agents on this replica. Commands are durable in PostgreSQL; the lifecycle tells the
- * {@link CommandAnnouncer} after each commit that queued some, which pushes them at once to the agents held here and
+ * The push channel to agents on this replica. Commands are durable in PostgreSQL; the lifecycle's after-commit hook
+ * tells the {@link CommandAnnouncer} of each commit that queued some, which pushes them at once to the agents held here and
  * tells other replicas with {@code NOTIFY warmmetal_commands}. A replica catches up with a query for every connected
  * agent whenever it (re)subscribes, and each heartbeat interval for the agents that still have queued commands (a
  * replica that died between commit and announcement loses nothing). Each heartbeat interval it also records who was
@@ -40,19 +40,15 @@ public final class AgentChannel {
   private final CommandAnnouncer announcer;
   private long timer = -1;
 
-  /**
-   * @param machineArrived called when an agent connects (a machine may have become available to its pool)
-   */
-  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, CommandAnnouncer announcer,
-      SecretBox secrets, Timing timing, Runnable machineArrived) {
+  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
+      Timing timing) {
     this.vertx = vertx;
-    this.announcer = announcer;
+    this.announcer = new CommandAnnouncer(db);
     this.db = db;
     this.lifecycle = lifecycle;
     this.timing = timing;
     this.delivery = new CommandDelivery(vertx, db, secrets);
-    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat(),
-        machineArrived);
+    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat());
     this.subscriber = PgSubscriber.subscriber(vertx, connect).reconnectPolicy(retries -> 500L);
   }
 
@@ -62,6 +58,7 @@ public final class AgentChannel {
 
   public Future<Void> start() {
     announcer.onLocal(this::deliverTo);
+    lifecycle.onCommit(committed -> announcer.commandsQueued(committed.commandsFor()));
     subscriber.channel(NOTIFY_CHANNEL)
         .handler(payload -> announcer.fromOthers(payload).forEach(this::deliverTo))
         .subscribeHandler(v -> sessions.all().forEach(delivery::deliver)); // catch up on every (re)subscribe

@@ -7,7 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
-import io.warmmetal.api.instances.InstanceJson;
+import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.protocol.Frames;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -132,7 +132,7 @@ final class CommandDelivery {
 
   private JsonObject params(Row instance) throws Exception {
     JsonObject params = new JsonObject()
-        .put("providerId", InstanceJson.providerId(instance.getString("machine_id")))
+        .put("providerId", Instance.providerId(instance.getString("machine_id")))
         .put("shape", instance.getString("shape"))
         .put("labels", instance.getJsonObject("labels"))
         .put("machineLabels", instance.getJsonObject("machine_labels")); // the join takes the topology labels

@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps every pool at its target: reconciles on a timer and soon after anything that changes the counts (a launch,
- * a termination, a new target). One pass at a time per replica; passes asked for while one runs fold into one more.
+ * a termination, an agent's hello — told by the lifecycle's after-commit hook — or a new target). One pass at a
+ * time per replica; passes asked for while one runs fold into one more.
  */
 public final class PoolManager {
   private static final Logger LOG = LoggerFactory.getLogger(PoolManager.class);
@@ -33,6 +34,11 @@ public final class PoolManager {
   }
 
   public void start() {
+    lifecycle.onCommit(committed -> {
+      if (committed.poolsMoved()) {
+        nudge();
+      }
+    });
     timer = vertx.setPeriodic(0, interval.toMillis(), id -> nudge());
   }
 

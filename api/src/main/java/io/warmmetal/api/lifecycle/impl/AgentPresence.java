@@ -4,9 +4,9 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.lifecycle.Refusal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,17 +18,22 @@ import java.util.List;
  */
 final class AgentPresence {
   private final Pool db;
+  private final Commits commits;
 
-  AgentPresence(Pool db) {
+  AgentPresence(Pool db, Commits commits) {
     this.db = db;
+    this.commits = commits;
   }
 
-  /** The agent holding {@code certSerial} said hello; refused (403) if that is no longer the machine's certificate. */
+  /**
+   * The agent holding {@code certSerial} said hello; refused ({@code Forbidden}) if that is no longer the machine's
+   * certificate. A machine that came into the fleet (or back) may be what a pool waits for.
+   */
   Future<Void> connected(String machineId, String certSerial) {
-    return Tx.run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
+    return Tx.<Void>run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
       if (!certSerial.equals(m.getString("cert_serial"))) {
-        throw ApiError.of(ErrorCode.Forbidden, "certificate " + certSerial + " is no longer machine " + machineId
-            + "'s");
+        throw Refusal.of(Refusal.Reason.Forbidden, "certificate " + certSerial + " is no longer machine "
+            + machineId + "'s");
       }
       MachineState state = MachineState.fromWire(m.getString("state"));
       Future<?> touched = tx.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = $1")
@@ -53,7 +58,7 @@ final class AgentPresence {
                   WHERE id = (SELECT instance_id FROM machines WHERE id = $1) AND state_reason = 'machine offline'""")
               .execute(Tuple.of(machineId)))
           .mapEmpty();
-    }));
+    })).onSuccess(x -> commits.publish(Committed.poolsMoved(List.of())));
   }
 
   /** A step of one of the machine's own commands began; steps of other machines' commands are ignored. */

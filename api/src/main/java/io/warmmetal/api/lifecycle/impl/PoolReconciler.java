@@ -6,7 +6,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.lifecycle.CommandWakeups;
+import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.MachineState;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.util.ArrayList;
@@ -29,12 +29,12 @@ final class PoolReconciler {
 
   private final Pool db;
   private final FleetMetrics metrics;
-  private final CommandWakeups wakeups;
+  private final Commits commits;
 
-  PoolReconciler(Pool db, FleetMetrics metrics, CommandWakeups wakeups) {
+  PoolReconciler(Pool db, FleetMetrics metrics, Commits commits) {
     this.db = db;
     this.metrics = metrics;
-    this.wakeups = wakeups;
+    this.commits = commits;
   }
 
   Future<Void> reconcile() {
@@ -52,7 +52,7 @@ final class PoolReconciler {
                 return chain;
               });
         })
-        .onSuccess(x -> wakeups.commandsQueued(prepared))
+        .onSuccess(x -> commits.publish(Committed.commands(List.copyOf(prepared))))
         .compose(x -> publishCounts());
   }
 
