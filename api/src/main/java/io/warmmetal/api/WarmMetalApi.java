@@ -166,7 +166,7 @@ public final class WarmMetalApi {
     AuthHandler auth = new AuthHandler(contract, tokens);
     AtomicReference<ApiVerticle> first = new AtomicReference<>();
     return vertx.deployVerticle(() -> {
-          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth,
+          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
               ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics));
           first.compareAndSet(null, v);
           return v;
@@ -207,7 +207,7 @@ public final class WarmMetalApi {
     TokenRoutes.mount(ops, tokens);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
-    PowerRoutes.mount(ops, machinePower, poolManager);
+    PowerRoutes.mount(ops, machinePower, poolManager::nudge);
     new NetworkBoot(vertx, enrollmentTokens, config.bootDir(), config.bootCmdline(),
         () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
   }
