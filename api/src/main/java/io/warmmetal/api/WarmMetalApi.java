@@ -32,7 +32,6 @@ import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
 import io.warmmetal.api.power.MachinePower;
 import io.warmmetal.api.power.PowerRoutes;
-import io.warmmetal.api.power.StandbyPower;
 import io.warmmetal.api.shapes.ShapeRoutes;
 import io.warmmetal.api.ssh.AgentInstaller;
 import io.warmmetal.api.ssh.Recovery;
@@ -113,8 +112,7 @@ public final class WarmMetalApi {
           startSsh(secrets);
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand());
-          StandbyPower standby = new StandbyPower(db, machinePower);
-          poolManager = new PoolManager(vertx, lifecycle, config.poolInterval(), standby::apply);
+          poolManager = new PoolManager(vertx, db, lifecycle, machinePower, config.poolInterval());
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
                   config.bootTimeout()));

@@ -9,6 +9,8 @@ import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.lifecycle.impl.LifecycleImpl;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The one owner of every machine and instance state transition. Each method is one PostgreSQL transaction that
@@ -18,6 +20,9 @@ import java.time.Duration;
  * <p>It speaks the domain: it takes and returns the records of this package and fails with a {@link Refusal} (or,
  * for the unexpected, any other exception). What a committed change means for others is told to the
  * {@link #onCommit} subscribers.
+ *
+ * <p>It owns presence (who is online: the only writer of {@code machines.last_seen}); the pools' decisions are
+ * {@link PoolPlanner}'s, which {@link #reconcilePools} applies.
  *
  * <p>Commands are queued in the durable {@code commands} table; their results, reported by an agent (or an operator
  * for a machine without one), come back through {@link #reportCommandResult} and drive the next transition.
@@ -86,6 +91,13 @@ public interface Lifecycle {
   Future<Void> agentConnected(String machineId, String certSerial);
 
   /**
+   * Agents a replica holds connections for were heard ({@code certSerials}: machine id → the serial each speaks
+   * with): their machines are seen now, and any still marked offline or enrolling come back as a hello brings them.
+   * Answers the machines whose serial is still current; the other connections should be closed.
+   */
+  Future<Set<String>> agentsHeard(Map<String, String> certSerials);
+
+  /**
    * Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so.
    * Not machines the API switched off, nor ones it switched on less than {@code bootGrace} ago and not heard from
    * since (they are booting).
@@ -96,8 +108,9 @@ public interface Lifecycle {
   Future<Integer> expireJoins(Duration timeout);
 
   /**
-   * Brings every pool towards its target: prepares standby machines while warm + preparing is below
-   * {@code minWarm}, moves warm machines above {@code maxWarm} to standby, and records deficits.
+   * One pool pass, under a lock all replicas share: snapshots the pools and their machines, lets {@link PoolPlanner}
+   * decide, and carries out the state part (prepares, parks, deficits). Answers the decisions; their power part is
+   * the caller's to carry out.
    */
-  Future<Void> reconcilePools();
+  Future<PoolDecisions> reconcilePools();
 }

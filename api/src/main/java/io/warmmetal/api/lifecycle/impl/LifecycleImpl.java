@@ -17,9 +17,12 @@ import io.warmmetal.api.lifecycle.Launch;
 import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Machine;
+import io.warmmetal.api.lifecycle.PoolDecisions;
 import io.warmmetal.api.lifecycle.Registration;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 
 /** Routes each transition to the class that owns that part of the state machines. */
 public final class LifecycleImpl implements Lifecycle {
@@ -106,6 +109,11 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
+  public Future<Set<String>> agentsHeard(Map<String, String> certSerials) {
+    return presence.heard(certSerials);
+  }
+
+  @Override
   public Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
     return presence.markSilentOffline(silence, bootGrace);
   }
@@ -116,7 +124,7 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<Void> reconcilePools() {
+  public Future<PoolDecisions> reconcilePools() {
     return pools.reconcile();
   }
 }
