@@ -2,7 +2,7 @@ package io.warmmetal.api;
 
 import io.vertx.core.Vertx;
 import io.warmmetal.api.config.ApiConfig;
-import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;

@@ -11,15 +11,14 @@ import io.warmmetal.api.auth.TokenRoutes;
 import io.warmmetal.api.auth.TokenStore;
 import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.boot.NetworkBoot;
 import io.warmmetal.api.channel.AgentChannel;
 import io.warmmetal.api.channel.AgentPortVerticle;
-import io.warmmetal.api.channel.CommandAnnouncer;
 import io.warmmetal.api.db.EmbeddedPostgres;
 import io.warmmetal.api.enrollment.AgentEndpoint;
-import io.warmmetal.api.enrollment.CertificateAuthority;
 import io.warmmetal.api.enrollment.EnrollmentRoutes;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.events.EventRoutes;
@@ -33,7 +32,6 @@ import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
 import io.warmmetal.api.power.MachinePower;
 import io.warmmetal.api.power.PowerRoutes;
-import io.warmmetal.api.power.StandbyPower;
 import io.warmmetal.api.shapes.ShapeRoutes;
 import io.warmmetal.api.ssh.AgentInstaller;
 import io.warmmetal.api.ssh.Recovery;
@@ -109,18 +107,15 @@ public final class WarmMetalApi {
         })
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
-          CommandAnnouncer announcer = new CommandAnnouncer(db);
-          lifecycle = Lifecycle.create(vertx, db, secrets, metrics, enrollmentTokens, ca,
-              config.agentCertValidity(), announcer);
+          lifecycle = Lifecycle.create(vertx, db, secrets, metrics, ca, config.agentCertValidity(),
+              enrollmentTokens);
           startSsh(secrets);
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand());
-          StandbyPower standby = new StandbyPower(db, machinePower);
-          poolManager = new PoolManager(vertx, lifecycle, config.poolInterval(), standby::apply);
-          channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, announcer, secrets,
+          poolManager = new PoolManager(vertx, db, lifecycle, machinePower, config.poolInterval());
+          channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
-                  config.bootTimeout()),
-              poolManager::nudge);
+                  config.bootTimeout()));
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
@@ -169,7 +164,7 @@ public final class WarmMetalApi {
     AuthHandler auth = new AuthHandler(contract, tokens);
     AtomicReference<ApiVerticle> first = new AtomicReference<>();
     return vertx.deployVerticle(() -> {
-          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth,
+          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
               ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics));
           first.compareAndSet(null, v);
           return v;
@@ -201,7 +196,7 @@ public final class WarmMetalApi {
   }
 
   private void mountOperations(Operations ops, TokenStore tokens) {
-    InstanceRoutes.mount(ops, db, lifecycle, poolManager);
+    InstanceRoutes.mount(ops, db, lifecycle);
     MachineRoutes.mount(ops, db, lifecycle);
     CommandRoutes.mount(ops, db, lifecycle);
     ShapeRoutes.mount(ops, db);
@@ -210,7 +205,7 @@ public final class WarmMetalApi {
     TokenRoutes.mount(ops, tokens);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
-    PowerRoutes.mount(ops, machinePower, poolManager);
+    PowerRoutes.mount(ops, machinePower, poolManager::nudge);
     new NetworkBoot(vertx, enrollmentTokens, config.bootDir(), config.bootCmdline(),
         () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
   }

@@ -15,12 +15,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The push channel to agents on this replica. Commands are durable in PostgreSQL; the lifecycle tells the
- * {@link CommandAnnouncer} after each commit that queued some, which pushes them at once to the agents held here and
+ * The push channel to agents on this replica. Commands are durable in PostgreSQL; the lifecycle's after-commit hook
+ * tells the {@link CommandAnnouncer} of each commit that queued some, which pushes them at once to the agents held here and
  * tells other replicas with {@code NOTIFY warmmetal_commands}. A replica catches up with a query for every connected
  * agent whenever it (re)subscribes, and each heartbeat interval for the agents that still have queued commands (a
- * replica that died between commit and announcement loses nothing). Each heartbeat interval it also records who was
- * heard, and sweeps: silent machines go offline, joins without a result time out.
+ * replica that died between commit and announcement loses nothing). Each heartbeat interval it also tells the
+ * lifecycle (the owner of presence) who was heard, and asks it to sweep: silent machines go offline, joins without a
+ * result time out.
  */
 public final class AgentChannel {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
@@ -40,19 +41,15 @@ public final class AgentChannel {
   private final CommandAnnouncer announcer;
   private long timer = -1;
 
-  /**
-   * @param machineArrived called when an agent connects (a machine may have become available to its pool)
-   */
-  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, CommandAnnouncer announcer,
-      SecretBox secrets, Timing timing, Runnable machineArrived) {
+  public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
+      Timing timing) {
     this.vertx = vertx;
-    this.announcer = announcer;
+    this.announcer = new CommandAnnouncer(db);
     this.db = db;
     this.lifecycle = lifecycle;
     this.timing = timing;
     this.delivery = new CommandDelivery(vertx, db, secrets);
-    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat(),
-        machineArrived);
+    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat());
     this.subscriber = PgSubscriber.subscriber(vertx, connect).reconnectPolicy(retries -> 500L);
   }
 
@@ -62,6 +59,7 @@ public final class AgentChannel {
 
   public Future<Void> start() {
     announcer.onLocal(this::deliverTo);
+    lifecycle.onCommit(committed -> announcer.commandsQueued(committed.commandsFor()));
     subscriber.channel(NOTIFY_CHANNEL)
         .handler(payload -> announcer.fromOthers(payload).forEach(this::deliverTo))
         .subscribeHandler(v -> sessions.all().forEach(delivery::deliver)); // catch up on every (re)subscribe
@@ -100,26 +98,6 @@ public final class AgentChannel {
     return sessions.size();
   }
 
-  /**
-   * Machines this replica holds a live connection for, yet marked offline (by any replica, say after a database
-   * outage) or still enrolling (their hello's update failed), come back as a hello would bring them.
-   */
-  private Future<Void> returnHeldMachines(java.util.Map<String, String> held) {
-    if (held.isEmpty()) {
-      return Future.succeededFuture();
-    }
-    return db.preparedQuery("SELECT id FROM machines WHERE id = ANY($1) AND state IN ('offline', 'enrolling')")
-        .execute(Tuple.of((Object) held.keySet().toArray(String[]::new)))
-        .compose(rows -> {
-          Future<Void> chain = Future.succeededFuture();
-          for (var r : rows) {
-            String id = r.getString("id");
-            chain = chain.compose(x -> lifecycle.agentConnected(id, held.get(id)).recover(err -> Future.succeededFuture()));
-          }
-          return chain;
-        });
-  }
-
   private void sweep() {
     long now = System.currentTimeMillis();
     java.util.List<AgentSession> live = sessions.all().stream()
@@ -131,24 +109,15 @@ public final class AgentChannel {
           return s.helloed;
         })
         .toList();
-    // Seen: only sessions whose certificate is still the machine's (and the machine not retired); the others were
-    // re-enrolled, renewed or retired since their handshake, and are closed.
-    java.util.Map<String, String> current = new java.util.HashMap<>();
-    Future<?> seen = live.isEmpty() ? Future.succeededFuture() : db.preparedQuery("""
-            UPDATE machines m SET last_seen = now()
-            FROM unnest($1::text[], $2::text[]) AS s(id, serial)
-            WHERE m.id = s.id AND m.cert_serial = s.serial AND m.state <> 'retired'
-            RETURNING m.id, m.cert_serial""")
-        .execute(Tuple.tuple().addArrayOfString(live.stream().map(s -> s.machineId).toArray(String[]::new))
-            .addArrayOfString(live.stream().map(s -> s.certSerial).toArray(String[]::new)))
-        .onSuccess(rows -> {
-          rows.forEach(r -> current.put(r.getString("id"), r.getString("cert_serial")));
-          live.stream().filter(s -> !s.certSerial.equals(current.get(s.machineId)))
-              .forEach(s -> s.close((short) 1008, "certificate replaced or machine retired"));
-        });
-    seen.compose(x -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout()))
-        .compose(x -> returnHeldMachines(current))
-        .compose(x -> deliverQueued(current.keySet().toArray(String[]::new)))
+    // The lifecycle owns presence: it is told who was heard, and answers whose certificates are still current
+    // (the machine not retired). The others were re-enrolled, renewed or retired since their handshake: closed.
+    java.util.Map<String, String> held = new java.util.HashMap<>();
+    live.forEach(s -> held.put(s.machineId, s.certSerial));
+    lifecycle.agentsHeard(held)
+        .onSuccess(current -> live.stream().filter(s -> !current.contains(s.machineId))
+            .forEach(s -> s.close((short) 1008, "certificate replaced or machine retired")))
+        .compose(current -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout())
+            .compose(x -> deliverQueued(current.toArray(String[]::new))))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
         .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
   }

@@ -5,11 +5,11 @@ import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.Redaction;
-import io.warmmetal.api.enrollment.CertificateAuthority;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.lifecycle.Refusal;
+import io.warmmetal.api.lifecycle.Refusal.Reason;
 import io.warmmetal.protocol.MalformedFrame;
 import io.warmmetal.protocol.channel.Ack;
 import io.warmmetal.protocol.channel.Channel;
@@ -39,17 +39,15 @@ final class ChannelEndpoint {
   private final AgentSessions sessions;
   private final CommandDelivery delivery;
   private final Duration heartbeat;
-  private final Runnable machineArrived;
 
   ChannelEndpoint(Vertx vertx, Pool db, Lifecycle lifecycle, AgentSessions sessions, CommandDelivery delivery,
-      Duration heartbeat, Runnable machineArrived) {
+      Duration heartbeat) {
     this.vertx = vertx;
     this.db = db;
     this.lifecycle = lifecycle;
     this.sessions = sessions;
     this.delivery = delivery;
     this.heartbeat = heartbeat;
-    this.machineArrived = machineArrived;
   }
 
   void handshake(ServerWebSocketHandshake handshake) {
@@ -133,12 +131,10 @@ final class ChannelEndpoint {
     lifecycle.agentConnected(session.machineId, session.certSerial)
         .onFailure(err -> LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage()))
         .onComplete(ar -> {
-          if (ar.failed() && ar.cause() instanceof io.warmmetal.api.http.ApiError e
-              && e.code() == io.warmmetal.api.http.ErrorCode.Forbidden) {
+          if (ar.failed() && ar.cause() instanceof Refusal r && r.reason() == Reason.Forbidden) {
             session.close((short) 1008, "certificate replaced"); // re-enrolled or renewed since the handshake
             return;
           }
-          machineArrived.run();
           session.send(new Welcome(session.machineId, heartbeat.toSeconds()));
           delivery.deliver(session);
         });
@@ -169,16 +165,16 @@ final class ChannelEndpoint {
 
   /** Acknowledges what is settled (so the agent forgets it); what may succeed later stays unacknowledged. */
   private static void answer(AgentSession session, String commandId, Throwable failure) {
-    if (failure instanceof ApiError e && e.details() != null && e.details().getBoolean("retry", false)) {
+    if (failure instanceof Refusal r && r.reason() == Reason.EarlierCommandOpen) {
       return; // an earlier command's result is still missing: the agent sends this one again later
     }
-    if (failure != null && !(failure instanceof ApiError)) {
+    if (failure != null && !(failure instanceof Refusal)) {
       LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId, failure.getMessage());
       return; // not recorded: the agent resends it with its next heartbeat
     }
     session.send(new Ack(commandId));
-    if (failure instanceof ApiError e && (e.code() == ErrorCode.Forbidden || e.code() == ErrorCode.NotFound)) {
-      refuse(session, e.getMessage()); // not this agent's to report: dropped (acknowledged), and the connection closed
+    if (failure instanceof Refusal r && (r.reason() == Reason.Forbidden || r.reason() == Reason.NotFound)) {
+      refuse(session, r.getMessage()); // not this agent's to report: dropped (acknowledged), and the connection closed
     }
   }
 

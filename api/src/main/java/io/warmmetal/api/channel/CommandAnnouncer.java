@@ -3,7 +3,6 @@ package io.warmmetal.api.channel;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
-import io.warmmetal.api.lifecycle.CommandWakeups;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -14,14 +13,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Announces committed commands: at once to the agents this replica holds, and to the other replicas with a NOTIFY
+ * Announces committed commands (the channel subscribes it to the lifecycle's after-commit hook): at once to the agents this replica holds, and to the other replicas with a NOTIFY
  * sent after the commit, coalesced (while one is in flight the next batch gathers). The NOTIFY is deliberately not
  * part of the transaction that queued the command: PostgreSQL serializes the commits of notifying transactions
  * behind one lock held across their WAL flush, which capped launches at the speed of one fsync at a time.
  *
  * <p>A payload is {@code <replica>:<machine>,<machine>,...}; a replica ignores its own.
  */
-public final class CommandAnnouncer implements CommandWakeups {
+final class CommandAnnouncer {
   private static final Logger LOG = LoggerFactory.getLogger(CommandAnnouncer.class);
   /** PostgreSQL's payload limit is 8000 bytes; machine ids are ASCII. */
   private static final int MAX_PAYLOAD = 7900;
@@ -32,7 +31,7 @@ public final class CommandAnnouncer implements CommandWakeups {
   private volatile Consumer<String> local = id -> {};
   private boolean flushing;
 
-  public CommandAnnouncer(Pool db) {
+  CommandAnnouncer(Pool db) {
     this.db = db;
   }
 
@@ -41,8 +40,8 @@ public final class CommandAnnouncer implements CommandWakeups {
     this.local = handler;
   }
 
-  @Override
-  public void commandsQueued(Collection<String> machineIds) {
+  /** Machines with commands committed just now. */
+  void commandsQueued(Collection<String> machineIds) {
     if (machineIds.isEmpty()) {
       return;
     }

@@ -7,7 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
-import io.warmmetal.api.instances.InstanceJson;
+import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.protocol.Fields;
 import io.warmmetal.protocol.channel.Channel;
 import io.warmmetal.protocol.channel.Command;
@@ -136,7 +136,7 @@ final class CommandDelivery {
         : new JsonObject(new String(secrets.open(instance.getBuffer("secrets").getBytes(),
             instance.getString("launch_id")), StandardCharsets.UTF_8));
     JsonObject kubernetes = instance.getJsonObject("kubernetes");
-    return new JoinParams(InstanceJson.providerId(instance.getString("machine_id")), instance.getString("shape"),
+    return new JoinParams(Instance.providerId(instance.getString("machine_id")), instance.getString("shape"),
         Fields.stringMap(instance.getJsonObject("machine_labels"), "machineLabels"), // the join takes the topology labels
         kubernetes == null ? null : KubernetesJoin.fromJson(kubernetes)
             .withBootstrapToken(unsealed.getString("bootstrapToken")),

@@ -1,22 +1,22 @@
 package io.warmmetal.api.commands;
 
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.lifecycle.Command;
 
-/** A command as the API shows it. Commands carry no secrets: a join's parameters stay sealed on its instance. */
+/** A command as the API shows it. */
 public final class CommandJson {
   private CommandJson() {}
 
-  public static JsonObject from(Row r) {
+  public static JsonObject from(Command c) {
     return new JsonObject()
-        .put("id", r.getString("id"))
-        .put("machineId", r.getString("machine_id"))
-        .put("instanceId", r.getString("instance_id"))
-        .put("type", r.getString("type"))
-        .put("status", r.getString("status"))
-        .put("message", r.getString("message"))
-        .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
-        .put("finishedAt", Json.time(r.getOffsetDateTime("finished_at")));
+        .put("id", c.id())
+        .put("machineId", c.machineId())
+        .put("instanceId", c.instanceId())
+        .put("type", c.type())
+        .put("status", c.status())
+        .put("message", c.message())
+        .put("createdAt", Json.time(c.createdAt()))
+        .put("finishedAt", Json.time(c.finishedAt()));
   }
 }

@@ -1,12 +1,14 @@
 package io.warmmetal.api.enrollment;
 
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.machines.MachineJson;
 
 /** Enrollment tokens on the public API (admin), and enrollment itself on the agent port. */
 public final class EnrollmentRoutes {
@@ -26,9 +28,8 @@ public final class EnrollmentRoutes {
     ops.json("enroll", 201, ctx -> {
       JsonObject body = Params.of(ctx).body();
       String token = ctx.request().getHeader("Authorization").substring("Bearer ".length()).trim();
-      JsonObject machine = body.copy();
-      machine.remove("csr");
-      return lifecycle.enroll(new EnrollmentRequest(token, body.getString("csr"), machine));
+      return lifecycle.enroll(new EnrollmentRequest(token, body.getString("csr"), MachineJson.host(body)))
+          .map(AgentCertificateJson::from);
     });
     ops.json("renew", 200, ctx -> {
       // Authenticated by the client certificate the TLS handshake verified against the CA.
@@ -40,7 +41,8 @@ public final class EnrollmentRoutes {
       } catch (Exception none) {
         throw ApiError.of(ErrorCode.Unauthorized, "present the machine's client certificate to renew it");
       }
-      return lifecycle.renew(machineId, cert.getSerialNumber().toString(16), Params.of(ctx).body().getString("csr"));
+      return lifecycle.renew(machineId, cert.getSerialNumber().toString(16), Params.of(ctx).body().getString("csr"))
+          .map(AgentCertificateJson::from);
     });
   }
 }

@@ -14,26 +14,37 @@ import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.lifecycle.EnrollmentGrants;
+import io.warmmetal.api.lifecycle.Refusal;
 import java.time.OffsetDateTime;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Enrollment tokens: minted by an admin with a number of uses, an expiry and labels for the machines that enroll
- * with them; stored as SHA-256 digests (the secrets are 256 random bits); shown once.
+ * with them; stored as SHA-256 digests (the secrets are 256 random bits); shown once. The enrolling transaction
+ * uses them up through {@link EnrollmentGrants}.
  */
-public final class EnrollmentTokens {
+public final class EnrollmentTokens implements EnrollmentGrants {
   private final Vertx vertx;
   private final Pool db;
+  private final List<Follower> followers = new CopyOnWriteArrayList<>();
+
+  /** Told in the enrolling transaction which machine a token enrolled. */
+  @FunctionalInterface
+  public interface Follower {
+    Future<Void> enrolled(SqlConnection tx, String tokenId, String machineId);
+  }
 
   public EnrollmentTokens(Vertx vertx, Pool db) {
     this.vertx = vertx;
     this.db = db;
   }
 
-  /**
-   * What a valid token grants the enrolling machine; {@code reenroll}: it may take back an existing machine —
-   * with {@code idleOnly}, only one nobody is using (see {@code Enroller}).
-   */
-  public record Grant(String tokenId, JsonObject labels, boolean reenroll, boolean idleOnly) {}
+  /** Whoever mints tokens for its own purpose (an SSH enrollment) follows what they enroll. */
+  public void onGranted(Follower follower) {
+    followers.add(follower);
+  }
 
   public Future<JsonObject> create(int uses, int expiresInSeconds, JsonObject labels, boolean allowReenroll) {
     return create(db, uses, expiresInSeconds, labels, allowReenroll);
@@ -100,9 +111,10 @@ public final class EnrollmentTokens {
   }
 
   /**
-   * Uses up one use of a token inside the caller's transaction, or fails with 401 saying why the token is no good
-   * (unknown or revoked, expired, used up).
+   * Uses up one use of a token inside the caller's transaction, or refuses it ({@code Unauthorized}) saying why the
+   * token is no good (unknown or revoked, expired, used up).
    */
+  @Override
   public Future<Grant> consume(SqlConnection tx, String secret) {
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> tx.preparedQuery("""
@@ -112,20 +124,29 @@ public final class EnrollmentTokens {
             .execute(Tuple.of(Buffer.buffer(hash))))
         .compose(rows -> {
           if (rows.size() == 0) {
-            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token is unknown or revoked");
+            throw Refusal.of(Refusal.Reason.Unauthorized, "the enrollment token is unknown or revoked");
           }
           Row t = rows.iterator().next();
           if (t.getBoolean("expired")) {
-            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token has expired");
+            throw Refusal.of(Refusal.Reason.Unauthorized, "the enrollment token has expired");
           }
           if (t.getInteger("uses_left") == 0) {
-            throw ApiError.of(ErrorCode.Unauthorized, "the enrollment token is used up");
+            throw Refusal.of(Refusal.Reason.Unauthorized, "the enrollment token is used up");
           }
           return tx.preparedQuery("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE id = $1")
               .execute(Tuple.of(t.getString("id")))
               .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels"), t.getBoolean("allow_reenroll"),
                   t.getBoolean("reenroll_idle_only")));
         });
+  }
+
+  @Override
+  public Future<Void> granted(SqlConnection tx, Grant grant, String machineId) {
+    Future<Void> chain = Future.succeededFuture();
+    for (Follower f : followers) {
+      chain = chain.compose(x -> f.enrolled(tx, grant.tokenId(), machineId));
+    }
+    return chain;
   }
 
   private static JsonObject toJson(Row r) {

@@ -1,6 +1,7 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.lifecycle.Refusal;
 
 /**
  * A failure the client should see: a stable {@link ErrorCode}, a message naming the problem, optionally the offending
@@ -20,6 +21,11 @@ public final class ApiError extends RuntimeException {
 
   public static ApiError of(ErrorCode code, String message) {
     return new ApiError(code, message, null, null);
+  }
+
+  /** The core's refusal in the API's error shape. */
+  public static ApiError from(Refusal refusal) {
+    return new ApiError(ErrorCode.of(refusal.reason()), refusal.getMessage(), refusal.field(), refusal.details());
   }
 
   public static ApiError invalid(String field, String message) {

@@ -10,6 +10,7 @@ import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,24 +28,30 @@ public final class ApiVerticle extends VerticleBase {
   private final int port;
   private final Consumer<Operations> mountOperations;
   private final Consumer<Router> mountOperational;
-  private final io.warmmetal.api.auth.AuthHandler auth;
+  private final Handler<RoutingContext> authenticate;
+  private final Function<String, Handler<RoutingContext>> guard;
   private HttpServer server;
 
-  public ApiVerticle(OpenAPIContract contract, String host, int port,
-      io.warmmetal.api.auth.AuthHandler auth, Consumer<Operations> mountOperations,
+  /**
+   * @param authenticate runs before validation on every request
+   * @param guard        per operation, runs before its handler (the permission check)
+   */
+  public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
+      Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
       Consumer<Router> mountOperational) {
     this.contract = contract;
     this.host = host;
     this.port = port;
-    this.auth = auth;
+    this.authenticate = authenticate;
+    this.guard = guard;
     this.mountOperations = mountOperations;
     this.mountOperational = mountOperational;
   }
 
   @Override
   public Future<?> start() {
-    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, auth),
-        auth::guard, mountOperations);
+    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, authenticate),
+        guard, mountOperations);
     mountOperational.accept(router);
     // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
     // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.

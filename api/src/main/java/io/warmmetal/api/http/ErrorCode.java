@@ -1,5 +1,7 @@
 package io.warmmetal.api.http;
 
+import io.warmmetal.api.lifecycle.Refusal;
+
 /** The stable error codes of the API, each with its HTTP status. Clients match on the code, never the message. */
 public enum ErrorCode {
   ValidationError(400),
@@ -25,5 +27,19 @@ public enum ErrorCode {
 
   public int status() {
     return status;
+  }
+
+  /** The code the core's refusal reason has on the wire: the one place a reason becomes an HTTP status. */
+  public static ErrorCode of(Refusal.Reason reason) {
+    return switch (reason) {
+      case ValidationError -> ValidationError;
+      case Unauthorized -> Unauthorized;
+      case Forbidden -> Forbidden;
+      case NotFound -> NotFound;
+      case Conflict -> Conflict;
+      case InvalidState, EarlierCommandOpen -> InvalidState;
+      case IdempotentParameterMismatch -> IdempotentParameterMismatch;
+      case InsufficientCapacity -> InsufficientCapacity;
+    };
   }
 }

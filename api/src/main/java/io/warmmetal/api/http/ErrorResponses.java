@@ -9,6 +9,7 @@ import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
+import io.warmmetal.api.lifecycle.Refusal;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -62,6 +63,9 @@ public final class ErrorResponses {
     }
     if (failure instanceof ApiError e) {
       return e;
+    }
+    if (failure instanceof Refusal r) {
+      return ApiError.from(r);
     }
     if (failure instanceof SchemaValidationException e) {
       return fromSchemaFailure(e);

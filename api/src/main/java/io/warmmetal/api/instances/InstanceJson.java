@@ -1,47 +1,37 @@
 package io.warmmetal.api.instances;
 
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.lifecycle.Instance;
+import io.warmmetal.api.lifecycle.Launch;
 
-/** An instance as the API shows it: never its secrets (bootstrap token, user data). */
+/** Instances and launches as the API shows them: never their secrets (bootstrap token, user data). */
 public final class InstanceJson {
-  /** Selects what {@link #from} reads. */
-  public static final String SELECT =
-      "SELECT i.*, m.address FROM instances i JOIN machines m ON m.id = i.machine_id";
-
   private InstanceJson() {}
 
-  public static JsonObject from(Row r) {
+  public static JsonObject from(Instance i) {
     return new JsonObject()
-        .put("id", r.getString("id"))
-        .put("launchId", r.getString("launch_id"))
-        .put("machineId", r.getString("machine_id"))
-        .put("shape", r.getString("shape"))
-        .put("state", r.getString("state"))
-        .put("stateReason", r.getString("state_reason"))
-        .put("address", r.getString("address"))
-        .put("providerId", providerId(r.getString("machine_id")))
-        .put("labels", r.getJsonObject("labels"))
-        .put("kubernetes", r.getJsonObject("kubernetes"))
-        .put("hasUserData", r.getBoolean("has_user_data"))
-        .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
-        .put("runningAt", Json.time(r.getOffsetDateTime("running_at")))
-        .put("terminatedAt", Json.time(r.getOffsetDateTime("terminated_at")));
+        .put("id", i.id())
+        .put("launchId", i.launchId())
+        .put("machineId", i.machineId())
+        .put("shape", i.shape())
+        .put("state", i.state().wire())
+        .put("stateReason", i.stateReason())
+        .put("address", i.address())
+        .put("providerId", i.providerId())
+        .put("labels", i.labels())
+        .put("kubernetes", i.kubernetes())
+        .put("hasUserData", i.hasUserData())
+        .put("createdAt", Json.time(i.createdAt()))
+        .put("runningAt", Json.time(i.runningAt()))
+        .put("terminatedAt", Json.time(i.terminatedAt()));
   }
 
-  /** The Kubernetes Node's {@code spec.providerID} for an instance on this machine. */
-  public static String providerId(String machineId) {
-    return "warmmetal://" + machineId;
-  }
-
-  /** The join parameters without the bootstrap token, as stored beside the instance. */
-  public static JsonObject publicJoin(JsonObject kubernetes) {
-    if (kubernetes == null) {
-      return null;
-    }
-    JsonObject copy = kubernetes.copy();
-    copy.remove("bootstrapToken");
-    return copy;
+  public static JsonObject from(Launch launch) {
+    JsonArray instances = new JsonArray();
+    launch.instances().forEach(i -> instances.add(from(i)));
+    return new JsonObject().put("launchId", launch.launchId()).put("clientToken", launch.clientToken())
+        .put("instances", instances);
   }
 }

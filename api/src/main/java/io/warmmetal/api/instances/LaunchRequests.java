@@ -2,8 +2,8 @@ package io.warmmetal.api.instances;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.lifecycle.Caller;
 import io.warmmetal.api.lifecycle.LaunchSpec;
 import java.util.Base64;
 import java.util.List;
@@ -14,7 +14,7 @@ final class LaunchRequests {
 
   private LaunchRequests() {}
 
-  static LaunchSpec parse(JsonObject body, Principal caller) {
+  static LaunchSpec parse(JsonObject body, Caller caller) {
     List<String> shapes = shapes(body);
     int minCount = body.getInteger("minCount", 1);
     int maxCount = body.getInteger("maxCount", minCount);

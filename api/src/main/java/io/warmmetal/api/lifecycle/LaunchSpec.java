@@ -1,7 +1,6 @@
 package io.warmmetal.api.lifecycle;
 
 import io.vertx.core.json.JsonObject;
-import io.warmmetal.api.auth.Principal;
 import java.util.List;
 
 /**
@@ -15,7 +14,7 @@ import java.util.List;
  * @param machineLabels  only machines whose labels hold every one of these pairs may be claimed (empty: any)
  */
 public record LaunchSpec(
-    Principal caller,
+    Caller caller,
     List<String> shapes,
     int minCount,
     int maxCount,
@@ -44,6 +43,16 @@ public record LaunchSpec(
       view.put("machineLabels", machineLabels); // likewise
     }
     return view;
+  }
+
+  /** The join parameters without the bootstrap token, as stored beside the instances. */
+  public JsonObject publicJoin() {
+    if (kubernetes == null) {
+      return null;
+    }
+    JsonObject copy = kubernetes.copy();
+    copy.remove("bootstrapToken");
+    return copy;
   }
 
   public boolean hasSecrets() {

@@ -1,71 +1,84 @@
 package io.warmmetal.api.lifecycle;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
-import io.warmmetal.api.enrollment.CertificateAuthority;
-import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.lifecycle.impl.LifecycleImpl;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The one owner of every machine and instance state transition. Each method is one PostgreSQL transaction that
  * changes state, queues the commands the change implies and records an event for every change, so a crash at any
  * point leaves either all of it or none of it. Nothing else writes {@code machines.state} or {@code instances.state}.
  *
+ * <p>It speaks the domain: it takes and returns the records of this package and fails with a {@link Refusal} (or,
+ * for the unexpected, any other exception). What a committed change means for others is told to the
+ * {@link #onCommit} subscribers.
+ *
+ * <p>It owns presence (who is online: the only writer of {@code machines.last_seen}); the pools' decisions are
+ * {@link PoolPlanner}'s, which {@link #reconcilePools} applies.
+ *
  * <p>Commands are queued in the durable {@code commands} table; their results, reported by an agent (or an operator
  * for a machine without one), come back through {@link #reportCommandResult} and drive the next transition.
  */
 public interface Lifecycle {
 
-  static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
-      CertificateAuthority ca, Duration agentCertValidity, CommandWakeups wakeups) {
-    return new LifecycleImpl(vertx, db, secrets, metrics, tokens, ca, agentCertValidity, wakeups);
+  /**
+   * @param grants            the enrollment tokens (the enrollment edge's)
+   * @param agentCertValidity how long an agent's client certificate is valid
+   */
+  static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
+      Duration agentCertValidity, EnrollmentGrants grants) {
+    return new LifecycleImpl(vertx, db, secrets, metrics, ca, agentCertValidity, grants);
   }
 
+  /** Subscribes to what committed transactions changed; called on the committing event loop, so never block. */
+  void onCommit(Handler<Committed> subscriber);
+
   /** Registers a machine by hand: straight to {@code warm} if prepared, else {@code standby}. */
-  Future<JsonObject> register(JsonObject registration);
+  Future<Machine> register(Registration registration);
 
   /**
    * Enrolls an agent: uses up one use of its token, registers its machine ({@code enrolling}) or finds the one the
-   * same hardware enrolled before, and signs its client certificate, bound to the machine id. Answers
-   * {@code {machineId, certificate, caCertificate}} (PEM).
+   * same hardware enrolled before, and signs its client certificate, bound to the machine id.
    */
-  Future<JsonObject> enroll(EnrollmentRequest request);
+  Future<AgentCertificate> enroll(EnrollmentRequest request);
 
   /**
    * Renews a machine's client certificate: {@code certSerial} (the certificate the agent presented on the agent port)
    * must be the machine's current or already-renewed one; the new certificate becomes the machine's next one, which
-   * replaces the current when the agent first holds the channel with it. Answers as {@link #enroll}.
+   * replaces the current when the agent first holds the channel with it.
    */
-  Future<JsonObject> renew(String machineId, String certSerial, String csrPem);
+  Future<AgentCertificate> renew(String machineId, String certSerial, String csrPem);
 
-  Future<JsonObject> cordon(String machineId, boolean cordoned);
+  Future<Machine> cordon(String machineId, boolean cordoned);
 
   /** Takes an idle machine out of the fleet for good; refused while it carries an instance. */
-  Future<JsonObject> retire(String machineId);
+  Future<Machine> retire(String machineId);
 
   /**
-   * Claims machines for a launch in one transaction ({@code SELECT … FOR UPDATE SKIP LOCKED}); fails with
-   * InsufficientCapacity when fewer than {@code minCount} can be had, claiming none.
+   * Claims machines for a launch in one transaction ({@code SELECT … FOR UPDATE SKIP LOCKED}); refused with
+   * {@code InsufficientCapacity} when fewer than {@code minCount} can be had, claiming none.
    */
-  Future<LaunchResult> launch(LaunchSpec spec);
+  Future<Launch> launch(LaunchSpec spec);
 
   /** Terminates an instance: cancels its open commands and resets its machine. Idempotent. */
-  Future<JsonObject> terminate(String instanceId, Principal caller);
+  Future<Instance> terminate(String instanceId, Caller caller);
 
   /** Records a command's outcome and applies the transition it implies. Reporting the same outcome again is a no-op. */
-  Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message);
+  Future<Command> reportCommandResult(String commandId, boolean succeeded, String message);
 
   /**
-   * A result from a machine's agent: as {@link #reportCommandResult}, but refused (403) if the command is not that
-   * machine's, or the certificate it speaks with ({@code certSerial}) is no longer the machine's.
+   * A result from a machine's agent: as {@link #reportCommandResult}, but refused ({@code Forbidden}) if the command
+   * is not that machine's, or the certificate it speaks with ({@code certSerial}) is no longer the machine's.
    */
-  Future<JsonObject> reportAgentResult(String machineId, String certSerial, String commandId, boolean succeeded,
+  Future<Command> reportAgentResult(String machineId, String certSerial, String commandId, boolean succeeded,
       String message);
 
   /** Records a step an agent started (an event per step, so its timing can be read from the event log). */
@@ -78,6 +91,13 @@ public interface Lifecycle {
   Future<Void> agentConnected(String machineId, String certSerial);
 
   /**
+   * Agents a replica holds connections for were heard ({@code certSerials}: machine id → the serial each speaks
+   * with): their machines are seen now, and any still marked offline or enrolling come back as a hello brings them.
+   * Answers the machines whose serial is still current; the other connections should be closed.
+   */
+  Future<Set<String>> agentsHeard(Map<String, String> certSerials);
+
+  /**
    * Machines whose agents have been silent longer than {@code silence} go {@code offline}; their instances say so.
    * Not machines the API switched off, nor ones it switched on less than {@code bootGrace} ago and not heard from
    * since (they are booting).
@@ -88,8 +108,9 @@ public interface Lifecycle {
   Future<Integer> expireJoins(Duration timeout);
 
   /**
-   * Brings every pool towards its target: prepares standby machines while warm + preparing is below
-   * {@code minWarm}, moves warm machines above {@code maxWarm} to standby, and records deficits.
+   * One pool pass, under a lock all replicas share: snapshots the pools and their machines, lets {@link PoolPlanner}
+   * decide, and carries out the state part (prepares, parks, deficits). Answers the decisions; their power part is
+   * the caller's to carry out.
    */
-  Future<Void> reconcilePools();
+  Future<PoolDecisions> reconcilePools();
 }

@@ -1,33 +1,41 @@
 package io.warmmetal.api.machines;
 
 import io.vertx.core.json.JsonObject;
-import io.vertx.sqlclient.Row;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.lifecycle.Host;
+import io.warmmetal.api.lifecycle.Machine;
 
-/** A {@code machines} row as the API shows it. */
+/** A machine as the API shows it. */
 public final class MachineJson {
   private MachineJson() {}
 
-  public static JsonObject from(Row r) {
+  public static JsonObject from(Machine m) {
     JsonObject identity = new JsonObject();
-    if (r.getString("system_uuid") != null) {
-      identity.put("systemUuid", r.getString("system_uuid"));
+    if (m.systemUuid() != null) {
+      identity.put("systemUuid", m.systemUuid());
     }
-    if (r.getString("primary_mac") != null) {
-      identity.put("primaryMac", r.getString("primary_mac"));
+    if (m.primaryMac() != null) {
+      identity.put("primaryMac", m.primaryMac());
     }
     return new JsonObject()
-        .put("id", r.getString("id"))
-        .put("name", r.getString("name"))
-        .put("state", r.getString("state"))
-        .put("shape", r.getString("shape"))
-        .put("address", r.getString("address"))
-        .put("facts", r.getJsonObject("facts"))
-        .put("labels", r.getJsonObject("labels"))
+        .put("id", m.id())
+        .put("name", m.name())
+        .put("state", m.state().wire())
+        .put("shape", m.shape())
+        .put("address", m.address())
+        .put("facts", m.facts())
+        .put("labels", m.labels())
         .put("identity", identity)
-        .put("cordoned", r.getBoolean("cordoned"))
-        .put("instanceId", r.getString("instance_id"))
-        .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
-        .put("stateChangedAt", Json.time(r.getOffsetDateTime("state_changed_at")));
+        .put("cordoned", m.cordoned())
+        .put("instanceId", m.instanceId())
+        .put("createdAt", Json.time(m.createdAt()))
+        .put("stateChangedAt", Json.time(m.stateChangedAt()));
+  }
+
+  /** What a registration body or an enrolling agent says about its server. */
+  public static Host host(JsonObject body) {
+    JsonObject identity = body.getJsonObject("identity", new JsonObject());
+    return new Host(body.getString("name"), body.getString("address"), body.getJsonObject("facts"),
+        identity.getString("systemUuid"), identity.getString("primaryMac"));
   }
 }

@@ -55,6 +55,7 @@ public final class SshEnrollments {
     this.installer = installer;
     this.installDir = installDir;
     this.endpoint = endpoint;
+    tokens.onGranted(SshEnrollments::enrolled); // the agent an install started enrolls with its token
   }
 
   private record Pending(JsonObject enrollment, SshTarget target, String token) {}
@@ -169,7 +170,7 @@ public final class SshEnrollments {
    * Called in an enrolling agent's transaction with the token it used: if the token was an SSH enrollment's, that
    * enrollment is done and its SSH access becomes the machine's.
    */
-  public static Future<Void> enrolled(SqlClient tx, String tokenId, String machineId) {
+  private static Future<Void> enrolled(SqlClient tx, String tokenId, String machineId) {
     return tx.preparedQuery("""
             WITH done AS (
               UPDATE ssh_enrollments SET state = 'enrolled', machine_id = $2, message = NULL, updated_at = now()

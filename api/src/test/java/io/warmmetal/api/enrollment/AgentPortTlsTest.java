@@ -1,5 +1,6 @@
 package io.warmmetal.api.enrollment;
 
+import io.warmmetal.api.crypto.CertificateAuthority;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -7,7 +7,7 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.PemKeyCertOptions;
-import io.warmmetal.api.enrollment.CertificateAuthority;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.protocol.CaPin;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

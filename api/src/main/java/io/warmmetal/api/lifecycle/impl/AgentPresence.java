@@ -4,31 +4,41 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.lifecycle.Refusal;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
- * Whether a machine's agent is there: hellos bring machines in (or back), silence takes them {@code offline}, and a
- * join that never reports fails after a timeout. Every replica runs the sweeps; each change is guarded by the state
- * it expects, so two replicas sweeping at once do it once.
+ * Whether a machine's agent is there — the one owner of presence: the only writer of {@code machines.last_seen} and
+ * the one that decides online and offline. Hellos bring machines in (or back), the channel's periodic "heard these"
+ * keeps them there, silence takes them {@code offline}, and a join that never reports fails after a timeout. Every
+ * replica runs the sweeps; each change is guarded by the state it expects, so two replicas sweeping at once do it
+ * once.
  */
 final class AgentPresence {
   private final Pool db;
+  private final Commits commits;
 
-  AgentPresence(Pool db) {
+  AgentPresence(Pool db, Commits commits) {
     this.db = db;
+    this.commits = commits;
   }
 
-  /** The agent holding {@code certSerial} said hello; refused (403) if that is no longer the machine's certificate. */
+  /**
+   * The agent holding {@code certSerial} said hello; refused ({@code Forbidden}) if that is no longer the machine's
+   * certificate. A machine that came into the fleet (or back) may be what a pool waits for.
+   */
   Future<Void> connected(String machineId, String certSerial) {
-    return Tx.run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
+    return Tx.<Void>run(db, tx -> Registrar.lock(tx, machineId).compose(m -> {
       if (!certSerial.equals(m.getString("cert_serial"))) {
-        throw ApiError.of(ErrorCode.Forbidden, "certificate " + certSerial + " is no longer machine " + machineId
-            + "'s");
+        throw Refusal.of(Refusal.Reason.Forbidden, "certificate " + certSerial + " is no longer machine "
+            + machineId + "'s");
       }
       MachineState state = MachineState.fromWire(m.getString("state"));
       Future<?> touched = tx.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = $1")
@@ -53,7 +63,39 @@ final class AgentPresence {
                   WHERE id = (SELECT instance_id FROM machines WHERE id = $1) AND state_reason = 'machine offline'""")
               .execute(Tuple.of(machineId)))
           .mapEmpty();
-    }));
+    })).onSuccess(x -> commits.publish(Committed.poolsMoved(List.of())));
+  }
+
+  /**
+   * The agents a replica holds were heard: each machine whose certificate ({@code serials}: machine → serial) is
+   * still its current one, and not retired, is seen now; one still offline or enrolling (its hello's change was lost,
+   * say in a database outage) comes back as a hello would bring it. Answers the machines whose certificates are
+   * current: the others' connections should close.
+   */
+  Future<Set<String>> heard(Map<String, String> serials) {
+    if (serials.isEmpty()) {
+      return Future.succeededFuture(Set.of());
+    }
+    return db.preparedQuery("""
+            UPDATE machines m SET last_seen = now()
+            FROM unnest($1::text[], $2::text[]) AS s(id, serial)
+            WHERE m.id = s.id AND m.cert_serial = s.serial AND m.state <> 'retired'
+            RETURNING m.id, m.state""")
+        .execute(Tuple.tuple().addArrayOfString(serials.keySet().toArray(String[]::new))
+            .addArrayOfString(serials.values().toArray(String[]::new)))
+        .compose(rows -> {
+          Set<String> current = new HashSet<>();
+          Future<Void> chain = Future.succeededFuture();
+          for (Row r : rows) {
+            String id = r.getString("id");
+            current.add(id);
+            String state = r.getString("state");
+            if (state.equals(MachineState.OFFLINE.wire()) || state.equals(MachineState.ENROLLING.wire())) {
+              chain = chain.compose(x -> connected(id, serials.get(id)).recover(err -> Future.succeededFuture()));
+            }
+          }
+          return chain.map(current);
+        });
   }
 
   /** A step of one of the machine's own commands began; steps of other machines' commands are ignored. */

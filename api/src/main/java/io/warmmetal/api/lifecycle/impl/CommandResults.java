@@ -6,13 +6,13 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.lifecycle.CommandWakeups;
-import java.util.List;
-import io.warmmetal.api.commands.CommandJson;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Command;
+import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.InstanceState;
 import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.lifecycle.Refusal;
+import io.warmmetal.api.lifecycle.Refusal.Reason;
+import java.util.List;
 
 /**
  * A command's outcome drives the next transition:
@@ -28,33 +28,33 @@ import io.warmmetal.api.lifecycle.MachineState;
  */
 final class CommandResults {
   private final Pool db;
-  private final CommandWakeups wakeups;
+  private final Commits commits;
 
-  CommandResults(Pool db, CommandWakeups wakeups) {
+  CommandResults(Pool db, Commits commits) {
     this.db = db;
-    this.wakeups = wakeups;
+    this.commits = commits;
   }
 
   /** An agent reporting: its machine, and the serial of the certificate it speaks with. */
   record Reporter(String machineId, String certSerial) {}
 
   /** Reports a result; {@code reporter}, if not null, is the agent that reports it. */
-  Future<JsonObject> report(String commandId, Reporter reporter, boolean succeeded, String message) {
+  Future<Command> report(String commandId, Reporter reporter, boolean succeeded, String message) {
     String status = succeeded ? "succeeded" : "failed";
     return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM commands WHERE id = $1")
         .execute(Tuple.of(commandId))
         .compose(rows -> {
           if (rows.size() == 0) {
-            throw ApiError.notFound("command", commandId);
+            throw Refusal.notFound("command", commandId);
           }
           String machineId = rows.iterator().next().getString("machine_id");
           if (reporter != null && !reporter.machineId().equals(machineId)) {
-            throw ApiError.of(ErrorCode.Forbidden, "command " + commandId + " is not machine "
+            throw Refusal.of(Reason.Forbidden, "command " + commandId + " is not machine "
                 + reporter.machineId() + "'s");
           }
           return Registrar.lock(tx, machineId).compose(machine -> {
             if (reporter != null && !reporter.certSerial().equals(machine.getString("cert_serial"))) {
-              throw ApiError.of(ErrorCode.Forbidden, "the certificate reporting is no longer machine "
+              throw Refusal.of(Reason.Forbidden, "the certificate reporting is no longer machine "
                   + machineId + "'s");
             }
             return lockCommand(tx, commandId)
@@ -64,10 +64,10 @@ final class CommandResults {
           });
         })
         .compose(x -> tx.preparedQuery("SELECT * FROM commands WHERE id = $1").execute(Tuple.of(commandId)))
-        .map(rows -> CommandJson.from(rows.iterator().next())))
+        .map(rows -> Command.from(rows.iterator().next())))
         .onSuccess(command -> {
-          if ("reset".equals(command.getString("type")) && "succeeded".equals(command.getString("status"))) {
-            wakeups.commandsQueued(List.of(command.getString("machineId"))); // a reset is followed by a prepare
+          if ("reset".equals(command.type()) && "succeeded".equals(command.status())) {
+            commits.publish(Committed.commands(List.of(command.machineId()))); // a reset is followed by a prepare
           }
         });
   }
@@ -85,10 +85,10 @@ final class CommandResults {
       return Future.succeededFuture(false);
     }
     if (current.equals("succeeded") || current.equals("failed")) {
-      throw ApiError.of(ErrorCode.Conflict, "command " + id + " already " + current);
+      throw Refusal.of(Reason.Conflict, "command " + id + " already " + current);
     }
     if (current.equals("cancelled")) {
-      throw ApiError.of(ErrorCode.InvalidState, "command " + id + " was cancelled");
+      throw Refusal.of(Reason.InvalidState, "command " + id + " was cancelled");
     }
     // A machine runs its commands in order: a result cannot overtake an earlier command that is still open.
     return tx.preparedQuery("""
@@ -97,7 +97,7 @@ final class CommandResults {
         .execute(Tuple.of(command.getString("machine_id"), command.getLong("seq")))
         .compose(earlier -> {
           if (earlier.size() > 0) {
-            throw new ApiError(ErrorCode.InvalidState, "command " + earlier.iterator().next().getString("id")
+            throw new Refusal(Reason.EarlierCommandOpen, "command " + earlier.iterator().next().getString("id")
                 + ", queued before " + id + ", has not finished", null, new JsonObject().put("retry", true));
           }
           return store(tx, id, status, message);

@@ -2,80 +2,82 @@ package io.warmmetal.api.lifecycle.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.Ids;
-import io.warmmetal.api.enrollment.CertificateAuthority;
-import io.warmmetal.api.enrollment.EnrollmentTokens;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.AgentCertificate;
+import io.warmmetal.api.lifecycle.EnrollmentGrants;
+import io.warmmetal.api.lifecycle.EnrollmentGrants.Grant;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
+import io.warmmetal.api.lifecycle.Host;
 import io.warmmetal.api.lifecycle.MachineState;
-import io.warmmetal.api.shapes.ShapeNamer;
-import io.warmmetal.api.ssh.SshEnrollments;
+import io.warmmetal.api.lifecycle.Refusal;
+import io.warmmetal.api.lifecycle.Refusal.Reason;
+import io.warmmetal.api.lifecycle.ShapeNamer;
 import java.security.cert.X509Certificate;
-import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 import java.time.Duration;
+import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 
 /**
  * Agents entering the fleet. One transaction: use up the token, find the machine the same hardware enrolled before
  * (by DMI system UUID or primary MAC) or register a new one in {@code enrolling}, sign the client certificate for
- * that machine id and remember its serial — the only certificate the channel will accept for the machine. A token
- * minted by an SSH enrollment also hands that enrollment's SSH access to the machine.
+ * that machine id and remember its serial — the only certificate the channel will accept for the machine. Whoever
+ * minted the token learns, in the same transaction, which machine it enrolled (an SSH enrollment hands over its SSH
+ * access).
  */
 final class Enroller {
   private final Vertx vertx;
   private final Pool db;
-  private final EnrollmentTokens tokens;
+  private final EnrollmentGrants grants;
   private final CertificateAuthority ca;
   private final Duration validity;
 
-  Enroller(Vertx vertx, Pool db, EnrollmentTokens tokens, CertificateAuthority ca, Duration validity) {
+  Enroller(Vertx vertx, Pool db, EnrollmentGrants grants, CertificateAuthority ca, Duration validity) {
     this.vertx = vertx;
     this.db = db;
-    this.tokens = tokens;
+    this.grants = grants;
     this.ca = ca;
     this.validity = validity;
   }
 
-  Future<JsonObject> enroll(EnrollmentRequest request) {
-    JsonObject machine = request.machine();
-    String shape = ShapeNamer.name(machine.getJsonObject("facts"));
+  Future<AgentCertificate> enroll(EnrollmentRequest request) {
+    Host host = request.host();
+    String shape = ShapeNamer.name(host.facts());
     if (shape.length() > ShapeNamer.MAX_LENGTH) {
-      return Future.failedFuture(ApiError.invalid("facts.gpus", "the facts make a shape name longer than "
+      return Future.failedFuture(Refusal.invalid("facts.gpus", "the facts make a shape name longer than "
           + ShapeNamer.MAX_LENGTH + " characters"));
     }
     return readCsr(request.csrPem())
-        .compose(csr -> Tx.run(db, tx -> tokens.consume(tx, request.token())
-            .compose(grant -> machineFor(tx, machine, shape, grant)
-                .compose(machineId -> SshEnrollments.enrolled(tx, grant.tokenId(), machineId).map(machineId)))
+        .compose(csr -> Tx.run(db, tx -> grants.consume(tx, request.token())
+            .compose(grant -> machineFor(tx, host, shape, grant)
+                .compose(machineId -> grants.granted(tx, grant, machineId).map(machineId)))
             .compose(machineId -> sign(csr, machineId)
-                .compose(cert -> remember(tx, machineId, machine, cert).map(x -> answer(machineId, cert))))));
+                .compose(cert -> remember(tx, machineId, host, cert).map(x -> answer(machineId, cert))))));
   }
 
   /** The certificate request, parsed on a worker thread; 400 on {@code csr} if it is none. */
   private Future<PKCS10CertificationRequest> readCsr(String pem) {
     return vertx.executeBlocking(() -> CertificateAuthority.readCsr(pem), false)
-        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+        .recover(err -> Future.failedFuture(Refusal.invalid("csr", err.getMessage())));
   }
 
   /** The machine's client certificate for the request, signed on a worker thread. */
   private Future<X509Certificate> sign(PKCS10CertificationRequest csr, String machineId) {
     return vertx.executeBlocking(() -> ca.signAgent(csr, machineId, validity), false)
-        .recover(err -> Future.failedFuture(ApiError.invalid("csr", err.getMessage())));
+        .recover(err -> Future.failedFuture(Refusal.invalid("csr", err.getMessage())));
   }
 
-  Future<JsonObject> renew(String machineId, String certSerial, String csrPem) {
+  Future<AgentCertificate> renew(String machineId, String certSerial, String csrPem) {
     return readCsr(csrPem)
         .compose(csr -> Tx.run(db, tx -> tx.preparedQuery("""
                 SELECT state FROM machines WHERE id = $1 AND $2 IN (cert_serial, next_cert_serial) FOR UPDATE""")
             .execute(Tuple.of(machineId, certSerial))
             .compose(rows -> {
               if (rows.size() == 0 || MachineState.RETIRED.wire().equals(rows.iterator().next().getString("state"))) {
-                throw ApiError.of(ErrorCode.Unauthorized, "this certificate is not machine " + machineId
+                throw Refusal.of(Reason.Unauthorized, "this certificate is not machine " + machineId
                     + "'s current one (or the machine is retired): enroll again");
               }
               return sign(csr, machineId);
@@ -88,45 +90,36 @@ final class Enroller {
   }
 
   /** The machine this hardware already is, or a new one in {@code enrolling}. */
-  private static Future<String> machineFor(SqlConnection tx, JsonObject machine, String shape,
-      EnrollmentTokens.Grant grant) {
-    JsonObject labels = grant.labels();
-    JsonObject identity = machine.getJsonObject("identity");
+  private static Future<String> machineFor(SqlConnection tx, Host host, String shape, Grant grant) {
     return tx.preparedQuery("""
             SELECT id, state, instance_id, power_state = 'off' AS off,
                    power_state = 'on' AND (last_seen IS NULL OR last_seen < power_changed_at) AS booting
             FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE""")
-        .execute(Tuple.of(identity.getString("systemUuid"), identity.getString("primaryMac")))
+        .execute(Tuple.of(host.systemUuid(), host.primaryMac()))
         .compose(rows -> {
           if (rows.size() > 1) {
-            throw ApiError.of(ErrorCode.Conflict, "this system UUID and this MAC belong to two different machines");
+            throw Refusal.of(Reason.Conflict, "this system UUID and this MAC belong to two different machines");
           }
           if (rows.size() == 1) {
             Row existing = rows.iterator().next();
             if (MachineState.RETIRED.wire().equals(existing.getString("state"))) {
-              throw ApiError.of(ErrorCode.InvalidState, "machine " + existing.getString("id")
+              throw Refusal.of(Reason.InvalidState, "machine " + existing.getString("id")
                   + " (this hardware) is retired");
             }
             if (!grant.reenroll()) {
               // Whoever re-enrolls takes over the machine (its commands, its joins' secrets): a fleet-wide token
               // must not be enough; the identity is facts the agent merely reports.
-              throw ApiError.of(ErrorCode.Conflict, "this hardware is already enrolled as machine "
+              throw Refusal.of(Reason.Conflict, "this hardware is already enrolled as machine "
                   + existing.getString("id") + "; re-enrolling it needs a token minted with allowReenroll");
             }
             if (grant.idleOnly() && !idle(existing)) {
               // Said without the machine's id or state: a boot token is easy to come by; probing must teach nothing.
-              throw ApiError.of(ErrorCode.Conflict, "this hardware cannot re-enroll with a boot token now");
+              throw Refusal.of(Reason.Conflict, "this hardware cannot re-enroll with a boot token now");
             }
             return Future.succeededFuture(existing.getString("id"));
           }
           String id = Ids.machineId();
-          return Registrar.upsertShape(tx, shape, machine.getJsonObject("facts"))
-              .compose(x -> tx.preparedQuery("""
-                      INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
-                      VALUES ($1, $2, 'enrolling', $3, $4, $5, $6, $7, $8)""")
-                  .execute(Tuple.wrap(new Object[] {id, machine.getString("name"), shape, machine.getString("address"),
-                      machine.getJsonObject("facts"), labels, identity.getString("systemUuid"),
-                      identity.getString("primaryMac")})))
+          return Registrar.insert(tx, id, MachineState.ENROLLING, shape, host, grant.labels())
               .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"))
               .map(id);
         });
@@ -145,21 +138,18 @@ final class Enroller {
             || state.equals("offline") || state.equals("failed") || state.equals("enrolling"));
   }
 
-  private static Future<Void> remember(SqlConnection tx, String machineId, JsonObject machine, X509Certificate cert) {
+  private static Future<Void> remember(SqlConnection tx, String machineId, Host host, X509Certificate cert) {
     return tx.preparedQuery("""
             UPDATE machines SET cert_serial = $2, next_cert_serial = NULL,
               -- a new lease's address, but never under an instance: its tenant was told where it is
               address = CASE WHEN instance_id IS NULL THEN coalesce($3, address) ELSE address END
             WHERE id = $1""")
-        .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), machine.getString("address")))
+        .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), host.address()))
         .compose(x -> Transitions.note(tx, "MachineCertified", machineId, machineId,
             "client certificate " + cert.getSerialNumber().toString(16) + " issued", null));
   }
 
-  private JsonObject answer(String machineId, X509Certificate cert) {
-    return new JsonObject()
-        .put("machineId", machineId)
-        .put("certificate", CertificateAuthority.pem(cert))
-        .put("caCertificate", CertificateAuthority.pem(ca.certificate()));
+  private AgentCertificate answer(String machineId, X509Certificate cert) {
+    return new AgentCertificate(machineId, CertificateAuthority.pem(cert), CertificateAuthority.pem(ca.certificate()));
   }
 }

@@ -3,20 +3,19 @@ package io.warmmetal.api.lifecycle.impl;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.crypto.SecretBox;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
-import io.warmmetal.api.http.Json;
-import io.warmmetal.api.instances.InstanceJson;
-import io.warmmetal.api.instances.InstanceQueries;
-import io.warmmetal.api.lifecycle.CommandWakeups;
-import io.warmmetal.api.lifecycle.LaunchResult;
+import io.warmmetal.api.lifecycle.Committed;
+import io.warmmetal.api.lifecycle.Instance;
+import io.warmmetal.api.lifecycle.InstanceState;
+import io.warmmetal.api.lifecycle.Launch;
 import io.warmmetal.api.lifecycle.LaunchSpec;
+import io.warmmetal.api.lifecycle.Lookups;
+import io.warmmetal.api.lifecycle.Refusal;
+import io.warmmetal.api.lifecycle.Refusal.Reason;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
@@ -31,7 +30,7 @@ import java.util.stream.Collectors;
  * machines (only those carrying the requested machine labels) with {@code FOR UPDATE SKIP LOCKED} so concurrent
  * launches neither share a machine nor wait for each other, and bind instances, join commands and events in one
  * statement. Below {@code minCount} nothing is written. This class prepares the inputs off the event loop and turns
- * the outcome into the API's answer.
+ * the outcome into a {@link Launch}.
  */
 final class Launcher {
   private static final String LAUNCH_SQL =
@@ -41,26 +40,26 @@ final class Launcher {
   private final Pool db;
   private final SecretBox secrets;
   private final FleetMetrics metrics;
-  private final CommandWakeups wakeups;
+  private final Commits commits;
 
   /** What the worker thread computes before the transaction: crypto stays off the event loop. */
   private record Prepared(String launchId, byte[] requestHash, byte[] sealedSecrets) {}
 
-  Launcher(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CommandWakeups wakeups) {
-    this.wakeups = wakeups;
+  Launcher(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, Commits commits) {
+    this.commits = commits;
     this.vertx = vertx;
     this.db = db;
     this.secrets = secrets;
     this.metrics = metrics;
   }
 
-  Future<LaunchResult> launch(LaunchSpec spec) {
+  Future<Launch> launch(LaunchSpec spec) {
     long started = System.nanoTime();
     return vertx.executeBlocking(() -> prepare(spec), false)
         .compose(p -> attempt(spec, p))
         .onComplete(ar -> metrics.launchFinished(System.nanoTime() - started,
             ar.succeeded() ? (ar.result().replayed() ? "replayed" : "launched")
-                : ar.cause() instanceof ApiError e ? e.code().name() : "error"));
+                : ar.cause() instanceof Refusal r ? r.reason().name() : "error"));
   }
 
   private Prepared prepare(LaunchSpec spec) {
@@ -80,8 +79,8 @@ final class Launcher {
     return new Prepared(launchId, hash, sealed);
   }
 
-  private Future<LaunchResult> attempt(LaunchSpec spec, Prepared p) {
-    JsonObject publicJoin = InstanceJson.publicJoin(spec.kubernetes());
+  private Future<Launch> attempt(LaunchSpec spec, Prepared p) {
+    JsonObject publicJoin = spec.publicJoin();
     Tuple args = Tuple.wrap(new Object[] {p.launchId, spec.caller().tokenId(), spec.clientToken(),
         Buffer.buffer(p.requestHash), spec.shapes().toArray(String[]::new), spec.allowPreparing(), spec.minCount(),
         spec.maxCount(), spec.labels(), publicJoin,
@@ -91,10 +90,10 @@ final class Launcher {
         .compose(rows -> {
       JsonObject outcome = (JsonObject) rows.iterator().next().getValue("outcome");
       return switch (outcome.getString("outcome")) {
-        case "launched" -> Future.succeededFuture(new LaunchResult(launched(spec, outcome, publicJoin), false));
-        case "replayed" -> InstanceQueries.ofLaunch(db, outcome.getString("launchId"))
-            .map(instances -> new LaunchResult(launchJson(outcome.getString("launchId"), spec, instances), true));
-        case "mismatch" -> Future.failedFuture(new ApiError(ErrorCode.IdempotentParameterMismatch, "clientToken '"
+        case "launched" -> Future.succeededFuture(launched(spec, outcome, publicJoin));
+        case "replayed" -> Lookups.instancesOfLaunch(db, outcome.getString("launchId"))
+            .map(instances -> new Launch(outcome.getString("launchId"), spec.clientToken(), instances, true));
+        case "mismatch" -> Future.failedFuture(new Refusal(Reason.IdempotentParameterMismatch, "clientToken '"
             + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken",
             null));
         default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
@@ -102,53 +101,35 @@ final class Launcher {
     });
   }
 
-  /** The function's refusals (SQLSTATE WM503: too few machines, WM400: no such shape) as the API's errors. */
+  /** The function's refusals (SQLSTATE WM503: too few machines, WM400: no such shape) as the core's. */
   private static Throwable refusal(LaunchSpec spec, Throwable err) {
     if (err instanceof io.vertx.pgclient.PgException pg && "WM503".equals(pg.getSqlState())) {
       return insufficient(spec, new JsonObject(pg.getDetail()));
     }
     if (err instanceof io.vertx.pgclient.PgException pg && "WM400".equals(pg.getSqlState())) {
-      return ApiError.invalid(spec.shapes().size() == 1 ? "shape" : "shapes", "no such shape: "
+      return Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes", "no such shape: "
           + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)");
     }
     return err;
   }
 
-  private JsonObject launched(LaunchSpec spec, JsonObject outcome, JsonObject publicJoin) {
+  /** The instances as the function claimed them (no second read), their join commands announced. */
+  private Launch launched(LaunchSpec spec, JsonObject outcome, JsonObject publicJoin) {
     String launchId = outcome.getString("launchId");
-    String createdAt = Json.time(OffsetDateTime.parse(outcome.getString("createdAt")));
-    JsonArray instances = new JsonArray();
-    List<String> joining = new ArrayList<>();
+    OffsetDateTime createdAt = OffsetDateTime.parse(outcome.getString("createdAt"));
+    List<Instance> instances = new ArrayList<>();
     for (Object o : outcome.getJsonArray("instances")) {
       JsonObject claimed = (JsonObject) o;
       metrics.claimed(claimed.getString("shape"));
-      joining.add(claimed.getString("machineId"));
-      instances.add(new JsonObject()
-          .put("id", claimed.getString("id"))
-          .put("launchId", launchId)
-          .put("machineId", claimed.getString("machineId"))
-          .put("shape", claimed.getString("shape"))
-          .put("state", "pending")
-          .put("stateReason", null)
-          .put("address", claimed.getString("address"))
-          .put("providerId", InstanceJson.providerId(claimed.getString("machineId")))
-          .put("labels", spec.labels())
-          .put("kubernetes", publicJoin)
-          .put("hasUserData", spec.userData() != null)
-          .put("createdAt", createdAt)
-          .put("runningAt", null)
-          .put("terminatedAt", null));
+      instances.add(new Instance(claimed.getString("id"), launchId, claimed.getString("machineId"),
+          claimed.getString("shape"), InstanceState.PENDING, null, claimed.getString("address"), spec.labels(),
+          publicJoin, spec.userData() != null, createdAt, null, null));
     }
-    wakeups.commandsQueued(joining); // their join commands, committed
-    return launchJson(launchId, spec, instances);
+    commits.publish(Committed.poolsMoved(instances.stream().map(Instance::machineId).toList())); // their joins
+    return new Launch(launchId, spec.clientToken(), instances, false);
   }
 
-  private static JsonObject launchJson(String launchId, LaunchSpec spec, JsonArray instances) {
-    return new JsonObject().put("launchId", launchId).put("clientToken", spec.clientToken())
-        .put("instances", instances);
-  }
-
-  private static ApiError insufficient(LaunchSpec spec, JsonObject outcome) {
+  private static Refusal insufficient(LaunchSpec spec, JsonObject outcome) {
     JsonObject details = new JsonObject().put("minCount", spec.minCount())
         .put("allowPreparing", spec.allowPreparing()).put("allowStandby", spec.allowStandby())
         .put("available", outcome.getJsonObject("available"));
@@ -158,7 +139,7 @@ final class Launcher {
       labelled = " with labels " + spec.machineLabels().stream().map(e -> e.getKey() + "=" + e.getValue())
           .collect(Collectors.joining(","));
     }
-    return new ApiError(ErrorCode.InsufficientCapacity, "only " + outcome.getInteger("claimable")
+    return new Refusal(Reason.InsufficientCapacity, "only " + outcome.getInteger("claimable")
         + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList()) + labelled
         + " can be had now; minCount is " + spec.minCount(), null, details);
   }

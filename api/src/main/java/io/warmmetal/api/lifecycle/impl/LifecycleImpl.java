@@ -1,23 +1,32 @@
 package io.warmmetal.api.lifecycle.impl;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
-import io.warmmetal.api.enrollment.CertificateAuthority;
-import io.warmmetal.api.enrollment.EnrollmentTokens;
-import io.warmmetal.api.lifecycle.CommandWakeups;
+import io.warmmetal.api.lifecycle.AgentCertificate;
+import io.warmmetal.api.lifecycle.Caller;
+import io.warmmetal.api.lifecycle.Command;
+import io.warmmetal.api.lifecycle.Committed;
+import io.warmmetal.api.lifecycle.EnrollmentGrants;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
-import io.warmmetal.api.lifecycle.LaunchResult;
+import io.warmmetal.api.lifecycle.Instance;
+import io.warmmetal.api.lifecycle.Launch;
 import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.lifecycle.Lifecycle;
+import io.warmmetal.api.lifecycle.Machine;
+import io.warmmetal.api.lifecycle.PoolDecisions;
+import io.warmmetal.api.lifecycle.Registration;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.Map;
+import java.util.Set;
 
 /** Routes each transition to the class that owns that part of the state machines. */
 public final class LifecycleImpl implements Lifecycle {
+  private final Commits commits = new Commits();
   private final Registrar registrar;
   private final Enroller enroller;
   private final Launcher launcher;
@@ -26,59 +35,64 @@ public final class LifecycleImpl implements Lifecycle {
   private final PoolReconciler pools;
   private final AgentPresence presence;
 
-  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, EnrollmentTokens tokens,
-      CertificateAuthority ca, Duration agentCertValidity, CommandWakeups wakeups) {
+  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
+      Duration agentCertValidity, EnrollmentGrants grants) {
     this.registrar = new Registrar(db);
-    this.enroller = new Enroller(vertx, db, tokens, ca, agentCertValidity);
-    this.launcher = new Launcher(vertx, db, secrets, metrics, wakeups);
-    this.terminator = new Terminator(db, wakeups);
-    this.results = new CommandResults(db, wakeups);
-    this.pools = new PoolReconciler(db, metrics, wakeups);
-    this.presence = new AgentPresence(db);
+    this.enroller = new Enroller(vertx, db, grants, ca, agentCertValidity);
+    this.launcher = new Launcher(vertx, db, secrets, metrics, commits);
+    this.terminator = new Terminator(db, commits);
+    this.results = new CommandResults(db, commits);
+    this.pools = new PoolReconciler(db, metrics, commits);
+    this.presence = new AgentPresence(db, commits);
   }
 
   @Override
-  public Future<JsonObject> register(JsonObject registration) {
+  public void onCommit(Handler<Committed> subscriber) {
+    commits.subscribe(subscriber);
+  }
+
+  @Override
+  public Future<Machine> register(Registration registration) {
     return registrar.register(registration);
   }
 
   @Override
-  public Future<JsonObject> enroll(EnrollmentRequest request) {
+  public Future<AgentCertificate> enroll(EnrollmentRequest request) {
     return enroller.enroll(request);
   }
 
   @Override
-  public Future<JsonObject> renew(String machineId, String certSerial, String csrPem) {
+  public Future<AgentCertificate> renew(String machineId, String certSerial, String csrPem) {
     return enroller.renew(machineId, certSerial, csrPem);
   }
 
   @Override
-  public Future<JsonObject> cordon(String machineId, boolean cordoned) {
+  public Future<Machine> cordon(String machineId, boolean cordoned) {
     return registrar.cordon(machineId, cordoned);
   }
 
   @Override
-  public Future<JsonObject> retire(String machineId) {
+  public Future<Machine> retire(String machineId) {
     return registrar.retire(machineId);
   }
 
   @Override
-  public Future<LaunchResult> launch(LaunchSpec spec) {
+  public Future<Launch> launch(LaunchSpec spec) {
     return launcher.launch(spec);
   }
 
   @Override
-  public Future<JsonObject> terminate(String instanceId, Principal caller) {
+  public Future<Instance> terminate(String instanceId, Caller caller) {
     return terminator.terminate(instanceId, caller);
   }
 
   @Override
-  public Future<JsonObject> reportCommandResult(String commandId, boolean succeeded, String message) {
+  public Future<Command> reportCommandResult(String commandId, boolean succeeded, String message) {
     return results.report(commandId, null, succeeded, message);
   }
 
   @Override
-  public Future<JsonObject> reportAgentResult(String machineId, String certSerial, String commandId,
+  public Future<Command> reportAgentResult(String machineId, String certSerial, String commandId,
       boolean succeeded, String message) {
     return results.report(commandId, new CommandResults.Reporter(machineId, certSerial), succeeded, message);
   }
@@ -95,6 +109,11 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
+  public Future<Set<String>> agentsHeard(Map<String, String> certSerials) {
+    return presence.heard(certSerials);
+  }
+
+  @Override
   public Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
     return presence.markSilentOffline(silence, bootGrace);
   }
@@ -105,7 +124,7 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<Void> reconcilePools() {
+  public Future<PoolDecisions> reconcilePools() {
     return pools.reconcile();
   }
 }

@@ -3,11 +3,16 @@ package io.warmmetal.api.lifecycle.impl;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.lifecycle.CommandWakeups;
+import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.lifecycle.PoolDecisions;
+import io.warmmetal.api.lifecycle.PoolDecisions.Deficit;
+import io.warmmetal.api.lifecycle.PoolPlanner;
+import io.warmmetal.api.lifecycle.PoolSnapshot;
+import io.warmmetal.api.lifecycle.PoolSnapshot.Member;
+import io.warmmetal.api.lifecycle.PoolSnapshot.Target;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -15,13 +20,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One pass of the pool manager over every pool, in one transaction holding an advisory lock, so that with many
- * API replicas passes run one after another and each sees what the previous one did:
- * <ul>
- *   <li>warm + preparing below {@code minWarm}: standby machines get a {@code prepare} command;</li>
- *   <li>nothing left to prepare: the shortfall is the pool's deficit (an event when it changes, and a metric);</li>
- *   <li>warm above {@code maxWarm}: the surplus goes to {@code standby}.</li>
- * </ul>
+ * One pool pass: snapshot, let {@link PoolPlanner} decide, apply the state part. All in one transaction holding an
+ * advisory lock, so that with many API replicas passes run one after another and each sees what the previous one
+ * did. Every move is guarded by the state the snapshot saw: a machine a launch claimed meanwhile is left alone.
  */
 final class PoolReconciler {
   /** Advisory lock key: "warmpool" in ASCII. */
@@ -29,100 +30,88 @@ final class PoolReconciler {
 
   private final Pool db;
   private final FleetMetrics metrics;
-  private final CommandWakeups wakeups;
+  private final Commits commits;
 
-  PoolReconciler(Pool db, FleetMetrics metrics, CommandWakeups wakeups) {
+  PoolReconciler(Pool db, FleetMetrics metrics, Commits commits) {
     this.db = db;
     this.metrics = metrics;
-    this.wakeups = wakeups;
+    this.commits = commits;
   }
 
-  Future<Void> reconcile() {
+  Future<PoolDecisions> reconcile() {
     List<String> prepared = new ArrayList<>();
     return Tx.run(db, tx -> {
           prepared.clear(); // a retried transaction starts over
           return tx.preparedQuery("SELECT pg_advisory_xact_lock($1)").execute(Tuple.of(LOCK_KEY))
-              .compose(locked -> tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape")
-                  .execute())
-              .compose(pools -> {
-                Future<Void> chain = Future.succeededFuture();
-                for (Row pool : pools) {
-                  chain = chain.compose(x -> reconcile(tx, pool, prepared));
-                }
-                return chain;
-              });
+              .compose(locked -> snapshot(tx))
+              .map(PoolPlanner::decide)
+              .compose(decisions -> apply(tx, decisions, prepared).map(decisions));
         })
-        .onSuccess(x -> wakeups.commandsQueued(prepared))
-        .compose(x -> publishCounts());
+        .onSuccess(decisions -> {
+          decisions.deficits().forEach(d -> metrics.poolDeficit(d.shape(), d.deficit()));
+          commits.publish(Committed.commands(List.copyOf(prepared)));
+        })
+        .compose(decisions -> publishCounts().map(decisions));
   }
 
-  private Future<Void> reconcile(SqlConnection tx, Row pool, List<String> prepared) {
-    String shape = pool.getString("shape");
-    int minWarm = pool.getInteger("min_warm");
-    int maxWarm = pool.getInteger("max_warm");
-    return tx.preparedQuery("""
-            SELECT count(*) FILTER (WHERE state = 'warm') AS warm,
-                   count(*) FILTER (WHERE state = 'preparing') AS preparing
-            FROM machines WHERE shape = $1 AND NOT cordoned AND instance_id IS NULL""")
-        .execute(Tuple.of(shape))
-        .compose(rows -> {
-          Row c = rows.iterator().next();
-          int ready = (int) (c.getLong("warm") + c.getLong("preparing"));
-          int surplus = (int) (c.getLong("warm") - maxWarm);
-          if (ready < minWarm) {
-            return prepareStandby(tx, shape, minWarm - ready, prepared)
-                .compose(started -> recordDeficit(tx, pool, minWarm - ready - started));
-          }
-          Future<Void> demoted = surplus > 0 ? demote(tx, shape, surplus) : Future.succeededFuture();
-          return demoted.compose(x -> recordDeficit(tx, pool, 0));
+  private static Future<PoolSnapshot> snapshot(SqlConnection tx) {
+    return tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape").execute()
+        .compose(pools -> {
+          List<Target> targets = new ArrayList<>();
+          pools.forEach(r -> targets.add(new Target(r.getString("shape"), r.getInteger("min_warm"),
+              r.getInteger("max_warm"), r.getInteger("deficit"))));
+          return tx.query("""
+                  SELECT m.id, m.shape, m.state, NOT m.cordoned AND m.instance_id IS NULL AS free,
+                         p.machine_id IS NOT NULL AS power_control,
+                         coalesce(m.power_state = 'off', false) AS switched_off
+                  FROM machines m LEFT JOIN machine_power p ON p.machine_id = m.id
+                  WHERE (m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned AND m.instance_id IS NULL
+                         AND m.shape IN (SELECT shape FROM pools))
+                     OR (p.machine_id IS NOT NULL
+                         AND m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'resetting'))
+                  ORDER BY m.seq""")
+              .execute()
+              .map(rows -> {
+                List<Member> members = new ArrayList<>();
+                rows.forEach(r -> members.add(new Member(r.getString("id"), r.getString("shape"),
+                    MachineState.fromWire(r.getString("state")), r.getBoolean("free"), r.getBoolean("power_control"),
+                    r.getBoolean("switched_off"))));
+                return new PoolSnapshot(targets, members);
+              });
         });
   }
 
-  private static Future<Integer> prepareStandby(SqlConnection tx, String shape, int wanted, List<String> prepared) {
-    return tx.preparedQuery("""
-            SELECT id FROM machines WHERE shape = $1 AND state = 'standby' AND NOT cordoned AND instance_id IS NULL
-            ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED""")
-        .execute(Tuple.of(shape, wanted))
-        .compose(rows -> {
-          List<String> ids = new ArrayList<>();
-          rows.forEach(r -> ids.add(r.getString("id")));
-          prepared.addAll(ids);
-          Future<Void> chain = Future.succeededFuture();
-          for (String id : ids) {
-            chain = chain.compose(x -> Transitions.machine(tx, id, MachineState.STANDBY, MachineState.PREPARING,
-                    "pool below minWarm"))
-                .compose(x -> Transitions.enqueue(tx, id, null, "prepare"))
-                .mapEmpty();
-          }
-          return chain.map(ids.size());
-        });
-  }
-
-  private static Future<Void> demote(SqlConnection tx, String shape, int surplus) {
-    return tx.preparedQuery("""
-            SELECT id FROM machines WHERE shape = $1 AND state = 'warm' AND NOT cordoned AND instance_id IS NULL
-            ORDER BY seq DESC LIMIT $2 FOR UPDATE SKIP LOCKED""")
-        .execute(Tuple.of(shape, surplus))
-        .compose(rows -> {
-          Future<Void> chain = Future.succeededFuture();
-          for (Row r : rows) {
-            chain = chain.compose(x -> Transitions.machine(tx, r.getString("id"), MachineState.WARM,
-                MachineState.STANDBY, "pool above maxWarm").mapEmpty());
-          }
-          return chain;
-        });
-  }
-
-  private Future<Void> recordDeficit(SqlConnection tx, Row pool, int deficit) {
-    String shape = pool.getString("shape");
-    metrics.poolDeficit(shape, deficit);
-    if (pool.getInteger("deficit") == deficit) {
-      return Future.succeededFuture();
+  private static Future<Void> apply(SqlConnection tx, PoolDecisions decisions, List<String> prepared) {
+    Future<Void> chain = Future.succeededFuture();
+    for (String id : decisions.prepare()) {
+      chain = chain.compose(x -> Transitions.machine(tx, id, MachineState.STANDBY, MachineState.PREPARING,
+              "pool below minWarm"))
+          .compose(moved -> {
+            if (!moved) {
+              return Future.succeededFuture(); // claimed since the snapshot
+            }
+            prepared.add(id);
+            return Transitions.enqueue(tx, id, null, "prepare").mapEmpty();
+          });
     }
-    JsonObject details = new JsonObject().put("minWarm", pool.getInteger("min_warm")).put("deficit", deficit);
-    return tx.preparedQuery("UPDATE pools SET deficit = $2 WHERE shape = $1").execute(Tuple.of(shape, deficit))
-        .compose(x -> Transitions.note(tx, deficit > 0 ? "PoolDeficit" : "PoolSatisfied", shape, null,
-            deficit > 0 ? deficit + " machine(s) short of minWarm with none left to prepare" : "minWarm reachable",
+    for (String id : decisions.park()) {
+      chain = chain.compose(x -> Transitions.machine(tx, id, MachineState.WARM, MachineState.STANDBY,
+          "pool above maxWarm").mapEmpty());
+    }
+    for (Deficit d : decisions.deficits()) {
+      if (d.changed()) {
+        chain = chain.compose(x -> recordDeficit(tx, d));
+      }
+    }
+    return chain;
+  }
+
+  private static Future<Void> recordDeficit(SqlConnection tx, Deficit d) {
+    JsonObject details = new JsonObject().put("minWarm", d.minWarm()).put("deficit", d.deficit());
+    return tx.preparedQuery("UPDATE pools SET deficit = $2 WHERE shape = $1").execute(Tuple.of(d.shape(), d.deficit()))
+        .compose(x -> Transitions.note(tx, d.deficit() > 0 ? "PoolDeficit" : "PoolSatisfied", d.shape(), null,
+            d.deficit() > 0 ? d.deficit() + " machine(s) short of minWarm with none left to prepare"
+                : "minWarm reachable",
             details));
   }
 

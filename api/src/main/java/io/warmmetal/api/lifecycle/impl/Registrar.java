@@ -9,11 +9,14 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Host;
+import io.warmmetal.api.lifecycle.Lookups;
+import io.warmmetal.api.lifecycle.Machine;
 import io.warmmetal.api.lifecycle.MachineState;
-import io.warmmetal.api.machines.MachineQueries;
-import io.warmmetal.api.shapes.ShapeNamer;
+import io.warmmetal.api.lifecycle.Refusal;
+import io.warmmetal.api.lifecycle.Refusal.Reason;
+import io.warmmetal.api.lifecycle.Registration;
+import io.warmmetal.api.lifecycle.ShapeNamer;
 import java.util.Map;
 
 /** Machines entering and leaving the fleet, and cordons. */
@@ -24,30 +27,34 @@ final class Registrar {
     this.db = db;
   }
 
-  Future<JsonObject> register(JsonObject reg) {
-    JsonObject facts = reg.getJsonObject("facts");
-    String shape = ShapeNamer.name(facts);
+  Future<Machine> register(Registration reg) {
+    String shape = ShapeNamer.name(reg.host().facts());
     if (shape.length() > ShapeNamer.MAX_LENGTH) {
-      return Future.failedFuture(ApiError.invalid("facts.gpus", "these facts make the shape name '" + shape
+      return Future.failedFuture(Refusal.invalid("facts.gpus", "these facts make the shape name '" + shape
           + "', longer than " + ShapeNamer.MAX_LENGTH + " characters; a machine mixes too many GPU models"));
     }
     String id = Ids.machineId();
-    MachineState state = reg.getBoolean("prepared", false) ? MachineState.WARM : MachineState.STANDBY;
-    JsonObject identity = reg.getJsonObject("identity", new JsonObject());
-    return Tx.run(db, tx -> upsertShape(tx, shape, facts)
-            .compose(x -> tx.preparedQuery("""
-                    INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""")
-                .execute(Tuple.wrap(new Object[] {id, reg.getString("name"), state.wire(), shape,
-                    reg.getString("address"), facts, reg.getJsonObject("labels", new JsonObject()),
-                    identity.getString("systemUuid"), identity.getString("primaryMac")})))
+    MachineState state = reg.prepared() ? MachineState.WARM : MachineState.STANDBY;
+    return Tx.run(db, tx -> insert(tx, id, state, shape, reg.host(), reg.labels())
             .compose(x -> Transitions.machineCreated(tx, id, state,
                 state == MachineState.WARM ? "registered as prepared" : "registered"))
-            .compose(x -> MachineQueries.get(tx, id)))
+            .compose(x -> Lookups.machine(tx, id)))
         .recover(err -> Future.failedFuture(duplicateIdentity(err)));
   }
 
-  static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
+  /** A new machine row (and its shape's, if it is the first of it); no event. */
+  static Future<Void> insert(SqlConnection tx, String id, MachineState state, String shape, Host host,
+      JsonObject labels) {
+    return upsertShape(tx, shape, host.facts())
+        .compose(x -> tx.preparedQuery("""
+                INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""")
+            .execute(Tuple.wrap(new Object[] {id, host.name(), state.wire(), shape, host.address(), host.facts(),
+                labels, host.systemUuid(), host.primaryMac()})))
+        .mapEmpty();
+  }
+
+  private static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
     JsonArray gpus = new JsonArray();
     for (Map.Entry<String, Integer> g : ShapeNamer.gpuCounts(facts).entrySet()) {
       gpus.add(new JsonObject().put("model", g.getKey()).put("count", g.getValue()));
@@ -63,53 +70,53 @@ final class Registrar {
   private static Throwable duplicateIdentity(Throwable err) {
     if (err instanceof PgException pg && "23505".equals(pg.getSqlState())) {
       String what = "machines_primary_mac_key".equals(pg.getConstraint()) ? "primaryMac" : "systemUuid";
-      return new ApiError(ErrorCode.Conflict, "a machine with this " + what + " is already registered",
+      return new Refusal(Reason.Conflict, "a machine with this " + what + " is already registered",
           "identity." + what, null);
     }
     return err;
   }
 
-  Future<JsonObject> cordon(String machineId, boolean cordoned) {
+  Future<Machine> cordon(String machineId, boolean cordoned) {
     return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
       if (MachineState.RETIRED.wire().equals(m.getString("state"))) {
-        throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is retired");
+        throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is retired");
       }
       if (m.getBoolean("cordoned") == cordoned) {
-        return MachineQueries.get(tx, machineId);
+        return Lookups.machine(tx, machineId);
       }
       return tx.preparedQuery("UPDATE machines SET cordoned = $2 WHERE id = $1")
           .execute(Tuple.of(machineId, cordoned))
           .compose(x -> Transitions.note(tx, cordoned ? "MachineCordoned" : "MachineUncordoned", machineId,
               machineId, null, null))
-          .compose(x -> MachineQueries.get(tx, machineId));
+          .compose(x -> Lookups.machine(tx, machineId));
     }));
   }
 
-  Future<JsonObject> retire(String machineId) {
+  Future<Machine> retire(String machineId) {
     return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
       MachineState state = MachineState.fromWire(m.getString("state"));
       if (state == MachineState.RETIRED) {
-        return MachineQueries.get(tx, machineId);
+        return Lookups.machine(tx, machineId);
       }
       if (m.getString("instance_id") != null || !Transitions.allowed(state, MachineState.RETIRED)) {
-        throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is " + state.wire()
+        throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is " + state.wire()
             + (m.getString("instance_id") != null ? " with instance " + m.getString("instance_id") : "")
             + "; terminate its instance first");
       }
       return Transitions.cancelMachineCommands(tx, machineId, "machine retired")
           .compose(x -> Transitions.machine(tx, machineId, state, MachineState.RETIRED, "retired by an operator"))
-          .compose(x -> MachineQueries.get(tx, machineId));
+          .compose(x -> Lookups.machine(tx, machineId));
     }));
   }
 
-  /** Locks a machine row for the rest of the transaction; 404 if there is none. */
+  /** Locks a machine row for the rest of the transaction; refused as NotFound if there is none. */
   static Future<Row> lock(SqlConnection tx, String machineId) {
     return tx.preparedQuery(
             "SELECT state, cordoned, instance_id, offline_from, cert_serial FROM machines WHERE id = $1 FOR UPDATE")
         .execute(Tuple.of(machineId))
         .map(rows -> {
           if (rows.size() == 0) {
-            throw ApiError.notFound("machine", machineId);
+            throw Refusal.notFound("machine", machineId);
           }
           return rows.iterator().next();
         });

@@ -1,19 +1,19 @@
 package io.warmmetal.api.lifecycle.impl;
 
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Tuple;
-import io.warmmetal.api.lifecycle.CommandWakeups;
-import java.util.List;
-import io.warmmetal.api.auth.Principal;
-import io.warmmetal.api.http.ApiError;
-import io.warmmetal.api.instances.InstanceQueries;
+import io.warmmetal.api.lifecycle.Caller;
+import io.warmmetal.api.lifecycle.Committed;
+import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.api.lifecycle.InstanceState;
+import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.lifecycle.MachineState;
+import io.warmmetal.api.lifecycle.Refusal;
 import java.util.EnumSet;
+import java.util.List;
 
 /**
  * Terminating an instance: its unfinished commands are cancelled, the instance goes {@code shutting-down} and its
@@ -25,27 +25,27 @@ final class Terminator {
       EnumSet.of(MachineState.JOINING, MachineState.IN_USE, MachineState.PREPARING);
 
   private final Pool db;
-  private final CommandWakeups wakeups;
+  private final Commits commits;
 
-  Terminator(Pool db, CommandWakeups wakeups) {
+  Terminator(Pool db, Commits commits) {
     this.db = db;
-    this.wakeups = wakeups;
+    this.commits = commits;
   }
 
-  Future<JsonObject> terminate(String instanceId, Principal caller) {
+  Future<Instance> terminate(String instanceId, Caller caller) {
     return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM instances WHERE id = $1")
         .execute(Tuple.of(instanceId))
         .compose(rows -> {
           if (rows.size() == 0) {
-            throw ApiError.notFound("instance", instanceId);
+            throw Refusal.notFound("instance", instanceId);
           }
           String machineId = rows.iterator().next().getString("machine_id");
           return Registrar.lock(tx, machineId)
               .compose(machine -> lockInstance(tx, instanceId)
                   .compose(instance -> apply(tx, instanceId, machineId, machine, instance, caller)));
         })
-        .compose(x -> InstanceQueries.get(tx, instanceId)))
-        .onSuccess(instance -> wakeups.commandsQueued(List.of(instance.getString("machineId")))); // its reset
+        .compose(x -> Lookups.instance(tx, instanceId)))
+        .onSuccess(instance -> commits.publish(Committed.poolsMoved(List.of(instance.machineId())))); // its reset
   }
 
   private static Future<Row> lockInstance(SqlConnection tx, String instanceId) {
@@ -54,7 +54,7 @@ final class Terminator {
   }
 
   private static Future<?> apply(SqlConnection tx, String instanceId, String machineId, Row machine, Row instance,
-      Principal caller) {
+      Caller caller) {
     InstanceState state = InstanceState.fromWire(instance.getString("state"));
     MachineState machineState = MachineState.fromWire(machine.getString("state"));
     String reason = "terminated by " + caller.name();

@@ -1,4 +1,4 @@
-package io.warmmetal.api.enrollment;
+package io.warmmetal.api.crypto;
 
 import io.warmmetal.protocol.CaPin;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.warmmetal.api.shapes;
+package io.warmmetal.api.lifecycle;
 
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -1,8 +1,8 @@
-package io.warmmetal.api.power;
+package io.warmmetal.api.pools;
 
-import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
-import java.util.ArrayList;
+import io.warmmetal.api.power.MachinePower;
+import io.warmmetal.api.power.PowerState;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -11,13 +11,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The standby tier, level-triggered after every pool pass: a machine with power control that the pool holds in
- * {@code standby} is switched off; one that is needed again — prepared for the pool, or claimed by a launch that
- * waits for standby capacity — is switched back on, and its agent, once booted, takes the queued {@code prepare}.
- * Switching runs in the background, one call per machine at a time; a machine whose switch failed is left alone
- * for a minute (an event says why) rather than retried every pass.
+ * The standby tier: carries out a pool pass's power decisions (which machines go off, which on, is
+ * {@code PoolPlanner}'s to say). A machine switched back on boots, and its agent takes the queued {@code prepare}
+ * or join. Switching runs in the background, one call per machine at a time; a machine whose switch failed is left
+ * alone for a minute (an event says why) rather than retried every pass.
  */
-public final class StandbyPower {
+final class StandbyPower {
   private static final Logger LOG = LoggerFactory.getLogger(StandbyPower.class);
   private static final long RETRY_AFTER_MILLIS = 60_000;
   /** Switches under way at once, per replica: the rest wait for a later pass. */
@@ -28,27 +27,15 @@ public final class StandbyPower {
   private final Set<String> switching = ConcurrentHashMap.newKeySet();
   private final Map<String, Long> failedAt = new ConcurrentHashMap<>();
 
-  public StandbyPower(Pool db, MachinePower power) {
+  StandbyPower(Pool db, MachinePower power) {
     this.db = db;
     this.power = power;
   }
 
-  /** Starts the switches the machines' states call for; completes once they are started, not done. */
-  public Future<Void> apply() {
-    return db.query("""
-            SELECT m.id, m.state = 'standby' AS idle FROM machines m JOIN machine_power p ON p.machine_id = m.id
-            WHERE (m.state = 'standby' AND NOT m.cordoned AND m.instance_id IS NULL
-                   AND m.power_state IS DISTINCT FROM 'off')
-               OR (m.state IN ('preparing', 'warm', 'joining', 'in-use', 'resetting') AND m.power_state = 'off')""")
-        .execute()
-        .map(rows -> {
-          List<String> off = new ArrayList<>();
-          List<String> on = new ArrayList<>();
-          rows.forEach(r -> (r.getBoolean("idle") ? off : on).add(r.getString("id")));
-          off.forEach(id -> start(id, PowerState.OFF, "standby: the pool holds it in reserve"));
-          on.forEach(id -> start(id, PowerState.ON, "needed: leaving standby"));
-          return null;
-        });
+  /** Starts the switches; returns once they are started, not done. */
+  void apply(List<String> off, List<String> on) {
+    off.forEach(id -> start(id, PowerState.OFF, "standby: the pool holds it in reserve"));
+    on.forEach(id -> start(id, PowerState.ON, "needed: leaving standby"));
   }
 
   private void start(String machineId, PowerState state, String reason) {

@@ -1,4 +1,4 @@
-package io.warmmetal.api.shapes;
+package io.warmmetal.api.lifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
