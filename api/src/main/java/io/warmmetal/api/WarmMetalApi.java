@@ -25,6 +25,7 @@ import io.warmmetal.api.events.EventRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.instances.InstanceRoutes;
+import io.warmmetal.api.lifecycle.LaunchBatching;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.machines.MachineRoutes;
 import io.warmmetal.api.metrics.FleetMetrics;
@@ -108,7 +109,7 @@ public final class WarmMetalApi {
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, ca, config.agentCertValidity(),
-              enrollmentTokens);
+              enrollmentTokens, new LaunchBatching(config.launchBatchMax(), config.launchesInFlight()));
           startSsh(secrets);
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand());

@@ -53,6 +53,10 @@ import java.util.Optional;
  *                           console=tty0 console=ttyS0,115200)
  * @param rebootCommand      what {@code recover} runs over SSH to reboot a server ({@code WARMMETAL_SSH_REBOOT_COMMAND},
  *                           default: systemctl reboot, else reboot)
+ * @param launchBatchMax     the most launches one database call carries ({@code WARMMETAL_LAUNCH_BATCH_MAX}, default
+ *                           32; 1 sends each launch alone)
+ * @param launchesInFlight   the most launch calls in the database at once; launches arriving meanwhile go together in
+ *                           the next ({@code WARMMETAL_LAUNCH_CALLS}, default 4)
  */
 public record ApiConfig(
     String httpHost,
@@ -82,7 +86,9 @@ public record ApiConfig(
     Duration bootTimeout,
     String powerOffCommand,
     Path bootDir,
-    String bootCmdline) {
+    String bootCmdline,
+    int launchBatchMax,
+    int launchesInFlight) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -129,7 +135,9 @@ public record ApiConfig(
         r.string("WARMMETAL_SSH_POWEROFF_COMMAND", "systemctl poweroff || poweroff"),
         r.optional("WARMMETAL_BOOT_DIR").map(Path::of).orElse(Path.of(r.string("WARMMETAL_DATA_DIR",
             "warmmetal-data"), "boot")).toAbsolutePath().normalize(),
-        r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"));
+        r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"),
+        r.integer("WARMMETAL_LAUNCH_BATCH_MAX", 32, 1, 1000),
+        r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

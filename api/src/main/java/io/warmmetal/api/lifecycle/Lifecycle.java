@@ -32,10 +32,11 @@ public interface Lifecycle {
   /**
    * @param grants            the enrollment tokens (the enrollment edge's)
    * @param agentCertValidity how long an agent's client certificate is valid
+   * @param batching          how concurrent launches share database calls
    */
   static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
-      Duration agentCertValidity, EnrollmentGrants grants) {
-    return new LifecycleImpl(vertx, db, secrets, metrics, ca, agentCertValidity, grants);
+      Duration agentCertValidity, EnrollmentGrants grants, LaunchBatching batching) {
+    return new LifecycleImpl(vertx, db, secrets, metrics, ca, agentCertValidity, grants, batching);
   }
 
   /** Subscribes to what committed transactions changed; called on the committing event loop, so never block. */

@@ -1,6 +1,7 @@
 package io.warmmetal.api.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -14,18 +15,28 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** The API's Prometheus metrics: launch latency, claims, machines per shape and state, pool deficits. */
+/** The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and state, pool deficits. */
 public final class FleetMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
   private final Map<String, Counter> claims = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> deficits = new ConcurrentHashMap<>();
   private final MultiGauge machines;
+  private final DistributionSummary launchBatches;
 
   public FleetMetrics() {
     machines = MultiGauge.builder("warmmetal.machines")
         .description("Machines by shape and state")
         .register(registry);
+    launchBatches = DistributionSummary.builder("warmmetal.launch.batch.size")
+        .description("Launch requests per database call (launches arriving together share one)")
+        .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
+        .register(registry);
+  }
+
+  /** A database call carrying {@code launches} launch requests went out. */
+  public void launchBatchSent(int launches) {
+    launchBatches.record(launches);
   }
 
   /** A launch request finished with {@code outcome} (launched, replayed, or an error code). */

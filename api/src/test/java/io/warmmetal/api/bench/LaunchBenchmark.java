@@ -8,6 +8,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.warmmetal.api.WarmMetalApi;
+import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.testing.TestEnv;
 import java.util.Arrays;
 import java.util.UUID;
@@ -18,6 +19,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sends its next launch when the last one answers) and prints launches/s and latency percentiles. The API runs in
  * this JVM on a real PostgreSQL (the embedded one unless WARMMETAL_TEST_DATABASE_URL names another), over real
  * HTTP on loopback. Not a test: it asserts nothing, it measures.
+ *
+ * <p>Then, in the same run and on the same database (its machines made warm again), {@code pgbench} calls the launch
+ * function alone, no HTTP and no API, for 10 s each: one launch per call at 4, 8 and 16 clients (the best is
+ * printed), and launches in batches of the size the API sent at as many clients as the API had calls in flight. The
+ * benchmark prints the API's rate divided by each. {@code pgbench} comes with {@code postgresql-client}
+ * ({@code apt-get install postgresql-client}); without it that part is skipped.
  *
  * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl api exec:java -Dexec.classpathScope=test \
  *   -Dexec.mainClass=io.warmmetal.api.bench.LaunchBenchmark -Dexec.args="20000 200"</pre>
@@ -41,7 +48,8 @@ public final class LaunchBenchmark {
     String admin = "bench-admin-token-0123456789abcdef";
 
     Vertx vertx = Vertx.vertx();
-    WarmMetalApi api = WarmMetalApi.start(vertx, TestEnv.benchmark(admin)).await();
+    ApiConfig config = TestEnv.benchmark(admin);
+    WarmMetalApi api = WarmMetalApi.start(vertx, config).await();
     WebClient http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
         new PoolOptions().setHttp1MaxSize(concurrency));
     int port = api.port();
@@ -63,10 +71,28 @@ public final class LaunchBenchmark {
     System.out.println("|---|---|---|---|---|---|---|");
     System.out.printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |%n", launches, concurrency, measured.perSecond(),
         measured.percentile(50), measured.percentile(90), measured.percentile(99), measured.percentile(100));
-    System.out.printf("(%d cores, %s %s)%n", Runtime.getRuntime().availableProcessors(),
-        System.getProperty("java.vm.name"), System.getProperty("java.version"));
+    System.out.printf("p99 ms by quarter of the run: %s%n", measured.quarterP99s());
+    double batchSize = batchSize(http, port);
+    int callsInFlight = config.launchesInFlight();
+    System.out.printf("(%d cores, %s %s; launches per database call: %.1f on average, %d calls at a time)%n",
+        Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name"),
+        System.getProperty("java.version"), batchSize, callsInFlight);
 
-    api.stop().await();
+    api.stop().await(); // the database to pgbench alone
+    FunctionBenchmark function = FunctionBenchmark.locate(vertx, config.databaseUrl().orElseThrow().value());
+    if (function != null) {
+      double single = 0;
+      for (int clients : new int[] {4, 8, 16}) {
+        single = Math.max(single, function.launchesPerSecond(clients, 1, 10));
+      }
+      int perCall = (int) Math.round(batchSize);
+      double batched = function.launchesPerSecond(callsInFlight, perCall, 10);
+      System.out.printf("pgbench, the launch function alone: %.0f launches/s one per call (best of 4, 8, 16 clients);"
+          + " %.0f launches/s %d per call at %d clients (as the API sent them)%n", single, batched, perCall,
+          callsInFlight);
+      System.out.printf("API / pgbench = %.2f (one per call), %.2f (as the API sent them)%n",
+          measured.perSecond() / single, measured.perSecond() / batched);
+    }
     vertx.close();
     System.exit(0);
   }
@@ -114,6 +140,18 @@ public final class LaunchBenchmark {
     return done.future();
   }
 
+  /** The mean launches per database call, from the API's own metric. */
+  private static double batchSize(WebClient http, int port) {
+    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
+    double count = metric(metrics, "warmmetal_launch_batch_size_count");
+    return count == 0 ? 1 : metric(metrics, "warmmetal_launch_batch_size_sum") / count;
+  }
+
+  private static double metric(String exposition, String name) {
+    return exposition.lines().filter(l -> l.startsWith(name + " ")).findFirst()
+        .map(l -> Double.parseDouble(l.substring(name.length() + 1).trim())).orElse(0.0);
+  }
+
   private static Object expect(int status, int wanted, String body) {
     if (status != wanted) {
       throw new IllegalStateException("expected " + wanted + " but got " + status + ": " + body);
@@ -124,6 +162,17 @@ public final class LaunchBenchmark {
   private record LaunchRun(long[] latencies, long elapsedNanos) {
     double perSecond() {
       return latencies.length / (elapsedNanos / 1e9);
+    }
+
+    /** p99 of each quarter of the run, in launch order: whether the tail comes as the machines run out. */
+    String quarterP99s() {
+      StringBuilder out = new StringBuilder();
+      int quarter = latencies.length / 4;
+      for (int q = 0; q < 4; q++) {
+        LaunchRun part = new LaunchRun(Arrays.copyOfRange(latencies, q * quarter, (q + 1) * quarter), elapsedNanos);
+        out.append(q == 0 ? "" : " / ").append(String.format("%.1f", part.percentile(99)));
+      }
+      return out.toString();
     }
 
     double percentile(double p) {

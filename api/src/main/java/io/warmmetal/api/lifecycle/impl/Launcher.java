@@ -2,10 +2,8 @@ package io.warmmetal.api.lifecycle.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
-import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.lifecycle.Committed;
@@ -25,30 +23,27 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * The RunInstances transaction. It runs in the database as {@code launch_instances} (migrations V2, V6, V10 and V15,
- * which document its steps) so that a launch is one round trip: record the launch under its client token, claim
- * machines (only those carrying the requested machine labels) with {@code FOR UPDATE SKIP LOCKED} so concurrent
- * launches neither share a machine nor wait for each other, and bind instances, join commands and events in one
- * statement. Below {@code minCount} nothing is written. This class prepares the inputs off the event loop and turns
- * the outcome into a {@link Launch}.
+ * The RunInstances transaction. It runs in the database as {@code launch_instances_batch} (migration
+ * {@code R__launch_instances.sql}, which documents its steps), one call for all the launches that arrive together
+ * ({@link LaunchBatches}): record the launch under its client token, claim machines (only those carrying the
+ * requested machine labels) with {@code FOR UPDATE SKIP LOCKED} so concurrent launches neither share a machine nor
+ * wait for each other, and bind instances, join commands and events. Below {@code minCount} nothing is written.
+ * This class prepares the inputs off the event loop (ids, the request's fingerprint, sealed secrets) and turns the
+ * outcome into a {@link Launch}.
  */
 final class Launcher {
-  private static final String LAUNCH_SQL =
-      "SELECT launch_instances($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) AS outcome";
-
   private final Vertx vertx;
   private final Pool db;
+  private final LaunchBatches batches;
   private final SecretBox secrets;
   private final FleetMetrics metrics;
   private final Commits commits;
 
-  /** What the worker thread computes before the transaction: crypto stays off the event loop. */
-  private record Prepared(String launchId, byte[] requestHash, byte[] sealedSecrets) {}
-
-  Launcher(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, Commits commits) {
+  Launcher(Vertx vertx, Pool db, LaunchBatches batches, SecretBox secrets, FleetMetrics metrics, Commits commits) {
     this.commits = commits;
     this.vertx = vertx;
     this.db = db;
+    this.batches = batches;
     this.secrets = secrets;
     this.metrics = metrics;
   }
@@ -56,13 +51,14 @@ final class Launcher {
   Future<Launch> launch(LaunchSpec spec) {
     long started = System.nanoTime();
     return vertx.executeBlocking(() -> prepare(spec), false)
-        .compose(p -> attempt(spec, p))
+        .compose(request -> attempt(spec, request))
         .onComplete(ar -> metrics.launchFinished(System.nanoTime() - started,
             ar.succeeded() ? (ar.result().replayed() ? "replayed" : "launched")
                 : ar.cause() instanceof Refusal r ? r.reason().name() : "error"));
   }
 
-  private Prepared prepare(LaunchSpec spec) {
+  /** On a worker thread: crypto and random ids stay off the event loop. */
+  private LaunchBatches.Request prepare(LaunchSpec spec) {
     String launchId = Ids.launchId();
     byte[] hash = secrets.fingerprint(CanonicalJson.encode(spec.idempotencyView()).getBytes(StandardCharsets.UTF_8));
     byte[] sealed = null;
@@ -76,41 +72,32 @@ final class Launcher {
       }
       sealed = secrets.seal(secret.encode().getBytes(StandardCharsets.UTF_8), launchId);
     }
-    return new Prepared(launchId, hash, sealed);
+    int max = spec.maxCount();
+    String[] instanceIds = new String[max];
+    String[] joinIds = new String[max];
+    String[] prepareIds = new String[max];
+    for (int i = 0; i < max; i++) {
+      instanceIds[i] = Ids.instanceId();
+      joinIds[i] = Ids.commandId();
+      prepareIds[i] = spec.allowStandby() ? Ids.commandId() : null;
+    }
+    return new LaunchBatches.Request(launchId, spec.caller().tokenId(), spec.clientToken(), hash, spec.shapes(),
+        spec.allowPreparing(), spec.minCount(), max, spec.labels(), spec.publicJoin(), sealed,
+        spec.userData() != null, spec.allowStandby(), spec.machineLabels(), instanceIds, joinIds, prepareIds);
   }
 
-  private Future<Launch> attempt(LaunchSpec spec, Prepared p) {
-    JsonObject publicJoin = spec.publicJoin();
-    Tuple args = Tuple.wrap(new Object[] {p.launchId, spec.caller().tokenId(), spec.clientToken(),
-        Buffer.buffer(p.requestHash), spec.shapes().toArray(String[]::new), spec.allowPreparing(), spec.minCount(),
-        spec.maxCount(), spec.labels(), publicJoin,
-        p.sealedSecrets == null ? null : Buffer.buffer(p.sealedSecrets), spec.userData() != null,
-        spec.allowStandby(), spec.machineLabels()});
-    return db.preparedQuery(LAUNCH_SQL).execute(args).recover(err -> Future.failedFuture(refusal(spec, err)))
-        .compose(rows -> {
-      JsonObject outcome = (JsonObject) rows.iterator().next().getValue("outcome");
-      return switch (outcome.getString("outcome")) {
-        case "launched" -> Future.succeededFuture(launched(spec, outcome, publicJoin));
-        case "replayed" -> Lookups.instancesOfLaunch(db, outcome.getString("launchId"))
-            .map(instances -> new Launch(outcome.getString("launchId"), spec.clientToken(), instances, true));
-        case "mismatch" -> Future.failedFuture(new Refusal(Reason.IdempotentParameterMismatch, "clientToken '"
-            + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken",
-            null));
-        default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
-      };
+  private Future<Launch> attempt(LaunchSpec spec, LaunchBatches.Request request) {
+    return batches.submit(request).compose(outcome -> switch (outcome.getString("outcome")) {
+      case "launched" -> Future.succeededFuture(launched(spec, outcome, request.kubernetes()));
+      case "replayed" -> Lookups.instancesOfLaunch(db, outcome.getString("launchId"))
+          .map(instances -> new Launch(outcome.getString("launchId"), spec.clientToken(), instances, true));
+      case "mismatch" -> Future.failedFuture(new Refusal(Reason.IdempotentParameterMismatch, "clientToken '"
+          + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken", null));
+      case "insufficient" -> Future.failedFuture(insufficient(spec, outcome));
+      case "no-such-shape" -> Future.failedFuture(Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes",
+          "no such shape: " + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)"));
+      default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
     });
-  }
-
-  /** The function's refusals (SQLSTATE WM503: too few machines, WM400: no such shape) as the core's. */
-  private static Throwable refusal(LaunchSpec spec, Throwable err) {
-    if (err instanceof io.vertx.pgclient.PgException pg && "WM503".equals(pg.getSqlState())) {
-      return insufficient(spec, new JsonObject(pg.getDetail()));
-    }
-    if (err instanceof io.vertx.pgclient.PgException pg && "WM400".equals(pg.getSqlState())) {
-      return Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes", "no such shape: "
-          + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)");
-    }
-    return err;
   }
 
   /** The instances as the function claimed them (no second read), their join commands announced. */

@@ -15,6 +15,7 @@ import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.api.lifecycle.Launch;
 import io.warmmetal.api.lifecycle.LaunchSpec;
+import io.warmmetal.api.lifecycle.LaunchBatching;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Machine;
 import io.warmmetal.api.lifecycle.PoolDecisions;
@@ -36,10 +37,11 @@ public final class LifecycleImpl implements Lifecycle {
   private final AgentPresence presence;
 
   public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
-      Duration agentCertValidity, EnrollmentGrants grants) {
+      Duration agentCertValidity, EnrollmentGrants grants, LaunchBatching batching) {
     this.registrar = new Registrar(db);
     this.enroller = new Enroller(vertx, db, grants, ca, agentCertValidity);
-    this.launcher = new Launcher(vertx, db, secrets, metrics, commits);
+    this.launcher = new Launcher(vertx, db, new LaunchBatches(db, batching.maxBatch(), batching.callsInFlight(),
+        metrics::launchBatchSent), secrets, metrics, commits);
     this.terminator = new Terminator(db, commits);
     this.results = new CommandResults(db, commits);
     this.pools = new PoolReconciler(db, metrics, commits);

@@ -1,0 +1,237 @@
+-- The RunInstances transaction: the one source of launch_instances_batch and of the launch_instances signatures kept
+-- for older API replicas. Flyway re-applies this file after the versioned migrations whenever it changes, so the
+-- next revision is a diff of this file (V2, V6, V10 and V15 hold the history). Should a revision change a return
+-- type or drop a parameter, DROP the old function at the top of this file: CREATE OR REPLACE cannot.
+--
+-- One call launches a batch of requests (the API gathers the launches that arrive while earlier ones are in the
+-- database) in one transaction: each request is claimed on its own, then every claimed machine is bound, and its
+-- instance, join command and events written, by one statement for the whole batch. A request that cannot be met
+-- leaves nothing behind and does not affect the others; its outcome says why.
+--
+-- Request i is the i-th element of every p_* array (a JSON null in p_kubernetes stands for none: the PostgreSQL
+-- client cannot put an SQL NULL in a jsonb array). Ids are minted by the caller (the API's Ids, the one place that
+-- mints them): p_instance_ids, p_join_ids and p_prepare_ids hold, for each request in order, as many ids as its max.
+--
+-- Per request, in order:
+-- 1. With a client token the launch row is written first: a concurrent launch with the same token waits on that
+--    insert until this one commits (then replays it) or rolls back (then goes on) instead of racing it for machines.
+--    Callers sort a batch by (caller, client token), so two batches never wait on each other's rows in opposite
+--    orders.
+-- 2. Requested names or aliases → shape names, most preferred first, each once (a name wins over an alias that
+--    happens to spell it, as in GET /v1/shapes/{shape}). None: outcome 'no-such-shape'.
+-- 3. Machines are claimed warm first, then preparing (p_allow_preparing), then standby (p_allow_standby), each shape
+--    in order, only those whose labels hold every pair of p_machine_labels, with FOR UPDATE SKIP LOCKED, so
+--    concurrent launches neither share a machine nor wait for each other. Each step starts at a random place in the
+--    machines (and wraps around): claims spread out instead of all queueing on, and skipping past, the same first
+--    rows. Machines an earlier request of this batch took are skipped (this transaction holds their locks). The
+--    label test is spelled so that the cached generic plan walks the claimable index in seq order and stops at the
+--    limit: a bare "labels @> $1" lets the planner (which guesses containment matches 0.1 % of rows) AND in the
+--    labels' GIN index, which for an empty filter matches every machine, then sort them all — per claim.
+-- 4. Fewer than p_min: outcome 'insufficient' with what is there (of the machines the label filter lets in), and the
+--    launch row is removed again; the machines it locked are free again at commit.
+-- A machine taken from standby is prepared first: its prepare is queued before (a lower seq than) its join.
+
+CREATE OR REPLACE FUNCTION launch_instances_batch(
+    p_launch_ids text[], p_callers text[], p_client_tokens text[], p_request_hashes bytea[],
+    p_shapes jsonb[], p_allow_preparing boolean[], p_mins integer[], p_maxes integer[],
+    p_labels jsonb[], p_kubernetes jsonb[], p_secrets bytea[], p_has_user_data boolean[], p_allow_standby boolean[],
+    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[])
+  RETURNS jsonb[]
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_outcomes   jsonb[] := '{}';
+  v_existing   record;
+  v_names      text[];
+  v_state      text;
+  v_shape      text;
+  v_row        record;
+  v_n          integer;
+  v_first      integer;
+  v_id_base    integer := 0;
+  v_start      bigint;
+  v_from       bigint;
+  v_until      bigint;
+  v_pass       integer;
+  -- What this batch claimed, one element per machine.
+  v_machines   text[] := '{}';
+  v_requests   integer[] := '{}';
+  v_instances  text[] := '{}';
+  v_joins      text[] := '{}';
+  v_prepares   text[] := '{}';
+  v_shapes     text[] := '{}';
+  v_prev       text[] := '{}';
+  v_addresses  text[] := '{}';
+BEGIN
+  v_start := floor(random() * (coalesce(pg_sequence_last_value('machines_seq_seq'), 0) + 1));
+  FOR i IN 1 .. coalesce(array_length(p_launch_ids, 1), 0) LOOP
+    v_id_base := v_id_base + coalesce(p_maxes[i - 1], 0);
+    IF p_client_tokens[i] IS NOT NULL THEN
+      INSERT INTO launches (id, caller, client_token, request_hash)
+      VALUES (p_launch_ids[i], p_callers[i], p_client_tokens[i], p_request_hashes[i])
+      ON CONFLICT (caller, client_token) DO NOTHING;
+      IF NOT FOUND THEN
+        SELECT id, request_hash INTO v_existing FROM launches
+        WHERE caller = p_callers[i] AND client_token = p_client_tokens[i];
+        v_outcomes := v_outcomes || jsonb_build_object('outcome',
+            CASE WHEN v_existing.request_hash = p_request_hashes[i] THEN 'replayed' ELSE 'mismatch' END,
+            'launchId', v_existing.id);
+        CONTINUE;
+      END IF;
+    END IF;
+
+    SELECT array_agg(name ORDER BY ord) INTO v_names FROM (
+      SELECT name, min(ord) AS ord FROM (
+        SELECT coalesce((SELECT s.name FROM shapes s WHERE s.name = r.wanted),
+                        (SELECT s.name FROM shapes s WHERE s.alias = r.wanted)) AS name, r.ord
+        FROM jsonb_array_elements_text(p_shapes[i]) WITH ORDINALITY AS r(wanted, ord)) candidates
+      WHERE name IS NOT NULL
+      GROUP BY name) resolved;
+    IF v_names IS NULL THEN
+      DELETE FROM launches WHERE id = p_launch_ids[i];
+      v_outcomes := v_outcomes || jsonb_build_object('outcome', 'no-such-shape');
+      CONTINUE;
+    END IF;
+
+    v_first := coalesce(array_length(v_machines, 1), 0) + 1;
+    v_n := 0;
+    FOREACH v_state IN ARRAY CASE WHEN p_allow_standby[i] THEN ARRAY['warm', 'preparing', 'standby']
+                                 WHEN p_allow_preparing[i] THEN ARRAY['warm', 'preparing'] ELSE ARRAY['warm'] END LOOP
+      FOREACH v_shape IN ARRAY v_names LOOP
+        FOR v_pass IN 0..1 LOOP
+          EXIT WHEN v_n >= p_maxes[i];
+          v_from := CASE v_pass WHEN 0 THEN v_start ELSE 0 END;
+          v_until := CASE v_pass WHEN 0 THEN 9223372036854775807 ELSE v_start END;
+          FOR v_row IN
+            SELECT id, shape, state, address FROM machines
+            WHERE shape = v_shape AND state = v_state AND NOT cordoned AND instance_id IS NULL
+              AND (p_machine_labels[i] = '{}' OR labels @> p_machine_labels[i])
+              AND seq >= v_from AND seq < v_until
+              AND id <> ALL (v_machines)
+            ORDER BY seq LIMIT p_maxes[i] - v_n
+            FOR UPDATE SKIP LOCKED
+          LOOP
+            v_n := v_n + 1;
+            v_machines := v_machines || v_row.id;
+            v_requests := v_requests || i;
+            v_instances := v_instances || p_instance_ids[v_id_base + v_n];
+            v_joins := v_joins || p_join_ids[v_id_base + v_n];
+            v_prepares := v_prepares || p_prepare_ids[v_id_base + v_n];
+            v_shapes := v_shapes || v_row.shape;
+            v_prev := v_prev || v_row.state;
+            v_addresses := v_addresses || v_row.address;
+          END LOOP;
+        END LOOP;
+      END LOOP;
+    END LOOP;
+
+    IF v_n < p_mins[i] THEN
+      v_machines := v_machines[1 : v_first - 1];
+      v_requests := v_requests[1 : v_first - 1];
+      v_instances := v_instances[1 : v_first - 1];
+      v_joins := v_joins[1 : v_first - 1];
+      v_prepares := v_prepares[1 : v_first - 1];
+      v_shapes := v_shapes[1 : v_first - 1];
+      v_prev := v_prev[1 : v_first - 1];
+      v_addresses := v_addresses[1 : v_first - 1];
+      DELETE FROM launches WHERE id = p_launch_ids[i];
+      v_outcomes := v_outcomes || jsonb_build_object('outcome', 'insufficient',
+        'claimable', v_n, 'shapes', to_jsonb(v_names),
+        'available', (
+          SELECT jsonb_object_agg(n, by_state) FROM (
+            SELECT n, jsonb_build_object('warm', count(m.id) FILTER (WHERE m.state = 'warm'),
+                                         'preparing', count(m.id) FILTER (WHERE m.state = 'preparing'),
+                                         'standby', count(m.id) FILTER (WHERE m.state = 'standby')) AS by_state
+            FROM unnest(v_names) AS n
+            LEFT JOIN machines m ON m.shape = n AND NOT m.cordoned AND m.instance_id IS NULL
+                                  AND m.labels @> p_machine_labels[i] AND m.id <> ALL (v_machines)
+            GROUP BY n) per_shape));
+      CONTINUE;
+    END IF;
+
+    IF p_client_tokens[i] IS NULL THEN
+      INSERT INTO launches (id, caller, client_token, request_hash)
+      VALUES (p_launch_ids[i], p_callers[i], NULL, p_request_hashes[i]);
+    END IF;
+    v_outcomes := v_outcomes || jsonb_build_object('outcome', 'launched', 'launchId', p_launch_ids[i],
+      'createdAt', now(), 'instances', coalesce((
+        SELECT jsonb_agg(jsonb_build_object('id', v_instances[k], 'machineId', v_machines[k], 'shape', v_shapes[k],
+                                            'address', v_addresses[k]) ORDER BY k)
+        FROM generate_series(v_first, v_first + v_n - 1) AS k), '[]'::jsonb));
+  END LOOP;
+
+  IF coalesce(array_length(v_machines, 1), 0) = 0 THEN
+    RETURN v_outcomes;
+  END IF;
+
+  WITH input AS (
+    SELECT * FROM unnest(v_machines, v_requests, v_instances, v_joins, v_prepares, v_shapes, v_prev)
+      AS t(machine_id, request, instance_id, join_id, prepare_id, shape, prev_state)
+  ), bound AS (
+    UPDATE machines m SET instance_id = input.instance_id,
+      state = CASE m.state WHEN 'warm' THEN 'joining' WHEN 'standby' THEN 'preparing' ELSE m.state END,
+      state_changed_at = CASE WHEN m.state IN ('warm', 'standby') THEN now() ELSE m.state_changed_at END
+    FROM input WHERE m.id = input.machine_id
+  ), launched AS (
+    INSERT INTO instances (id, launch_id, machine_id, shape, state, labels, kubernetes, secrets, has_user_data)
+    SELECT instance_id, p_launch_ids[request], machine_id, shape, 'pending', p_labels[request],
+           nullif(p_kubernetes[request], 'null'), p_secrets[request], p_has_user_data[request]
+    FROM input
+  ), queued AS (
+    INSERT INTO commands (id, machine_id, instance_id, type, status)
+    SELECT prepare_id, machine_id, NULL, 'prepare', 'queued' FROM input WHERE prev_state = 'standby'
+    UNION ALL
+    SELECT join_id, machine_id, instance_id, 'join', 'queued' FROM input
+    ORDER BY 3 NULLS FIRST -- prepares before joins: a lower seq
+  )
+  INSERT INTO events (type, subject, machine_id, instance_id, from_state, to_state, reason)
+  SELECT 'CommandQueued', prepare_id, machine_id, NULL, NULL, 'queued', 'prepare' FROM input
+  WHERE prev_state = 'standby'
+  UNION ALL
+  SELECT 'InstanceState', instance_id, machine_id, instance_id, NULL, 'pending', 'launched' FROM input
+  UNION ALL
+  SELECT 'MachineState', machine_id, machine_id, instance_id, 'warm', 'joining', 'claimed' FROM input
+  WHERE prev_state = 'warm'
+  UNION ALL
+  SELECT 'MachineState', machine_id, machine_id, instance_id, 'standby', 'preparing', 'claimed from standby'
+  FROM input WHERE prev_state = 'standby'
+  UNION ALL
+  SELECT 'CommandQueued', join_id, machine_id, instance_id, NULL, 'queued', 'join' FROM input;
+
+  RETURN v_outcomes;
+END
+$$;
+
+ALTER FUNCTION launch_instances_batch(text[], text[], text[], bytea[], jsonb[], boolean[], integer[], integer[],
+    jsonb[], jsonb[], bytea[], boolean[], boolean[], jsonb[], text[], text[], text[])
+  SET plan_cache_mode = force_generic_plan;
+
+-- The single-launch signatures, for API replicas of earlier versions during a rolling upgrade: one request through
+-- the batch, its refusals raised as before (WM503: too few machines, with what is there as the detail; WM400: no
+-- such shape). Those replicas do not mint the ids, so this does, in the API's formats (crypto/Ids).
+CREATE OR REPLACE FUNCTION launch_instances(
+    p_launch_id text, p_caller text, p_client_token text, p_request_hash bytea,
+    p_shapes text[], p_allow_preparing boolean, p_min integer, p_max integer,
+    p_labels jsonb, p_kubernetes jsonb, p_secrets bytea, p_has_user_data boolean, p_allow_standby boolean,
+    p_machine_labels jsonb)
+  RETURNS jsonb
+  LANGUAGE plpgsql AS $$
+DECLARE
+  v_outcome jsonb;
+BEGIN
+  v_outcome := (launch_instances_batch(ARRAY[p_launch_id], ARRAY[p_caller], ARRAY[p_client_token],
+      ARRAY[p_request_hash], ARRAY[to_jsonb(p_shapes)], ARRAY[p_allow_preparing], ARRAY[p_min], ARRAY[p_max],
+      ARRAY[p_labels], ARRAY[p_kubernetes], ARRAY[p_secrets], ARRAY[p_has_user_data], ARRAY[p_allow_standby],
+      ARRAY[p_machine_labels],
+      ARRAY(SELECT 'i-' || substr(md5(gen_random_uuid()::text), 1, 17) FROM generate_series(1, p_max)),
+      ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max)),
+      ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max))))[1];
+  CASE v_outcome->>'outcome'
+    WHEN 'insufficient' THEN
+      RAISE EXCEPTION 'insufficient capacity' USING ERRCODE = 'WM503', DETAIL = v_outcome::text;
+    WHEN 'no-such-shape' THEN
+      RAISE EXCEPTION 'no such shape' USING ERRCODE = 'WM400';
+    ELSE
+      RETURN v_outcome;
+  END CASE;
+END
+$$;

@@ -1,0 +1,168 @@
+package io.warmmetal.api.lifecycle.impl;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.SqlConnection;
+import io.vertx.sqlclient.Transaction;
+import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.testing.ApiFixture;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Launches gathered into one database call: they share the call, never a machine, and one launch's refusal or error
+ * never reaches the others. Runs the function on the real PostgreSQL; a table lock held by another connection keeps
+ * the first call in the database while the rest arrive, so the rest go together.
+ */
+@ExtendWith(VertxExtension.class)
+class LaunchBatchesTest {
+  private static final String SHAPE = "x86-16c-64g";
+  private ApiFixture fx;
+  private final AtomicInteger calls = new AtomicInteger();
+  private final List<Integer> sizes = new ArrayList<>();
+
+  @BeforeEach
+  void start(Vertx vertx) throws Exception {
+    fx = ApiFixture.start(vertx);
+  }
+
+  @AfterEach
+  void stop() {
+    fx.close();
+  }
+
+  private LaunchBatches batches(int maxBatch) {
+    return new LaunchBatches(fx.db(), maxBatch, 1, size -> {
+      calls.incrementAndGet();
+      synchronized (sizes) {
+        sizes.add(size);
+      }
+    });
+  }
+
+  @Test
+  void launchesArrivingTogetherShareOneCallAndNeverAMachine() {
+    fx.registerMachines(30, ApiFixture.facts(16, 64), true);
+    LaunchBatches batches = batches(100);
+
+    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> {
+      List<Future<JsonObject>> all = new ArrayList<>();
+      for (int i = 0; i < 25; i++) {
+        all.add(batches.submit(request("tok-" + i, SHAPE, 1, 1)));
+      }
+      return all;
+    });
+
+    Set<String> machines = new HashSet<>();
+    for (Future<JsonObject> f : outcomes) {
+      JsonObject outcome = f.result();
+      assertThat(outcome.getString("outcome")).isEqualTo("launched");
+      String machine = outcome.getJsonArray("instances").getJsonObject(0).getString("machineId");
+      assertThat(machines.add(machine)).as("machine handed out twice").isTrue();
+    }
+    assertThat(sizes).containsExactly(1, 24); // the first went alone; the rest arrived meanwhile
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
+        .isEqualTo(25);
+    assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'")).isEqualTo(25);
+    assertThat(fx.count("SELECT count(DISTINCT launch_id) FROM instances")).isEqualTo(25);
+  }
+
+  @Test
+  void eachLaunchInABatchGetsItsOwnOutcome() {
+    fx.registerMachines(3, ApiFixture.facts(16, 64), true);
+    LaunchBatches batches = batches(100);
+    LaunchBatches.Request same = request("tok-same", SHAPE, 1, 1);
+
+    // A batch goes in (caller, client token) order: tok-a-too-many claims the two machines left, then lets them go.
+    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
+        batches.submit(request("tok-first", SHAPE, 1, 1)),
+        batches.submit(request("tok-a-too-many", SHAPE, 5, 5)),
+        batches.submit(request("tok-nothing", "no-such-shape", 1, 1)),
+        batches.submit(same),
+        batches.submit(sameToken(same, request("tok-same", SHAPE, 1, 1).launchId(), same.requestHash())),
+        batches.submit(sameToken(same, request("tok-same", SHAPE, 1, 1).launchId(), new byte[] {9})),
+        batches.submit(request("tok-b-after", SHAPE, 1, 1))));
+
+    assertThat(outcomes.get(0).result().getString("outcome")).isEqualTo("launched");
+    JsonObject tooMany = outcomes.get(1).result();
+    assertThat(tooMany.getString("outcome")).isEqualTo("insufficient");
+    assertThat(tooMany.getInteger("claimable")).isEqualTo(2);
+    assertThat(outcomes.get(2).result().getString("outcome")).isEqualTo("no-such-shape");
+    assertThat(outcomes.get(3).result().getString("outcome")).isEqualTo("launched");
+    assertThat(outcomes.get(4).result().getString("outcome")).isEqualTo("replayed");
+    assertThat(outcomes.get(4).result().getString("launchId")).isEqualTo(same.launchId());
+    assertThat(outcomes.get(5).result().getString("outcome")).isEqualTo("mismatch");
+    // The refused launch kept nothing, so the one after it (and tok-same) still find machines.
+    assertThat(outcomes.get(6).result().getString("outcome")).isEqualTo("launched");
+    assertThat(outcomes.get(6).result().getJsonArray("instances")).hasSize(1);
+    assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(3);
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(3);
+    assertThat(sizes).containsExactly(1, 6);
+  }
+
+  @Test
+  void aBatchTheDatabaseRefusesIsTriedAgainLaunchByLaunch() {
+    fx.registerMachines(5, ApiFixture.facts(16, 64), true);
+    LaunchBatches batches = batches(100);
+    LaunchBatches.Request broken = request("tok-broken", SHAPE, 1, 1);
+    broken.instanceIds()[0] = null; // instances.id is NOT NULL: the whole call fails
+
+    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
+        batches.submit(request("tok-a", SHAPE, 1, 1)),
+        batches.submit(request("tok-b", SHAPE, 1, 1)),
+        batches.submit(broken),
+        batches.submit(request("tok-c", SHAPE, 1, 1))));
+
+    assertThat(outcomes.get(0).result().getString("outcome")).isEqualTo("launched");
+    assertThat(outcomes.get(1).result().getString("outcome")).isEqualTo("launched");
+    assertThat(outcomes.get(2).failed()).isTrue();
+    assertThat(outcomes.get(3).result().getString("outcome")).isEqualTo("launched");
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(3);
+    assertThat(fx.count("SELECT count(*) FROM launches WHERE client_token = 'tok-broken'")).isZero();
+  }
+
+  /**
+   * Submits while another transaction holds the launches table, so the first call waits in the database and the
+   * launches submitted meanwhile queue behind it; then lets go and waits for every outcome.
+   */
+  private List<Future<JsonObject>> whileLaunchesAreLocked(Supplier<List<Future<JsonObject>>> submit) {
+    SqlConnection locker = fx.db().getConnection().await();
+    Transaction tx = locker.begin().await();
+    locker.query("LOCK TABLE launches IN EXCLUSIVE MODE").execute().await();
+    List<Future<JsonObject>> outcomes = submit.get();
+    tx.commit().await();
+    locker.close().await();
+    Future.join(new ArrayList<>(outcomes)).transform(done -> Future.succeededFuture()).await(); // all in, failed or not
+    return outcomes;
+  }
+
+  private static LaunchBatches.Request request(String clientToken, String shape, int min, int max) {
+    String[] instanceIds = new String[max];
+    String[] joinIds = new String[max];
+    for (int i = 0; i < max; i++) {
+      instanceIds[i] = Ids.instanceId();
+      joinIds[i] = Ids.commandId();
+    }
+    return new LaunchBatches.Request(Ids.launchId(), "tok-test", clientToken, Ids.sha256(clientToken + shape + min),
+        List.of(shape), false, min, max, new JsonObject(), null, null, false, false, new JsonObject(), instanceIds,
+        joinIds, new String[max]);
+  }
+
+  private static LaunchBatches.Request sameToken(LaunchBatches.Request r, String launchId, byte[] hash) {
+    return new LaunchBatches.Request(launchId, r.caller(), r.clientToken(), hash, r.shapes(), r.allowPreparing(),
+        r.min(), r.max(), r.labels(), r.kubernetes(), r.secrets(), r.hasUserData(), r.allowStandby(),
+        r.machineLabels(), new String[] {Ids.instanceId()}, new String[] {Ids.commandId()}, new String[1]);
+  }
+}
