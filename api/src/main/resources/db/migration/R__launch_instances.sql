@@ -143,7 +143,8 @@ BEGIN
                                          'standby', count(m.id) FILTER (WHERE m.state = 'standby')) AS by_state
             FROM unnest(v_names) AS n
             LEFT JOIN machines m ON m.shape = n AND NOT m.cordoned AND m.instance_id IS NULL
-                                  AND m.labels @> p_machine_labels[i] AND m.id <> ALL (v_machines)
+                                  AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+                                  AND m.id <> ALL (v_machines)
             GROUP BY n) per_shape));
       CONTINUE;
     END IF;

@@ -14,13 +14,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps every pool at its target: reconciles on a timer and soon after anything that changes the counts (a launch,
  * a termination, an agent's hello — told by the lifecycle's after-commit hook — or a new target). One pass at a
- * time per replica; passes asked for while one runs fold into one more.
+ * time per replica, at most one each {@link #SPACING}; passes asked for meanwhile fold into one more.
  *
  * <p>A pass is "decide over a snapshot, then apply": {@code PoolPlanner} decides, the lifecycle carries out the
  * state part in the pass's transaction, then {@link StandbyPower} the power part.
  */
 public final class PoolManager {
   private static final Logger LOG = LoggerFactory.getLogger(PoolManager.class);
+
+  /** The least time between the starts of two passes. */
+  static final Duration SPACING = Duration.ofMillis(200);
 
   private final Vertx vertx;
   private final Lifecycle lifecycle;
@@ -59,19 +62,30 @@ public final class PoolManager {
     return lifecycle.reconcilePools().onSuccess(d -> standby.apply(d.powerOff(), d.powerOn()));
   }
 
-  /** Asks for a pass soon. */
+  /**
+   * Asks for a pass soon: at once if none ran in the last {@link #SPACING}, else that long after the last began. A
+   * burst of launches, each of which nudges, so costs the database a few passes a second, not one per commit (a pass
+   * reads every pooled machine).
+   */
   public void nudge() {
     if (!running.compareAndSet(false, true)) {
       again.set(true);
       return;
     }
+    long started = System.nanoTime();
     pass()
         .onFailure(err -> LOG.warn("Pool reconciliation failed: {}", err.getMessage()))
         .onComplete(ar -> {
-          running.set(false);
-          if (again.getAndSet(false)) {
-            nudge();
+          if (!again.getAndSet(false)) {
+            running.set(false);
+            return;
           }
+          long waitMs = SPACING.toMillis() - (System.nanoTime() - started) / 1_000_000;
+          vertx.setTimer(Math.max(1, waitMs), id -> {
+            running.set(false);
+            nudge();
+          });
         });
   }
+
 }

@@ -12,7 +12,8 @@ import java.util.regex.Pattern;
 /**
  * {@code pgbench} of the launch function alone: what the database does with launches when no API is in front. Each
  * launch is of one machine with a client token, as the benchmark's; before each run the machines the API (or the
- * run before) claimed are made warm again, so the table is the one the API had. A run lasts a fixed time.
+ * run before) claimed are made warm again, so the table is the one the API had, and a run claims as many as the
+ * API's did.
  */
 final class FunctionBenchmark {
   private static final String SHAPE = "x86-32c-256g";
@@ -38,8 +39,8 @@ final class FunctionBenchmark {
     return new FunctionBenchmark(vertx, databaseUrl, pgbench);
   }
 
-  /** Launches/s with {@code clients} connections, each call carrying {@code perCall} launches, for {@code seconds}. */
-  double launchesPerSecond(int clients, int perCall, int seconds) throws Exception {
+  /** Launches/s with {@code clients} connections, each call carrying {@code perCall} launches, {@code launches} in all. */
+  double launchesPerSecond(int clients, int perCall, int launches) throws Exception {
     Pool db = Database.pool(vertx, Database.connectOptions(databaseUrl), 1);
     try {
       // The API's machines again, warm and unclaimed: the same table, the same spread of claims as the API had.
@@ -52,7 +53,8 @@ final class FunctionBenchmark {
     try {
       Files.writeString(script, script(perCall));
       Process p = new ProcessBuilder(pgbench.toString(), "-n", "-f", script.toString(), "-c",
-          Integer.toString(clients), "-j", "2", "-T", Integer.toString(seconds), databaseUrl)
+          Integer.toString(clients), "-j", "2", "-t", Integer.toString(Math.max(1, launches / perCall / clients)),
+          databaseUrl)
           .redirectErrorStream(true).start();
       String out = new String(p.getInputStream().readAllBytes());
       if (p.waitFor() != 0) {

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * HTTP on loopback. Not a test: it asserts nothing, it measures.
  *
  * <p>Then, in the same run and on the same database (its machines made warm again), {@code pgbench} calls the launch
- * function alone, no HTTP and no API, for 10 s each: one launch per call at 4, 8 and 16 clients (the best is
+ * function alone, no HTTP and no API, as many launches as the API's run each: one launch per call at 4, 8 and 16 clients (the best is
  * printed), and launches in batches of the size the API sent at as many clients as the API had calls in flight. The
  * benchmark prints the API's rate divided by each. {@code pgbench} comes with {@code postgresql-client}
  * ({@code apt-get install postgresql-client}); without it that part is skipped.
@@ -83,10 +83,10 @@ public final class LaunchBenchmark {
     if (function != null) {
       double single = 0;
       for (int clients : new int[] {4, 8, 16}) {
-        single = Math.max(single, function.launchesPerSecond(clients, 1, 10));
+        single = Math.max(single, function.launchesPerSecond(clients, 1, launches));
       }
       int perCall = (int) Math.round(batchSize);
-      double batched = function.launchesPerSecond(callsInFlight, perCall, 10);
+      double batched = function.launchesPerSecond(callsInFlight, perCall, launches);
       System.out.printf("pgbench, the launch function alone: %.0f launches/s one per call (best of 4, 8, 16 clients);"
           + " %.0f launches/s %d per call at %d clients (as the API sent them)%n", single, batched, perCall,
           callsInFlight);

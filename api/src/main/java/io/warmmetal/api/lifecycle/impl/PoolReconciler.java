@@ -32,6 +32,9 @@ final class PoolReconciler {
   private final FleetMetrics metrics;
   private final Commits commits;
 
+  private static final long COUNTS_EVERY_NANOS = 1_000_000_000L;
+  private volatile long countsPublishedAt;
+
   PoolReconciler(Pool db, FleetMetrics metrics, Commits commits) {
     this.db = db;
     this.metrics = metrics;
@@ -115,8 +118,16 @@ final class PoolReconciler {
             details));
   }
 
-  /** Machines per shape and state for the metrics endpoint. */
+  /**
+   * Machines per shape and state for the metrics endpoint, at most once a second: the count reads every machine, and
+   * passes come several times a second while launches stream in.
+   */
   private Future<Void> publishCounts() {
+    long now = System.nanoTime();
+    if (countsPublishedAt != 0 && now - countsPublishedAt < COUNTS_EVERY_NANOS) {
+      return Future.succeededFuture();
+    }
+    countsPublishedAt = now;
     return db.query("SELECT shape, state, count(*) AS n FROM machines GROUP BY shape, state").execute()
         .map(rows -> {
           Map<String, Map<String, Long>> counts = new HashMap<>();
