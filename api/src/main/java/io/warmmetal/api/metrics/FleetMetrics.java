@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class FleetMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
+  private final Map<String, Timer> launchStages = new ConcurrentHashMap<>();
   private final Map<String, Counter> claims = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> deficits = new ConcurrentHashMap<>();
   private final MultiGauge machines;
@@ -32,6 +33,19 @@ public final class FleetMetrics {
         .description("Launch requests per database call (launches arriving together share one)")
         .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
         .register(registry);
+  }
+
+  /**
+   * Where a launch's time went inside the API: {@code prepare} (fingerprint, sealing, ids on a worker), {@code queued}
+   * (waiting for a database call), {@code database} (the call carrying it, to its commit).
+   */
+  public void launchStage(String stage, long nanos) {
+    launchStages.computeIfAbsent(stage, s -> Timer.builder("warmmetal.launch.stage")
+            .description("Time a launch spends in each stage inside the API")
+            .tag("stage", s)
+            .publishPercentiles(0.5, 0.99)
+            .register(registry))
+        .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** A database call carrying {@code launches} launch requests went out. */

@@ -72,7 +72,9 @@ public final class LaunchBenchmark {
     System.out.printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |%n", launches, concurrency, measured.perSecond(),
         measured.percentile(50), measured.percentile(90), measured.percentile(99), measured.percentile(100));
     System.out.printf("p99 ms by quarter of the run: %s%n", measured.quarterP99s());
-    double batchSize = batchSize(http, port);
+    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
+    System.out.printf("inside the API, p50 / p99 ms (the last minutes, warm-up included): %s%n", stages(metrics));
+    double batchSize = batchSize(metrics);
     int callsInFlight = config.launchesInFlight();
     System.out.printf("(%d cores, %s %s; launches per database call: %.1f on average, %d calls at a time)%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name"),
@@ -140,9 +142,25 @@ public final class LaunchBenchmark {
     return done.future();
   }
 
+  /** Where launches' time went inside the API, from its own metric. */
+  private static String stages(String metrics) {
+    StringBuilder out = new StringBuilder();
+    for (String stage : new String[] {"prepare", "queued", "database"}) {
+      out.append(out.length() == 0 ? "" : "; ").append(String.format("%s %.1f / %.1f", stage,
+          1000 * quantile(metrics, stage, "0.5"), 1000 * quantile(metrics, stage, "0.99")));
+    }
+    return out.toString();
+  }
+
+  private static double quantile(String metrics, String stage, String quantile) {
+    return metrics.lines()
+        .filter(l -> l.startsWith("warmmetal_launch_stage_seconds{") && l.contains("stage=\"" + stage + "\"")
+            && l.contains("quantile=\"" + quantile + "\""))
+        .findFirst().map(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).orElse(Double.NaN);
+  }
+
   /** The mean launches per database call, from the API's own metric. */
-  private static double batchSize(WebClient http, int port) {
-    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
+  private static double batchSize(String metrics) {
     double count = metric(metrics, "warmmetal_launch_batch_size_count");
     return count == 0 ? 1 : metric(metrics, "warmmetal_launch_batch_size_sum") / count;
   }

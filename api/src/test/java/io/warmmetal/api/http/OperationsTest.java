@@ -20,9 +20,13 @@ class OperationsTest {
       fx.registerMachines(2, ApiFixture.facts(8, 32), true);
       fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"));
       fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g").put("minCount", 5));
-      fx.reconcilePools(); // refreshes the machine gauges
-
+      // A pass refreshes the machine gauges, at most once a second: pass until they show the launch.
       Response metrics = fx.client.get("/metrics", null);
+      for (long deadline = System.nanoTime() + 5_000_000_000L; System.nanoTime() < deadline
+          && !metrics.raw().contains("state=\"joining\"} 1.0"); metrics = fx.client.get("/metrics", null)) {
+        Thread.sleep(100);
+        fx.reconcilePools();
+      }
       assertThat(metrics.headers().get("Content-Type")).startsWith("text/plain");
       assertThat(metrics.raw())
           .contains("warmmetal_launch_duration_seconds_count{outcome=\"launched\"} 1")

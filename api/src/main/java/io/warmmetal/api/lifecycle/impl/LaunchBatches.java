@@ -9,12 +9,12 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.metrics.FleetMetrics;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import java.util.function.IntConsumer;
 
 /**
  * Sends launches to the database in batches: one {@code launch_instances_batch} call, one transaction, for every
@@ -37,7 +37,7 @@ final class LaunchBatches {
   private final Pool db;
   private final int maxBatch;
   private final int maxInFlight;
-  private final IntConsumer batchSent;
+  private final Observer observer;
   private final ArrayDeque<Pending> queue = new ArrayDeque<>();
   private int inFlight;
 
@@ -50,18 +50,45 @@ final class LaunchBatches {
       boolean hasUserData, boolean allowStandby, JsonObject machineLabels, String[] instanceIds, String[] joinIds,
       String[] prepareIds) {}
 
-  private record Pending(Request request, Promise<JsonObject> outcome) {}
+  private record Pending(Request request, Promise<JsonObject> outcome, long queuedAt) {}
+
+  /** Told what the batching does (the API's metrics). Called on the sending or the completing thread. */
+  interface Observer {
+    /** A call with {@code waitedNanos.length} launches went out; each waited that long for it. */
+    void sent(long[] waitedNanos);
+
+    /** A call came back (committed or failed) {@code nanos} after it went out. */
+    void returned(long nanos);
+  }
+
+  /** Calls' sizes, launches' waits for a call, and calls' durations as the API's metrics. */
+  static Observer reportingTo(FleetMetrics metrics) {
+    return new Observer() {
+      @Override
+      public void sent(long[] waitedNanos) {
+        metrics.launchBatchSent(waitedNanos.length);
+        for (long waited : waitedNanos) {
+          metrics.launchStage("queued", waited);
+        }
+      }
+
+      @Override
+      public void returned(long nanos) {
+        metrics.launchStage("database", nanos);
+      }
+    };
+  }
 
   /**
    * @param maxBatch    the most launches one call carries
    * @param maxInFlight the most calls running at once; launches arriving meanwhile wait for the next batch
-   * @param batchSent   told each batch's size (a metric)
+   * @param observer    told each call's size, its launches' waits and its duration
    */
-  LaunchBatches(Pool db, int maxBatch, int maxInFlight, IntConsumer batchSent) {
+  LaunchBatches(Pool db, int maxBatch, int maxInFlight, Observer observer) {
     this.db = db;
     this.maxBatch = maxBatch;
     this.maxInFlight = maxInFlight;
-    this.batchSent = batchSent;
+    this.observer = observer;
   }
 
   /** The function's outcome for this launch, once its batch has committed. */
@@ -69,7 +96,7 @@ final class LaunchBatches {
     Promise<JsonObject> outcome = Promise.promise();
     List<Pending> batch;
     synchronized (this) {
-      queue.add(new Pending(request, outcome));
+      queue.add(new Pending(request, outcome, System.nanoTime()));
       batch = nextBatch();
     }
     send(batch);
@@ -94,8 +121,10 @@ final class LaunchBatches {
       return;
     }
     batch.sort(LOCK_ORDER);
-    batchSent.accept(batch.size());
+    long sentAt = System.nanoTime();
+    observer.sent(batch.stream().mapToLong(p -> sentAt - p.queuedAt).toArray());
     execute(batch).onComplete(ar -> {
+      observer.returned(System.nanoTime() - sentAt);
       List<Pending> next;
       synchronized (this) {
         inFlight--;

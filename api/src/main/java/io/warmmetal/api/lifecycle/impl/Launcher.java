@@ -51,6 +51,7 @@ final class Launcher {
   Future<Launch> launch(LaunchSpec spec) {
     long started = System.nanoTime();
     return vertx.executeBlocking(() -> prepare(spec), false)
+        .onSuccess(request -> metrics.launchStage("prepare", System.nanoTime() - started))
         .compose(request -> attempt(spec, request))
         .onComplete(ar -> metrics.launchFinished(System.nanoTime() - started,
             ar.succeeded() ? (ar.result().replayed() ? "replayed" : "launched")

@@ -41,7 +41,7 @@ public final class LifecycleImpl implements Lifecycle {
     this.registrar = new Registrar(db);
     this.enroller = new Enroller(vertx, db, grants, ca, agentCertValidity);
     this.launcher = new Launcher(vertx, db, new LaunchBatches(db, batching.maxBatch(), batching.callsInFlight(),
-        metrics::launchBatchSent), secrets, metrics, commits);
+        LaunchBatches.reportingTo(metrics)), secrets, metrics, commits);
     this.terminator = new Terminator(db, commits);
     this.results = new CommandResults(db, commits);
     this.pools = new PoolReconciler(db, metrics, commits);

@@ -31,6 +31,7 @@ class LaunchBatchesTest {
   private static final String SHAPE = "x86-16c-64g";
   private ApiFixture fx;
   private final AtomicInteger calls = new AtomicInteger();
+  private final AtomicInteger returned = new AtomicInteger();
   private final List<Integer> sizes = new ArrayList<>();
 
   @BeforeEach
@@ -44,10 +45,18 @@ class LaunchBatchesTest {
   }
 
   private LaunchBatches batches(int maxBatch) {
-    return new LaunchBatches(fx.db(), maxBatch, 1, size -> {
-      calls.incrementAndGet();
-      synchronized (sizes) {
-        sizes.add(size);
+    return new LaunchBatches(fx.db(), maxBatch, 1, new LaunchBatches.Observer() {
+      @Override
+      public void sent(long[] waitedNanos) {
+        calls.incrementAndGet();
+        synchronized (sizes) {
+          sizes.add(waitedNanos.length);
+        }
+      }
+
+      @Override
+      public void returned(long nanos) {
+        returned.incrementAndGet();
       }
     });
   }
@@ -73,6 +82,7 @@ class LaunchBatchesTest {
       assertThat(machines.add(machine)).as("machine handed out twice").isTrue();
     }
     assertThat(sizes).containsExactly(1, 24); // the first went alone; the rest arrived meanwhile
+    assertThat(returned).hasValue(2);
     assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
         .isEqualTo(25);
     assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'")).isEqualTo(25);
