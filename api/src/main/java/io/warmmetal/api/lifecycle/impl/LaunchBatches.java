@@ -24,7 +24,9 @@ import java.util.List;
  *
  * <p>A request's outcome is the function's answer for it ({@code launched}, {@code replayed}, {@code mismatch},
  * {@code insufficient}, {@code no-such-shape}); one request never fails another. If the database refuses a whole
- * batch (an error is raised, so nothing of it was written), each of its requests is tried again on its own.
+ * batch (an error is raised, so nothing of it was written), each of its requests is tried again on its own; if the
+ * connection is lost instead, the batch may have committed, so its requests fail (a retry with the same client
+ * token then replays, never repeats, the launch).
  */
 final class LaunchBatches {
   private static final String BATCH_SQL = "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
@@ -135,7 +137,7 @@ final class LaunchBatches {
         for (int i = 0; i < batch.size(); i++) {
           batch.get(i).outcome.complete(outcomes.get(i));
         }
-      } else if (ar.cause() instanceof PgException && batch.size() > 1) {
+      } else if (batch.size() > 1 && refusedByTheStatement(ar.cause())) {
         batch.forEach(p -> execute(List.of(p)).onComplete(one -> {
           if (one.succeeded()) {
             p.outcome.complete(one.result().get(0));
@@ -148,6 +150,19 @@ final class LaunchBatches {
       }
       send(next);
     });
+  }
+
+  /**
+   * The call's statement failed, so its transaction rolled back and nothing of the batch was written: its launches
+   * may go again. Not so for a lost connection or a server going down (SQLSTATE classes 08, 57, 58), after which
+   * the batch may have committed.
+   */
+  private static boolean refusedByTheStatement(Throwable failure) {
+    if (!(failure instanceof PgException pg) || pg.getSqlState() == null) {
+      return false;
+    }
+    String sqlClass = pg.getSqlState().substring(0, Math.min(2, pg.getSqlState().length()));
+    return !sqlClass.equals("08") && !sqlClass.equals("57") && !sqlClass.equals("58");
   }
 
   private Future<List<JsonObject>> execute(List<Pending> batch) {
