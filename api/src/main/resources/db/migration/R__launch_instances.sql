@@ -55,9 +55,7 @@ DECLARE
   -- What this batch claimed, one element per machine.
   v_machines   text[] := '{}';
   v_requests   integer[] := '{}';
-  v_instances  text[] := '{}';
-  v_joins      text[] := '{}';
-  v_prepares   text[] := '{}';
+  v_slots      integer[] := '{}';  -- where the machine's ids are in p_instance_ids, p_join_ids, p_prepare_ids
   v_shapes     text[] := '{}';
   v_prev       text[] := '{}';
   v_addresses  text[] := '{}';
@@ -113,9 +111,7 @@ BEGIN
             v_n := v_n + 1;
             v_machines := v_machines || v_row.id;
             v_requests := v_requests || i;
-            v_instances := v_instances || p_instance_ids[v_id_base + v_n];
-            v_joins := v_joins || p_join_ids[v_id_base + v_n];
-            v_prepares := v_prepares || p_prepare_ids[v_id_base + v_n];
+            v_slots := v_slots || (v_id_base + v_n);
             v_shapes := v_shapes || v_row.shape;
             v_prev := v_prev || v_row.state;
             v_addresses := v_addresses || v_row.address;
@@ -127,9 +123,7 @@ BEGIN
     IF v_n < p_mins[i] THEN
       v_machines := v_machines[1 : v_first - 1];
       v_requests := v_requests[1 : v_first - 1];
-      v_instances := v_instances[1 : v_first - 1];
-      v_joins := v_joins[1 : v_first - 1];
-      v_prepares := v_prepares[1 : v_first - 1];
+      v_slots := v_slots[1 : v_first - 1];
       v_shapes := v_shapes[1 : v_first - 1];
       v_prev := v_prev[1 : v_first - 1];
       v_addresses := v_addresses[1 : v_first - 1];
@@ -155,7 +149,7 @@ BEGIN
     END IF;
     v_outcomes := v_outcomes || jsonb_build_object('outcome', 'launched', 'launchId', p_launch_ids[i],
       'createdAt', now(), 'instances', coalesce((
-        SELECT jsonb_agg(jsonb_build_object('id', v_instances[k], 'machineId', v_machines[k], 'shape', v_shapes[k],
+        SELECT jsonb_agg(jsonb_build_object('id', p_instance_ids[v_slots[k]], 'machineId', v_machines[k], 'shape', v_shapes[k],
                                             'address', v_addresses[k]) ORDER BY k)
         FROM generate_series(v_first, v_first + v_n - 1) AS k), '[]'::jsonb));
   END LOOP;
@@ -165,8 +159,9 @@ BEGIN
   END IF;
 
   WITH input AS (
-    SELECT * FROM unnest(v_machines, v_requests, v_instances, v_joins, v_prepares, v_shapes, v_prev)
-      AS t(machine_id, request, instance_id, join_id, prepare_id, shape, prev_state)
+    SELECT machine_id, request, p_instance_ids[slot] AS instance_id, p_join_ids[slot] AS join_id,
+           p_prepare_ids[slot] AS prepare_id, shape, prev_state
+    FROM unnest(v_machines, v_requests, v_slots, v_shapes, v_prev) AS t(machine_id, request, slot, shape, prev_state)
   ), bound AS (
     UPDATE machines m SET instance_id = input.instance_id,
       state = CASE m.state WHEN 'warm' THEN 'joining' WHEN 'standby' THEN 'preparing' ELSE m.state END,

@@ -138,13 +138,7 @@ final class LaunchBatches {
           batch.get(i).outcome.complete(outcomes.get(i));
         }
       } else if (batch.size() > 1 && refusedByTheStatement(ar.cause())) {
-        batch.forEach(p -> execute(List.of(p)).onComplete(one -> {
-          if (one.succeeded()) {
-            p.outcome.complete(one.result().get(0));
-          } else {
-            p.outcome.fail(one.cause());
-          }
-        }));
+        batch.forEach(p -> execute(List.of(p)).map(alone -> alone.get(0)).onComplete(p.outcome));
       } else {
         batch.forEach(p -> p.outcome.fail(ar.cause()));
       }
