@@ -21,6 +21,9 @@ need curl curl
 [ -d /usr/lib/ipxe/qemu ] || apt-get install -y --no-install-recommends ipxe-qemu >/dev/null
 
 work=$(mktemp -d)
+# Traversable, so the embedded PostgreSQL (an unprivileged user when this runs as root) keeps its cluster inside and
+# goes with it; otherwise it would live on in /var/lib/warmmetal.
+chmod 711 "$work"
 api_pid=
 qemu_pid=
 cleanup() {

@@ -1,5 +1,6 @@
 package io.warmmetal.api;
 
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.sqlclient.Pool;
@@ -7,6 +8,7 @@ import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.ErrorResponses;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.metrics.FleetMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,8 +26,38 @@ final class OperationalRoutes {
           LOG.warn("Not ready: the database does not answer: {}", err.getMessage());
           ErrorResponses.send(ctx, ApiError.of(ErrorCode.ServiceUnavailable, "the database does not answer"));
         }));
-    router.get("/metrics").handler(ctx -> ctx.response()
+    MachineCounts counts = new MachineCounts(db, metrics);
+    router.get("/metrics").handler(ctx -> counts.refresh().onComplete(x -> ctx.response()
         .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-        .end(metrics.scrape()));
+        .end(metrics.scrape())));
+  }
+
+  /**
+   * The machines-per-shape-and-state gauges, counted when scraped: the count reads every machine, so it runs only
+   * when someone looks, at most once a second however often they do. A failed count leaves the last one (the
+   * database's state shows in /readyz).
+   */
+  private static final class MachineCounts {
+    private static final long EVERY_NANOS = 1_000_000_000L;
+    private final Pool db;
+    private final FleetMetrics metrics;
+    private long countedAt;
+    private Future<Void> counting;
+
+    MachineCounts(Pool db, FleetMetrics metrics) {
+      this.db = db;
+      this.metrics = metrics;
+    }
+
+    synchronized Future<Void> refresh() {
+      long now = System.nanoTime();
+      if (counting == null || (counting.isComplete() && now - countedAt >= EVERY_NANOS)) {
+        countedAt = now;
+        counting = Lookups.machineCounts(db).onSuccess(metrics::machineCounts)
+            .onFailure(err -> LOG.warn("Could not count machines for /metrics: {}", err.getMessage()))
+            .mapEmpty();
+      }
+      return counting;
+    }
   }
 }

@@ -4,9 +4,14 @@ import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
-/** Reads of one record by id, in the caller's transaction or not; a missing one is refused as {@code NotFound}. */
+/**
+ * Reads of one record by id, in the caller's transaction or not (a missing one is refused as {@code NotFound}), and
+ * the fleet's counts.
+ */
 public final class Lookups {
   private Lookups() {}
 
@@ -37,6 +42,17 @@ public final class Lookups {
           List<Instance> out = new ArrayList<>();
           rows.forEach(r -> out.add(Instance.from(r)));
           return out;
+        });
+  }
+
+  /** Machines per shape and per state (reads every machine: not for a hot path). */
+  public static Future<Map<String, Map<String, Long>>> machineCounts(SqlClient db) {
+    return db.query("SELECT shape, state, count(*) AS n FROM machines GROUP BY shape, state").execute()
+        .map(rows -> {
+          Map<String, Map<String, Long>> counts = new HashMap<>();
+          rows.forEach(r -> counts.computeIfAbsent(r.getString("shape"), s -> new HashMap<>())
+              .put(r.getString("state"), r.getLong("n")));
+          return counts;
         });
   }
 }

@@ -20,15 +20,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  * this JVM on a real PostgreSQL (the embedded one unless WARMMETAL_TEST_DATABASE_URL names another), over real
  * HTTP on loopback. Not a test: it asserts nothing, it measures.
  *
+ * <p>That first run finds the most the API does (every client always waiting, so by Little's law the mean latency is
+ * the concurrency over the rate). A second, paced run then offers launches at a steady rate (default 2,000 a second,
+ * at most C in flight) and charges each launch from the moment it was due: the latency clients see at that rate.
+ *
  * <p>Then, in the same run and on the same database (its machines made warm again), {@code pgbench} calls the launch
- * function alone, no HTTP and no API, as many launches as the API's run each: one launch per call at 4, 8 and 16 clients (the best is
- * printed), and launches in batches of the size the API sent at as many clients as the API had calls in flight. The
+ * function alone, no HTTP and no API, as many launches as the API's run each: one launch per call at 4, 8 and 16
+ * clients (the best is printed), and launches in batches of the size the API sent at as many clients as the API had calls in flight. The
  * benchmark prints the API's rate divided by each. {@code pgbench} comes with {@code postgresql-client}
  * ({@code apt-get install postgresql-client}); without it that part is skipped.
  *
  * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl api exec:java -Dexec.classpathScope=test \
- *   -Dexec.mainClass=io.warmmetal.api.bench.LaunchBenchmark -Dexec.args="20000 200"</pre>
- * Arguments: launches (default 20000), concurrency (default 200), warm-up launches (default 2000).
+ *   -Dexec.mainClass=io.warmmetal.api.bench.LaunchBenchmark -Dexec.args="20000 200 2000 2000"</pre>
+ * Arguments: launches (default 20000), concurrency (default 200), warm-up launches (default 2000), the rate of the
+ * paced run (default 2000 a second).
  */
 public final class LaunchBenchmark {
 
@@ -45,6 +50,7 @@ public final class LaunchBenchmark {
     int launches = args.length > 0 ? Integer.parseInt(args[0]) : 20_000;
     int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 200;
     int warmup = args.length > 2 ? Integer.parseInt(args[2]) : 2_000;
+    int offered = args.length > 3 ? Integer.parseInt(args[3]) : 2_000;
     String admin = "bench-admin-token-0123456789abcdef";
 
     Vertx vertx = Vertx.vertx();
@@ -55,25 +61,28 @@ public final class LaunchBenchmark {
     int port = api.port();
 
     long t0 = System.nanoTime();
-    run(concurrency, warmup + launches, i -> http.post(port, "127.0.0.1", "/v1/machines")
+    run(concurrency, warmup + 2 * launches, i -> http.post(port, "127.0.0.1", "/v1/machines")
         .putHeader("Authorization", "Bearer " + admin)
         .sendJsonObject(new JsonObject().put("name", "bench-" + i).put("prepared", true)
             .put("facts", new JsonObject().put("cpus", 32).put("memoryMiB", 262144).put("arch", "x86_64")))
         .map(r -> expect(r.statusCode(), 201, r.bodyAsString()))).await();
-    System.out.printf("registered %d warm machines in %.1f s%n", warmup + launches, (System.nanoTime() - t0) / 1e9);
+    System.out.printf("registered %d warm machines in %.1f s%n", warmup + 2 * launches, (System.nanoTime() - t0) / 1e9);
 
     LaunchRun warm = launch(http, port, admin, concurrency, warmup);
     System.out.printf("warm-up: %d launches, %.0f launches/s%n", warmup, warm.perSecond());
     LaunchRun measured = launch(http, port, admin, concurrency, launches);
+    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
+    LaunchRun paced = launchAtRate(vertx, http, port, admin, concurrency, launches, offered);
 
     System.out.println();
-    System.out.println("| launches | concurrency | launches/s | p50 ms | p90 ms | p99 ms | max ms |");
+    System.out.println("| launches | sent | launches/s | p50 ms | p90 ms | p99 ms | max ms |");
     System.out.println("|---|---|---|---|---|---|---|");
-    System.out.printf("| %d | %d | %.0f | %.1f | %.1f | %.1f | %.1f |%n", launches, concurrency, measured.perSecond(),
-        measured.percentile(50), measured.percentile(90), measured.percentile(99), measured.percentile(100));
-    System.out.printf("p99 ms by quarter of the run: %s%n", measured.quarterP99s());
-    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
-    System.out.printf("inside the API, p50 / p99 ms (the last minutes, warm-up included): %s%n", stages(metrics));
+    measured.print(launches, concurrency + " at a time");
+    paced.print(launches, offered + "/s, ≤" + concurrency + " at a time");
+    System.out.printf("p99 ms by quarter of the run: %s (at a time); %s (paced)%n", measured.quarterP99s(),
+        paced.quarterP99s());
+    System.out.printf("inside the API, p50 / p99 ms (the last minutes, warm-up included, before the paced run): %s%n",
+        stages(metrics));
     double batchSize = batchSize(metrics);
     int callsInFlight = config.launchesInFlight();
     System.out.printf("(%d cores, %s %s; launches per database call: %.1f on average, %d calls at a time)%n",
@@ -92,7 +101,7 @@ public final class LaunchBenchmark {
       System.out.printf("pgbench, the launch function alone: %.0f launches/s one per call (best of 4, 8, 16 clients);"
           + " %.0f launches/s %d per call at %d clients (as the API sent them)%n", single, batched, perCall,
           callsInFlight);
-      System.out.printf("API / pgbench = %.2f (one per call), %.2f (as the API sent them)%n",
+      System.out.printf("API (at a time) / pgbench = %.2f (one per call), %.2f (as the API sent them)%n",
           measured.perSecond() / single, measured.perSecond() / batched);
     }
     vertx.close();
@@ -104,15 +113,61 @@ public final class LaunchBenchmark {
     long start = System.nanoTime();
     run(concurrency, count, i -> {
       long sent = System.nanoTime();
-      return http.post(port, "127.0.0.1", "/v1/instances").putHeader("Authorization", "Bearer " + token)
-          .sendJsonObject(new JsonObject().put("shape", "x86-32c-256g")
-              .put("clientToken", UUID.randomUUID().toString()))
-          .map(r -> {
-            latencies[i] = System.nanoTime() - sent;
-            return expect(r.statusCode(), 201, r.bodyAsString());
-          });
+      return sendLaunch(http, port, token).onSuccess(ok -> latencies[i] = System.nanoTime() - sent);
     }).await();
     return new LaunchRun(latencies, System.nanoTime() - start);
+  }
+
+  /**
+   * Launches sent on a schedule, {@code perSecond} of them a second, at most {@code concurrency} in flight: each
+   * latency counts from the moment its launch was due, so a launch held back because the API was slow (or because
+   * all connections were busy) is charged for the wait — the latency a steady stream of clients sees.
+   */
+  private static LaunchRun launchAtRate(Vertx vertx, WebClient http, int port, String token, int concurrency,
+      int count, int perSecond) {
+    long[] latencies = new long[count];
+    Promise<Void> done = Promise.promise();
+    AtomicInteger finished = new AtomicInteger();
+    int[] next = {0};
+    int[] inFlight = {0};
+    long start = System.nanoTime();
+    long[] timer = new long[1];
+    io.vertx.core.Context context = vertx.getOrCreateContext(); // the schedule's counters live on its thread
+    Runnable[] pump = new Runnable[1];
+    pump[0] = () -> {
+      long now = System.nanoTime();
+      while (next[0] < count && inFlight[0] < concurrency) {
+        int i = next[0];
+        long due = start + (long) (i * 1e9 / perSecond);
+        if (due > now) {
+          return;
+        }
+        next[0]++;
+        inFlight[0]++;
+        sendLaunch(http, port, token).onComplete(ar -> context.runOnContext(v -> {
+          inFlight[0]--;
+          latencies[i] = System.nanoTime() - due;
+          if (ar.failed()) {
+            done.tryFail(ar.cause());
+          } else if (finished.incrementAndGet() == count) {
+            vertx.cancelTimer(timer[0]);
+            done.tryComplete();
+          } else {
+            pump[0].run();
+          }
+        }));
+      }
+    };
+    context.runOnContext(v -> timer[0] = vertx.setPeriodic(1, id -> pump[0].run()));
+    done.future().await();
+    return new LaunchRun(latencies, System.nanoTime() - start);
+  }
+
+  private static Future<Object> sendLaunch(WebClient http, int port, String token) {
+    return http.post(port, "127.0.0.1", "/v1/instances").putHeader("Authorization", "Bearer " + token)
+        .sendJsonObject(new JsonObject().put("shape", "x86-32c-256g")
+            .put("clientToken", UUID.randomUUID().toString()))
+        .map(r -> expect(r.statusCode(), 201, r.bodyAsString()));
   }
 
   /** Runs {@code total} operations with {@code concurrency} in flight; fails on the first failure. */
@@ -178,6 +233,11 @@ public final class LaunchBenchmark {
   }
 
   private record LaunchRun(long[] latencies, long elapsedNanos) {
+    void print(int launches, String sent) {
+      System.out.printf("| %d | %s | %.0f | %.1f | %.1f | %.1f | %.1f |%n", launches, sent, perSecond(),
+          percentile(50), percentile(90), percentile(99), percentile(100));
+    }
+
     double perSecond() {
       return latencies.length / (elapsedNanos / 1e9);
     }

@@ -15,9 +15,7 @@ import io.warmmetal.api.lifecycle.PoolSnapshot.Member;
 import io.warmmetal.api.lifecycle.PoolSnapshot.Target;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One pool pass: snapshot, let {@link PoolPlanner} decide, apply the state part. All in one transaction holding an
@@ -31,9 +29,6 @@ final class PoolReconciler {
   private final Pool db;
   private final FleetMetrics metrics;
   private final Commits commits;
-
-  private static final long COUNTS_EVERY_NANOS = 1_000_000_000L;
-  private volatile long countsPublishedAt;
 
   PoolReconciler(Pool db, FleetMetrics metrics, Commits commits) {
     this.db = db;
@@ -53,8 +48,7 @@ final class PoolReconciler {
         .onSuccess(decisions -> {
           decisions.deficits().forEach(d -> metrics.poolDeficit(d.shape(), d.deficit()));
           commits.publish(Committed.commands(List.copyOf(prepared)));
-        })
-        .compose(decisions -> publishCounts().map(decisions));
+        });
   }
 
   private static Future<PoolSnapshot> snapshot(SqlConnection tx) {
@@ -63,17 +57,23 @@ final class PoolReconciler {
           List<Target> targets = new ArrayList<>();
           pools.forEach(r -> targets.add(new Target(r.getString("shape"), r.getInteger("min_warm"),
               r.getInteger("max_warm"), r.getInteger("deficit"))));
-          return tx.query("""
+          // Two index-driven halves rather than one OR over every machine: the pools' free members (the
+          // claimable index, by shape) and the machines the API switches (machine_power).
+          String[] pooled = targets.stream().map(Target::shape).toArray(String[]::new);
+          return tx.preparedQuery("""
+                  SELECT m.id, m.shape, m.state, true AS free,
+                         EXISTS (SELECT 1 FROM machine_power p WHERE p.machine_id = m.id) AS power_control,
+                         coalesce(m.power_state = 'off', false) AS switched_off, m.seq
+                  FROM machines m
+                  WHERE m.shape = ANY ($1) AND m.state IN ('warm', 'preparing', 'standby')
+                    AND NOT m.cordoned AND m.instance_id IS NULL
+                  UNION
                   SELECT m.id, m.shape, m.state, NOT m.cordoned AND m.instance_id IS NULL AS free,
-                         p.machine_id IS NOT NULL AS power_control,
-                         coalesce(m.power_state = 'off', false) AS switched_off
-                  FROM machines m LEFT JOIN machine_power p ON p.machine_id = m.id
-                  WHERE (m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned AND m.instance_id IS NULL
-                         AND m.shape IN (SELECT shape FROM pools))
-                     OR (p.machine_id IS NOT NULL
-                         AND m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'resetting'))
-                  ORDER BY m.seq""")
-              .execute()
+                         true AS power_control, coalesce(m.power_state = 'off', false) AS switched_off, m.seq
+                  FROM machine_power p JOIN machines m ON m.id = p.machine_id
+                  WHERE m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'resetting')
+                  ORDER BY seq""")
+              .execute(Tuple.tuple().addArrayOfString(pooled))
               .map(rows -> {
                 List<Member> members = new ArrayList<>();
                 rows.forEach(r -> members.add(new Member(r.getString("id"), r.getString("shape"),
@@ -116,25 +116,5 @@ final class PoolReconciler {
             d.deficit() > 0 ? d.deficit() + " machine(s) short of minWarm with none left to prepare"
                 : "minWarm reachable",
             details));
-  }
-
-  /**
-   * Machines per shape and state for the metrics endpoint, at most once a second: the count reads every machine, and
-   * passes come several times a second while launches stream in.
-   */
-  private Future<Void> publishCounts() {
-    long now = System.nanoTime();
-    if (countsPublishedAt != 0 && now - countsPublishedAt < COUNTS_EVERY_NANOS) {
-      return Future.succeededFuture();
-    }
-    countsPublishedAt = now;
-    return db.query("SELECT shape, state, count(*) AS n FROM machines GROUP BY shape, state").execute()
-        .map(rows -> {
-          Map<String, Map<String, Long>> counts = new HashMap<>();
-          rows.forEach(r -> counts.computeIfAbsent(r.getString("shape"), s -> new HashMap<>())
-              .put(r.getString("state"), r.getLong("n")));
-          metrics.machineCounts(counts);
-          return null;
-        });
   }
 }
