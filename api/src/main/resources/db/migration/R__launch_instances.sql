@@ -13,6 +13,9 @@
 -- mints them): p_instance_ids, p_join_ids and p_prepare_ids hold, for each request in order, as many ids as its max.
 --
 -- Per request, in order:
+-- Every request belongs to a project (p_projects): its launch row and instances carry it, and its client token is
+-- unique within it (with the caller).
+--
 -- 1. With a client token the launch row is written first: a concurrent launch with the same token waits on that
 --    insert until this one commits (then replays it) or rolls back (then goes on) instead of racing it for machines.
 --    Callers sort a batch by (caller, client token), so two batches never wait on each other's rows in opposite
@@ -27,15 +30,20 @@
 --    label test is spelled so that the cached generic plan walks the claimable index in seq order and stops at the
 --    limit: a bare "labels @> $1" lets the planner (which guesses containment matches 0.1 % of rows) AND in the
 --    labels' GIN index, which for an empty filter matches every machine, then sort them all — per claim.
--- 4. Fewer than p_min: outcome 'insufficient' with what is there (of the machines the label filter lets in), and the
---    launch row is removed again; the machines it locked are free again at commit.
+-- 4. A project's quota (project_quotas: live instances per shape) caps what is claimed of that shape, counting the
+--    project's live instances and what this batch claimed for it. The batch first takes, in name order, an advisory
+--    lock per project with a quota, so two batches never both count the same room (and never deadlock on it);
+--    launches of projects without quotas take no lock.
+-- 5. Fewer than p_min: outcome 'insufficient' with what is there (of the machines the label filter lets in), or
+--    'quota-exceeded' when a quota kept out machines that were there; the launch row is removed again and the
+--    machines it locked are free again at commit.
 -- A machine taken from standby is prepared first: its prepare is queued before (a lower seq than) its join.
 
 CREATE OR REPLACE FUNCTION launch_instances_batch(
     p_launch_ids text[], p_callers text[], p_client_tokens text[], p_request_hashes bytea[],
     p_shapes jsonb[], p_allow_preparing boolean[], p_mins integer[], p_maxes integer[],
     p_labels jsonb[], p_kubernetes jsonb[], p_secrets bytea[], p_has_user_data boolean[], p_allow_standby boolean[],
-    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[])
+    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[], p_projects text[])
   RETURNS jsonb[]
   LANGUAGE plpgsql AS $$
 DECLARE
@@ -59,17 +67,23 @@ DECLARE
   v_shapes     text[] := '{}';
   v_prev       text[] := '{}';
   v_addresses  text[] := '{}';
+  v_cap        bigint;
+  v_capped     boolean;
 BEGIN
+  PERFORM pg_advisory_xact_lock(hashtext('warmmetal-quota'), hashtext(holder.name))
+  FROM (SELECT DISTINCT u.name FROM unnest(p_projects) AS u(name)
+        WHERE EXISTS (SELECT 1 FROM project_quotas q WHERE q.project = u.name)
+        ORDER BY u.name) holder;
   v_start := floor(random() * (coalesce(pg_sequence_last_value('machines_seq_seq'), 0) + 1));
   FOR i IN 1 .. coalesce(array_length(p_launch_ids, 1), 0) LOOP
     v_id_base := v_id_base + coalesce(p_maxes[i - 1], 0);
     IF p_client_tokens[i] IS NOT NULL THEN
-      INSERT INTO launches (id, caller, client_token, request_hash)
-      VALUES (p_launch_ids[i], p_callers[i], p_client_tokens[i], p_request_hashes[i])
-      ON CONFLICT (caller, client_token) DO NOTHING;
+      INSERT INTO launches (id, caller, client_token, request_hash, project)
+      VALUES (p_launch_ids[i], p_callers[i], p_client_tokens[i], p_request_hashes[i], p_projects[i])
+      ON CONFLICT (project, caller, client_token) DO NOTHING;
       IF NOT FOUND THEN
         SELECT id, request_hash INTO v_existing FROM launches
-        WHERE caller = p_callers[i] AND client_token = p_client_tokens[i];
+        WHERE project = p_projects[i] AND caller = p_callers[i] AND client_token = p_client_tokens[i];
         v_outcomes := v_outcomes || jsonb_build_object('outcome',
             CASE WHEN v_existing.request_hash = p_request_hashes[i] THEN 'replayed' ELSE 'mismatch' END,
             'launchId', v_existing.id);
@@ -92,11 +106,21 @@ BEGIN
 
     v_first := coalesce(array_length(v_machines, 1), 0) + 1;
     v_n := 0;
+    v_capped := false;
     FOREACH v_state IN ARRAY CASE WHEN p_allow_standby[i] THEN ARRAY['warm', 'preparing', 'standby']
                                  WHEN p_allow_preparing[i] THEN ARRAY['warm', 'preparing'] ELSE ARRAY['warm'] END LOOP
       FOREACH v_shape IN ARRAY v_names LOOP
+        SELECT q.max_instances
+               - (SELECT count(*) FROM instances l WHERE l.project = p_projects[i] AND l.shape = v_shape
+                    AND l.state IN ('pending', 'running', 'shutting-down'))
+               - (SELECT count(*) FROM unnest(v_requests, v_shapes) AS b(request, shape)
+                    WHERE b.shape = v_shape AND p_projects[b.request] = p_projects[i])
+          INTO v_cap FROM project_quotas q WHERE q.project = p_projects[i] AND q.shape = v_shape;
+        IF v_cap IS NOT NULL AND v_cap < p_maxes[i] - v_n THEN
+          v_capped := true;
+        END IF;
         FOR v_pass IN 0..1 LOOP
-          EXIT WHEN v_n >= p_maxes[i];
+          EXIT WHEN v_n >= p_maxes[i] OR v_cap <= 0;
           v_from := CASE v_pass WHEN 0 THEN v_start ELSE 0 END;
           v_until := CASE v_pass WHEN 0 THEN 9223372036854775807 ELSE v_start END;
           FOR v_row IN
@@ -105,10 +129,11 @@ BEGIN
               AND (p_machine_labels[i] = '{}' OR labels @> p_machine_labels[i])
               AND seq >= v_from AND seq < v_until
               AND id <> ALL (v_machines)
-            ORDER BY seq LIMIT p_maxes[i] - v_n
+            ORDER BY seq LIMIT least(p_maxes[i] - v_n, v_cap)
             FOR UPDATE SKIP LOCKED
           LOOP
             v_n := v_n + 1;
+            v_cap := v_cap - 1;
             v_machines := v_machines || v_row.id;
             v_requests := v_requests || i;
             v_slots := v_slots || (v_id_base + v_n);
@@ -128,8 +153,14 @@ BEGIN
       v_prev := v_prev[1 : v_first - 1];
       v_addresses := v_addresses[1 : v_first - 1];
       DELETE FROM launches WHERE id = p_launch_ids[i];
-      v_outcomes := v_outcomes || jsonb_build_object('outcome', 'insufficient',
-        'claimable', v_n, 'shapes', to_jsonb(v_names),
+      v_outcomes := v_outcomes || jsonb_build_object(
+        'outcome', CASE WHEN v_capped THEN 'quota-exceeded' ELSE 'insufficient' END,
+        'claimable', v_n, 'shapes', to_jsonb(v_names), 'project', p_projects[i],
+        'quotas', (
+          SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', (
+                   SELECT count(*) FROM instances l WHERE l.project = q.project AND l.shape = q.shape
+                     AND l.state IN ('pending', 'running', 'shutting-down'))))
+          FROM project_quotas q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
         'available', (
           SELECT jsonb_object_agg(n, by_state) FROM (
             SELECT n, jsonb_build_object('warm', count(m.id) FILTER (WHERE m.state = 'warm'),
@@ -144,8 +175,8 @@ BEGIN
     END IF;
 
     IF p_client_tokens[i] IS NULL THEN
-      INSERT INTO launches (id, caller, client_token, request_hash)
-      VALUES (p_launch_ids[i], p_callers[i], NULL, p_request_hashes[i]);
+      INSERT INTO launches (id, caller, client_token, request_hash, project)
+      VALUES (p_launch_ids[i], p_callers[i], NULL, p_request_hashes[i], p_projects[i]);
     END IF;
     v_outcomes := v_outcomes || jsonb_build_object('outcome', 'launched', 'launchId', p_launch_ids[i],
       'createdAt', now(), 'instances', coalesce((
@@ -168,9 +199,10 @@ BEGIN
       state_changed_at = CASE WHEN m.state IN ('warm', 'standby') THEN now() ELSE m.state_changed_at END
     FROM input WHERE m.id = input.machine_id
   ), launched AS (
-    INSERT INTO instances (id, launch_id, machine_id, shape, state, labels, kubernetes, secrets, has_user_data)
+    INSERT INTO instances (id, launch_id, machine_id, shape, state, labels, kubernetes, secrets, has_user_data,
+                           project)
     SELECT instance_id, p_launch_ids[request], machine_id, shape, 'pending', p_labels[request],
-           nullif(p_kubernetes[request], 'null'), p_secrets[request], p_has_user_data[request]
+           nullif(p_kubernetes[request], 'null'), p_secrets[request], p_has_user_data[request], p_projects[request]
     FROM input
   ), queued AS (
     INSERT INTO commands (id, machine_id, instance_id, type, status)
@@ -198,8 +230,23 @@ END
 $$;
 
 ALTER FUNCTION launch_instances_batch(text[], text[], text[], bytea[], jsonb[], boolean[], integer[], integer[],
-    jsonb[], jsonb[], bytea[], boolean[], boolean[], jsonb[], text[], text[], text[])
+    jsonb[], jsonb[], bytea[], boolean[], boolean[], jsonb[], text[], text[], text[], text[])
   SET plan_cache_mode = force_generic_plan;
+
+-- The signature before projects, for API replicas of the previous version during a rolling upgrade: their
+-- launches go to the project 'default', where everything of theirs was moved.
+CREATE OR REPLACE FUNCTION launch_instances_batch(
+    p_launch_ids text[], p_callers text[], p_client_tokens text[], p_request_hashes bytea[],
+    p_shapes jsonb[], p_allow_preparing boolean[], p_mins integer[], p_maxes integer[],
+    p_labels jsonb[], p_kubernetes jsonb[], p_secrets bytea[], p_has_user_data boolean[], p_allow_standby boolean[],
+    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[])
+  RETURNS jsonb[]
+  LANGUAGE sql AS $$
+  SELECT launch_instances_batch(p_launch_ids, p_callers, p_client_tokens, p_request_hashes, p_shapes,
+      p_allow_preparing, p_mins, p_maxes, p_labels, p_kubernetes, p_secrets, p_has_user_data, p_allow_standby,
+      p_machine_labels, p_instance_ids, p_join_ids, p_prepare_ids,
+      array_fill('default'::text, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]))
+$$;
 
 -- The single-launch signatures, for API replicas of earlier versions during a rolling upgrade: one request through
 -- the batch, its refusals raised as before (WM503: too few machines, with what is there as the detail; WM400: no
@@ -220,9 +267,10 @@ BEGIN
       ARRAY[p_machine_labels],
       ARRAY(SELECT 'i-' || substr(md5(gen_random_uuid()::text), 1, 17) FROM generate_series(1, p_max)),
       ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max)),
-      ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max))))[1];
+      ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max)),
+      ARRAY['default']))[1];
   CASE v_outcome->>'outcome'
-    WHEN 'insufficient' THEN
+    WHEN 'insufficient', 'quota-exceeded' THEN
       RAISE EXCEPTION 'insufficient capacity' USING ERRCODE = 'WM503', DETAIL = v_outcome::text;
     WHEN 'no-such-shape' THEN
       RAISE EXCEPTION 'no such shape' USING ERRCODE = 'WM400';

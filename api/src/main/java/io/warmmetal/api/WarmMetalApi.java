@@ -203,7 +203,8 @@ public final class WarmMetalApi {
     ShapeRoutes.mount(ops, db);
     PoolRoutes.mount(ops, db, poolManager);
     EventRoutes.mount(ops, db);
-    TokenRoutes.mount(ops, tokens);
+    io.warmmetal.api.projects.ProjectRoutes.mount(ops, db);
+    TokenRoutes.mount(ops, tokens, db);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
     PowerRoutes.mount(ops, machinePower, poolManager::nudge);

@@ -101,7 +101,7 @@ public final class AuthHandler implements Handler<RoutingContext> {
 
   private static ApiError forbidden(Principal principal, Permission needed, String operationId) {
     return ApiError.of(ErrorCode.Forbidden, "role '" + principal.role().wireName() + "' does not grant '"
-        + needed.name().toLowerCase() + "' needed by " + operationId);
+        + needed.wireName() + "' needed by " + operationId);
   }
 
   /** {@code path} without repeated or trailing slashes. */

@@ -2,7 +2,7 @@ package io.warmmetal.api.auth;
 
 /** What an operation needs; declared per operation in openapi.yaml as {@code x-warmmetal-permission}. */
 public enum Permission {
-  READ("read"), LAUNCH("launch"), TERMINATE("terminate"), BOOT("boot"), ADMIN("admin"),
+  READ("read"), FLEET_READ("fleet-read"), LAUNCH("launch"), TERMINATE("terminate"), BOOT("boot"), ADMIN("admin"),
   /** No credentials needed (public artifacts, like the boot image's files). */
   NONE("none");
 
@@ -10,6 +10,10 @@ public enum Permission {
 
   Permission(String wireName) {
     this.wireName = wireName;
+  }
+
+  public String wireName() {
+    return wireName;
   }
 
   public static Permission fromWire(String name) {

@@ -8,6 +8,8 @@ public enum Role {
   ADMIN("admin", EnumSet.allOf(Permission.class)),
   CLIENT("client", EnumSet.of(Permission.LAUNCH, Permission.TERMINATE, Permission.READ)),
   READ_ONLY("read-only", EnumSet.of(Permission.READ)),
+  /** An operator's view: reads the whole fleet and every project, changes nothing. */
+  FLEET_READER("fleet-reader", EnumSet.of(Permission.READ, Permission.FLEET_READ)),
   /** For DHCP/iPXE configuration: boot scripts only. */
   BOOT("boot", EnumSet.of(Permission.BOOT));
 
@@ -25,6 +27,11 @@ public enum Role {
 
   public boolean grants(Permission p) {
     return grants.contains(p);
+  }
+
+  /** Whether its tokens see and act in every project (the others are held to their own). */
+  public boolean acrossProjects() {
+    return grants.contains(Permission.FLEET_READ);
   }
 
   public static Role fromWire(String name) {

@@ -42,14 +42,15 @@ public final class TokenStore {
     }
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> db.preparedQuery(
-                "SELECT id, name, role FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+                "SELECT id, name, role, project FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
             .execute(Tuple.of(Buffer.buffer(hash))))
         .map(rows -> {
           if (rows.size() == 0) {
             return Optional.<Principal>empty();
           }
           Row r = rows.iterator().next();
-          Principal p = new Principal(r.getString("id"), r.getString("name"), Role.fromWire(r.getString("role")));
+          Principal p = new Principal(r.getString("id"), r.getString("name"), Role.fromWire(r.getString("role")),
+              r.getString("project"));
           if (cache.size() >= CACHE_LIMIT) {
             cache.clear();
           }
@@ -59,18 +60,27 @@ public final class TokenStore {
   }
 
   /** Mints a token; the returned JSON holds the secret, which is never stored or shown again. */
-  public Future<JsonObject> create(String name, Role role) {
+  public Future<JsonObject> create(String name, Role role, String project) {
     String id = Ids.tokenId();
     String secret = Ids.tokenSecret();
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
-        .compose(hash -> db.preparedQuery(
-                "INSERT INTO api_tokens (id, name, role, token_hash) VALUES ($1, $2, $3, $4) RETURNING *")
-            .execute(Tuple.of(id, name, role.wireName(), Buffer.buffer(hash))))
-        .map(rows -> toJson(rows.iterator().next()).put("token", secret));
+        .compose(hash -> db.preparedQuery("""
+                INSERT INTO api_tokens (id, name, role, token_hash, project)
+                SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM projects WHERE name = $5) RETURNING *""")
+            .execute(Tuple.of(id, name, role.wireName(), Buffer.buffer(hash), project)))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.invalid("project", "no such project '" + project + "' (PUT /v1/projects/" + project
+                + " creates it)");
+          }
+          return toJson(rows.iterator().next()).put("token", secret);
+        });
   }
 
-  public Future<java.util.List<JsonObject>> list() {
-    return db.query("SELECT * FROM api_tokens ORDER BY created_at, id").execute()
+  /** The tokens of one project, or of every project ({@code project} null). */
+  public Future<java.util.List<JsonObject>> list(String project) {
+    return db.preparedQuery("SELECT * FROM api_tokens WHERE $1::text IS NULL OR project = $1 ORDER BY created_at, id")
+        .execute(Tuple.of(project))
         .map(rows -> {
           java.util.List<JsonObject> out = new java.util.ArrayList<>();
           rows.forEach(r -> out.add(toJson(r)));
@@ -121,6 +131,7 @@ public final class TokenStore {
         .put("id", r.getString("id"))
         .put("name", r.getString("name"))
         .put("role", r.getString("role"))
+        .put("project", r.getString("project"))
         .put("createdAt", io.warmmetal.api.http.Json.time(r.getOffsetDateTime("created_at")))
         .put("revokedAt", r.getOffsetDateTime("revoked_at") == null ? null
             : io.warmmetal.api.http.Json.time(r.getOffsetDateTime("revoked_at")));

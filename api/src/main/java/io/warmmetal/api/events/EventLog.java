@@ -20,14 +20,16 @@ import io.warmmetal.api.http.Json;
 public final class EventLog {
   private EventLog() {}
 
-  public static Future<JsonObject> since(SqlClient db, String since, String machineId, String instanceId,
-      int limit) {
+  /** {@code project}: only events of that project's instances; null: every event. */
+  public static Future<JsonObject> since(SqlClient db, String project, String since, String machineId,
+      String instanceId, int limit) {
     return cursor(db, since).compose(after -> {
       Filter f = new Filter()
           .where("(xid, seq) > (?::text::xid8, ?)", after.xid(), after.seq())
           .where("xid < pg_snapshot_xmin(pg_current_snapshot())")
           .whereIfPresent("machine_id = ?", machineId)
-          .whereIfPresent("instance_id = ?", instanceId);
+          .whereIfPresent("instance_id = ?", instanceId)
+          .whereIfPresent("instance_id IN (SELECT id FROM instances WHERE project = ?)", project);
       String sql = "SELECT *, xid::text AS xid_text FROM events" + f.sql() + " ORDER BY xid, seq LIMIT "
           + f.param(limit);
       return db.preparedQuery(sql).execute(f.tuple()).map(rows -> {

@@ -10,6 +10,7 @@ public enum ErrorCode {
   NotFound(404),
   MethodNotAllowed(405),
   IdempotentParameterMismatch(409),
+  QuotaExceeded(403),
   InvalidState(409),
   Conflict(409),
   RequestTooLarge(413),
@@ -40,6 +41,7 @@ public enum ErrorCode {
       case InvalidState, EarlierCommandOpen -> InvalidState;
       case IdempotentParameterMismatch -> IdempotentParameterMismatch;
       case InsufficientCapacity -> InsufficientCapacity;
+      case QuotaExceeded -> QuotaExceeded;
     };
   }
 }

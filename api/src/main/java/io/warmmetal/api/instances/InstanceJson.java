@@ -14,6 +14,7 @@ public final class InstanceJson {
     return new JsonObject()
         .put("id", i.id())
         .put("launchId", i.launchId())
+        .put("project", i.project())
         .put("machineId", i.machineId())
         .put("shape", i.shape())
         .put("state", i.state().wire())

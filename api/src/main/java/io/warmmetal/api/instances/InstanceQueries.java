@@ -12,9 +12,11 @@ import io.warmmetal.api.lifecycle.Instance;
 final class InstanceQueries {
   private InstanceQueries() {}
 
-  static Future<JsonObject> list(SqlClient db, String state, String shape, String machineId, String labelSelector,
-      String cursor, int limit) {
+  /** {@code project} null: every project's. */
+  static Future<JsonObject> list(SqlClient db, String project, String state, String shape, String machineId,
+      String labelSelector, String cursor, int limit) {
     Filter f = new Filter()
+        .whereIfPresent("i.project = ?", project)
         .whereIfPresent("i.state = ?", state)
         .whereIfPresent("i.shape = ?", shape)
         .whereIfPresent("i.machine_id = ?", machineId);

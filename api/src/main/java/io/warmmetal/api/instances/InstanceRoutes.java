@@ -1,13 +1,11 @@
 package io.warmmetal.api.instances;
 
-import io.vertx.ext.web.RoutingContext;
 import io.vertx.sqlclient.Pool;
-import io.warmmetal.api.auth.AuthHandler;
-import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.auth.Scope;
+import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Json;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
-import io.warmmetal.api.lifecycle.Caller;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Lookups;
 
@@ -16,23 +14,26 @@ public final class InstanceRoutes {
   private InstanceRoutes() {}
 
   public static void mount(Operations ops, Pool db, Lifecycle lifecycle) {
-    ops.handle("runInstances", ctx -> lifecycle
-        .launch(LaunchRequests.parse(Params.of(ctx).body(), caller(ctx)))
+    ops.handle("runInstances", ctx -> Scope.of(ctx, db)
+        .compose(scope -> lifecycle.launch(LaunchRequests.parse(Params.of(ctx).body(), Scope.creator(ctx, scope))))
         .onSuccess(launch -> Json.reply(ctx, launch.replayed() ? 200 : 201, InstanceJson.from(launch))));
     ops.json("listInstances", 200, ctx -> {
       Params p = Params.of(ctx);
-      return InstanceQueries.list(db, p.query("state"), p.query("shape"), p.query("machineId"),
-          p.query("labelSelector"), p.query("cursor"), p.limit());
+      return Scope.of(ctx, db).compose(scope -> InstanceQueries.list(db, scope.project(), p.query("state"),
+          p.query("shape"), p.query("machineId"), p.query("labelSelector"), p.query("cursor"), p.limit()));
     });
-    ops.json("getInstance", 200, ctx -> Lookups.instance(db, Params.of(ctx).path("instanceId"))
+    ops.json("getInstance", 200, ctx -> {
+      String id = Params.of(ctx).path("instanceId");
+      return Scope.of(ctx, db).compose(scope -> Lookups.instance(db, id)
+          .map(instance -> {
+            if (!Scope.caller(ctx, scope).reaches(instance.project())) {
+              throw ApiError.notFound("instance", id); // another project's: as if it did not exist
+            }
+            return InstanceJson.from(instance);
+          }));
+    });
+    ops.json("terminateInstance", 200, ctx -> Scope.of(ctx, db)
+        .compose(scope -> lifecycle.terminate(Params.of(ctx).path("instanceId"), Scope.caller(ctx, scope)))
         .map(InstanceJson::from));
-    ops.json("terminateInstance", 200, ctx -> lifecycle
-        .terminate(Params.of(ctx).path("instanceId"), caller(ctx))
-        .map(InstanceJson::from));
-  }
-
-  private static Caller caller(RoutingContext ctx) {
-    Principal p = AuthHandler.principal(ctx);
-    return new Caller(p.tokenId(), p.name());
   }
 }

@@ -14,6 +14,7 @@ import java.time.OffsetDateTime;
 public record Instance(
     String id,
     String launchId,
+    String project,
     String machineId,
     String shape,
     InstanceState state,
@@ -31,7 +32,8 @@ public record Instance(
       "SELECT i.*, m.address FROM instances i JOIN machines m ON m.id = i.machine_id";
 
   public static Instance from(Row r) {
-    return new Instance(r.getString("id"), r.getString("launch_id"), r.getString("machine_id"), r.getString("shape"),
+    return new Instance(r.getString("id"), r.getString("launch_id"), r.getString("project"),
+        r.getString("machine_id"), r.getString("shape"),
         InstanceState.fromWire(r.getString("state")), r.getString("state_reason"), r.getString("address"),
         r.getJsonObject("labels"), r.getJsonObject("kubernetes"), r.getBoolean("has_user_data"),
         r.getOffsetDateTime("created_at"), r.getOffsetDateTime("running_at"), r.getOffsetDateTime("terminated_at"));

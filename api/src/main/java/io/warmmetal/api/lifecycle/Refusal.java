@@ -25,6 +25,8 @@ public final class Refusal extends RuntimeException {
     IdempotentParameterMismatch,
     /** Too few machines can be had now. */
     InsufficientCapacity,
+    /** The project's quota for the shape leaves too little room. */
+    QuotaExceeded,
     /** A result that would overtake an earlier command still open: send it again later. */
     EarlierCommandOpen
   }

@@ -1,7 +1,11 @@
 package io.warmmetal.api.machines;
 
+import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.auth.Scope;
+import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
 import io.warmmetal.api.lifecycle.Lifecycle;
@@ -18,7 +22,11 @@ public final class MachineRoutes {
       return MachineQueries.list(db, p.query("state"), p.query("shape"), p.queryBoolean("cordoned"),
           p.query("labelSelector"), p.query("cursor"), p.limit());
     });
-    ops.json("getMachine", 200, ctx -> Lookups.machine(db, Params.of(ctx).path("machineId")).map(MachineJson::from));
+    ops.json("getMachine", 200, ctx -> {
+      String id = Params.of(ctx).path("machineId");
+      return Scope.of(ctx, db).compose(scope -> visible(db, scope, id)).compose(x -> Lookups.machine(db, id))
+          .map(MachineJson::from);
+    });
     ops.json("registerMachine", 201, ctx -> {
       JsonObject body = Params.of(ctx).body();
       return lifecycle.register(new Registration(MachineJson.host(body), body.getJsonObject("labels",
@@ -29,5 +37,23 @@ public final class MachineRoutes {
     ops.json("uncordonMachine", 200, ctx -> lifecycle.cordon(Params.of(ctx).path("machineId"), false)
         .map(MachineJson::from));
     ops.json("retireMachine", 200, ctx -> lifecycle.retire(Params.of(ctx).path("machineId")).map(MachineJson::from));
+  }
+
+  /**
+   * A project sees only the machines under its own instances (a launch's caller looks up where its instance landed);
+   * any other is answered as if it did not exist.
+   */
+  private static Future<Void> visible(Pool db, Scope scope, String machineId) {
+    if (scope.project() == null) {
+      return Future.succeededFuture();
+    }
+    return db.preparedQuery("SELECT 1 FROM instances WHERE machine_id = $1 AND project = $2 AND state <> 'terminated'")
+        .execute(Tuple.of(machineId, scope.project()))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("machine", machineId);
+          }
+          return null;
+        });
   }
 }

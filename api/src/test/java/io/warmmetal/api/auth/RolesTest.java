@@ -45,9 +45,12 @@ class RolesTest {
   }
 
   @Test
-  void readOnlyReadsButChangesNothing() {
-    assertThat(fx.client.get("/v1/machines", reader).status()).isEqualTo(200);
+  void readOnlyReadsItsProjectButChangesNothing() {
     assertThat(fx.client.get("/v1/instances", reader).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/shapes", reader).status()).isEqualTo(200);
+    Response machines = fx.client.get("/v1/machines", reader); // the fleet is the operator's
+    assertThat(machines.status()).isEqualTo(403);
+    assertThat(machines.body().getString("message")).contains("fleet-read");
     assertThat(fx.client.get("/v1/events", reader).status()).isEqualTo(200);
     Response launch = fx.client.post("/v1/instances", reader, LAUNCH);
     assertThat(launch.status()).isEqualTo(403);
@@ -76,7 +79,7 @@ class RolesTest {
     assertThat(created.status()).isEqualTo(201);
     String secret = created.body().getString("token");
     String id = created.body().getString("id");
-    assertThat(fx.client.get("/v1/machines", secret).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/instances", secret).status()).isEqualTo(200);
 
     Response listed = fx.client.get("/v1/tokens", ApiFixture.ADMIN);
     assertThat(listed.raw()).contains(id).doesNotContain(secret);
@@ -87,8 +90,19 @@ class RolesTest {
 
     assertThat(fx.client.delete("/v1/tokens/" + id, ApiFixture.ADMIN).status()).isEqualTo(204);
     assertThat(fx.client.delete("/v1/tokens/" + id, ApiFixture.ADMIN).status()).isEqualTo(204);
-    assertThat(fx.client.get("/v1/machines", secret).status()).isEqualTo(401);
+    assertThat(fx.client.get("/v1/instances", secret).status()).isEqualTo(401);
     assertThat(fx.client.delete("/v1/tokens/tok-0000000000000000", ApiFixture.ADMIN).status()).isEqualTo(404);
+  }
+
+  @Test
+  void fleetReaderReadsTheFleetAndEveryProjectButChangesNothing() {
+    String fleet = fx.token("fleet-reader");
+    assertThat(fx.client.get("/v1/machines", fleet).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/pools", fleet).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/instances", fleet).status()).isEqualTo(200);
+    assertThat(fx.client.post("/v1/instances", fleet, LAUNCH).status()).isEqualTo(403);
+    assertThat(fx.client.post("/v1/machines", fleet, MACHINE).status()).isEqualTo(403);
+    assertThat(fx.client.get("/v1/tokens", fleet).status()).isEqualTo(403);
   }
 
   @Test

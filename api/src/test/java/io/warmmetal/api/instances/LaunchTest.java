@@ -76,7 +76,7 @@ class LaunchTest {
     assertThat(instance.getString("providerId")).isEqualTo("warmmetal://" + machines.get(0));
     assertThat(instance.getJsonObject("labels").getString("a")).isEqualTo("b");
 
-    JsonObject machine = fx.client.get("/v1/machines/" + machines.get(0), client).body();
+    JsonObject machine = fx.client.get("/v1/machines/" + machines.get(0), ApiFixture.ADMIN).body();
     assertThat(machine.getString("state")).isEqualTo("joining");
     assertThat(machine.getString("instanceId")).isEqualTo(instance.getString("id"));
     assertThat(fx.openCommands(machines.get(0), "join")).hasSize(1);
@@ -118,7 +118,7 @@ class LaunchTest {
     List<String> standby = fx.registerMachines(1, ApiFixture.facts(4, 16), false);
     fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
     fx.reconcilePools();
-    assertThat(fx.client.get("/v1/machines/" + standby.get(0), client).body().getString("state"))
+    assertThat(fx.client.get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN).body().getString("state"))
         .isEqualTo("preparing");
 
     assertThat(launch(new JsonObject().put("shape", "x86-4c-16g")).status()).isEqualTo(503);
@@ -128,7 +128,7 @@ class LaunchTest {
 
     // Prepared: the machine goes on to join (not to warm), and the instance runs once joined.
     fx.report(fx.openCommands(standby.get(0), "prepare").get(0), true);
-    assertThat(fx.client.get("/v1/machines/" + standby.get(0), client).body().getString("state"))
+    assertThat(fx.client.get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN).body().getString("state"))
         .isEqualTo("joining");
     fx.report(fx.openCommands(standby.get(0), "join").get(0), true);
     JsonObject running = fx.client.get("/v1/instances/" + instanceId, client).body();

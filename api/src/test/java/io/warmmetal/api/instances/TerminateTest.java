@@ -39,7 +39,7 @@ class TerminateTest {
   }
 
   private String machineState() {
-    return fx.client.get("/v1/machines/" + machine, client).body().getString("state");
+    return fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getString("state");
   }
 
   private JsonObject instance(String id) {
@@ -144,14 +144,14 @@ class TerminateTest {
         .put("allowPreparing", true)).body().getJsonArray("instances").getJsonObject(0).getString("id");
     fx.client.delete("/v1/instances/" + id, client);
     fx.report(fx.openCommands(standby, "reset").get(0), true);
-    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("preparing");
+    assertThat(fx.client.get("/v1/machines/" + standby, ApiFixture.ADMIN).body().getString("state")).isEqualTo("preparing");
 
     Response late = fx.client.post("/v1/commands/" + oldPrepare + "/result", ApiFixture.ADMIN,
         new JsonObject().put("status", "succeeded"));
     assertThat(late.status()).isEqualTo(409);
-    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("preparing");
+    assertThat(fx.client.get("/v1/machines/" + standby, ApiFixture.ADMIN).body().getString("state")).isEqualTo("preparing");
     fx.report(fx.openCommands(standby, "prepare").get(0), true);
-    assertThat(fx.client.get("/v1/machines/" + standby, client).body().getString("state")).isEqualTo("warm");
+    assertThat(fx.client.get("/v1/machines/" + standby, ApiFixture.ADMIN).body().getString("state")).isEqualTo("warm");
   }
 
   @Test

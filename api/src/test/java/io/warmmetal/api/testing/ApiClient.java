@@ -26,13 +26,25 @@ public final class ApiClient {
   private final int port;
   private final OpenAPIContract contract;
   private final ResponseValidator validator;
+  private final String project;
 
   public ApiClient(Vertx vertx, int port, OpenAPIContract contract) {
-    this.http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
-        new PoolOptions().setHttp1MaxSize(600));
+    this(WebClient.create(vertx, new WebClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(600)),
+        port, contract, ResponseValidator.create(vertx, contract), null);
+  }
+
+  private ApiClient(WebClient http, int port, OpenAPIContract contract, ResponseValidator validator,
+      String project) {
+    this.http = http;
     this.port = port;
     this.contract = contract;
-    this.validator = ResponseValidator.create(vertx, contract);
+    this.validator = validator;
+    this.project = project;
+  }
+
+  /** This client naming {@code project} in the {@code WarmMetal-Project} header of every request. */
+  public ApiClient inProject(String project) {
+    return new ApiClient(http, port, contract, validator, project);
   }
 
   /** A response: status, body (JSON, or null when empty), headers. */
@@ -46,6 +58,9 @@ public final class ApiClient {
     var request = http.request(method, port, "127.0.0.1", pathAndQuery);
     if (token != null) {
       request.putHeader("Authorization", "Bearer " + token);
+    }
+    if (project != null) {
+      request.putHeader("WarmMetal-Project", project);
     }
     Future<HttpResponse<Buffer>> sent;
     if (body == null) {

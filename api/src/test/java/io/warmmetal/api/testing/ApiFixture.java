@@ -136,9 +136,15 @@ public final class ApiFixture implements AutoCloseable {
     }
   }
 
-  /** Mints a token with a role and returns its secret. */
+  /** Mints a token with a role (in the project 'default') and returns its secret. */
   public String token(String role) {
-    var r = client.post("/v1/tokens", ADMIN, new JsonObject().put("name", role + "-token").put("role", role));
+    return token(role, "default");
+  }
+
+  /** Mints a token with a role in a project (which must exist) and returns its secret. */
+  public String token(String role, String project) {
+    var r = client.post("/v1/tokens", ADMIN, new JsonObject().put("name", role + "-token").put("role", role)
+        .put("project", project));
     if (r.status() != 201) {
       throw new AssertionError("token creation failed: " + r.raw());
     }

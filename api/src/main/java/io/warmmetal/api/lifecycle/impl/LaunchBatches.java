@@ -30,10 +30,14 @@ import java.util.List;
  */
 final class LaunchBatches {
   private static final String BATCH_SQL = "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-      + " $11, $12, $13, $14, $15, $16, $17) AS outcomes";
-  /** Batches are ordered by (caller, client token): two batches then take launch rows' locks in the same order. */
+      + " $11, $12, $13, $14, $15, $16, $17, $18) AS outcomes";
+  /**
+   * Batches are ordered by (project, caller, client token): two batches then take launch rows' locks in the same
+   * order.
+   */
   private static final Comparator<Pending> LOCK_ORDER = Comparator
-      .comparing((Pending p) -> p.request.caller())
+      .comparing((Pending p) -> p.request.project())
+      .thenComparing(p -> p.request.caller())
       .thenComparing(p -> p.request.clientToken(), Comparator.nullsLast(Comparator.naturalOrder()));
 
   private final Pool db;
@@ -47,7 +51,7 @@ final class LaunchBatches {
    * A launch as the function takes it. {@code instanceIds}, {@code joinIds} and {@code prepareIds} hold {@code max}
    * ids each ({@code prepareIds} may hold nulls when the launch may not take standby machines).
    */
-  record Request(String launchId, String caller, String clientToken, byte[] requestHash, List<String> shapes,
+  record Request(String launchId, String project, String caller, String clientToken, byte[] requestHash, List<String> shapes,
       boolean allowPreparing, int min, int max, JsonObject labels, JsonObject kubernetes, byte[] secrets,
       boolean hasUserData, boolean allowStandby, JsonObject machineLabels, String[] instanceIds, String[] joinIds,
       String[] prepareIds) {}
@@ -170,6 +174,7 @@ final class LaunchBatches {
   private Future<List<JsonObject>> call(List<Pending> batch) {
     int n = batch.size();
     String[] launchIds = new String[n];
+    String[] projects = new String[n];
     String[] callers = new String[n];
     String[] tokens = new String[n];
     Buffer[] hashes = new Buffer[n];
@@ -189,6 +194,7 @@ final class LaunchBatches {
     for (int i = 0; i < n; i++) {
       Request r = batch.get(i).request;
       launchIds[i] = r.launchId();
+      projects[i] = r.project();
       callers[i] = r.caller();
       tokens[i] = r.clientToken();
       hashes[i] = Buffer.buffer(r.requestHash());
@@ -208,7 +214,7 @@ final class LaunchBatches {
     }
     Tuple args = Tuple.wrap(new Object[] {launchIds, callers, tokens, hashes, shapes, allowPreparing, mins, maxes,
         labels, kubernetes, secrets, hasUserData, allowStandby, machineLabels, instanceIds.toArray(String[]::new),
-        joinIds.toArray(String[]::new), prepareIds.toArray(String[]::new)});
+        joinIds.toArray(String[]::new), prepareIds.toArray(String[]::new), projects});
     return db.preparedQuery(BATCH_SQL).execute(args).map(rows -> {
       Row row = rows.iterator().next();
       List<JsonObject> outcomes = new ArrayList<>(n);

@@ -82,7 +82,7 @@ final class Launcher {
       joinIds[i] = Ids.commandId();
       prepareIds[i] = spec.allowStandby() ? Ids.commandId() : null;
     }
-    return new LaunchBatches.Request(launchId, spec.caller().tokenId(), spec.clientToken(), hash, spec.shapes(),
+    return new LaunchBatches.Request(launchId, spec.caller().project(), spec.caller().tokenId(), spec.clientToken(), hash, spec.shapes(),
         spec.allowPreparing(), spec.minCount(), max, spec.labels(), spec.publicJoin(), sealed,
         spec.userData() != null, spec.allowStandby(), spec.machineLabels(), instanceIds, joinIds, prepareIds);
   }
@@ -95,6 +95,7 @@ final class Launcher {
       case "mismatch" -> Future.failedFuture(new Refusal(Reason.IdempotentParameterMismatch, "clientToken '"
           + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken", null));
       case "insufficient" -> Future.failedFuture(insufficient(spec, outcome));
+      case "quota-exceeded" -> Future.failedFuture(overQuota(spec, outcome));
       case "no-such-shape" -> Future.failedFuture(Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes",
           "no such shape: " + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)"));
       default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
@@ -109,12 +110,22 @@ final class Launcher {
     for (Object o : outcome.getJsonArray("instances")) {
       JsonObject claimed = (JsonObject) o;
       metrics.claimed(claimed.getString("shape"));
-      instances.add(new Instance(claimed.getString("id"), launchId, claimed.getString("machineId"),
+      instances.add(new Instance(claimed.getString("id"), launchId, spec.caller().project(),
+          claimed.getString("machineId"),
           claimed.getString("shape"), InstanceState.PENDING, null, claimed.getString("address"), spec.labels(),
           publicJoin, spec.userData() != null, createdAt, null, null));
     }
     commits.publish(Committed.poolsMoved(instances.stream().map(Instance::machineId).toList())); // their joins
     return new Launch(launchId, spec.clientToken(), instances, false);
+  }
+
+  private static Refusal overQuota(LaunchSpec spec, JsonObject outcome) {
+    JsonObject details = new JsonObject().put("project", outcome.getString("project")).put("minCount", spec.minCount())
+        .put("quotas", outcome.getJsonObject("quotas"));
+    return new Refusal(Reason.QuotaExceeded, "project '" + outcome.getString("project") + "' may have only "
+        + outcome.getInteger("claimable") + " more instance(s) of " + String.join(", ",
+            outcome.getJsonArray("shapes").getList()) + " under its quotas; minCount is " + spec.minCount(), null,
+        details);
   }
 
   private static Refusal insufficient(LaunchSpec spec, JsonObject outcome) {

@@ -33,11 +33,11 @@ final class Terminator {
   }
 
   Future<Instance> terminate(String instanceId, Caller caller) {
-    return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id FROM instances WHERE id = $1")
+    return Tx.run(db, tx -> tx.preparedQuery("SELECT machine_id, project FROM instances WHERE id = $1")
         .execute(Tuple.of(instanceId))
         .compose(rows -> {
-          if (rows.size() == 0) {
-            throw Refusal.notFound("instance", instanceId);
+          if (rows.size() == 0 || !caller.reaches(rows.iterator().next().getString("project"))) {
+            throw Refusal.notFound("instance", instanceId); // another project's: as if it did not exist
           }
           String machineId = rows.iterator().next().getString("machine_id");
           return Registrar.lock(tx, machineId)

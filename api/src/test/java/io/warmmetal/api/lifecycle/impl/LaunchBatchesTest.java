@@ -165,13 +165,13 @@ class LaunchBatchesTest {
       instanceIds[i] = Ids.instanceId();
       joinIds[i] = Ids.commandId();
     }
-    return new LaunchBatches.Request(Ids.launchId(), "tok-test", clientToken, Ids.sha256(clientToken + shape + min),
+    return new LaunchBatches.Request(Ids.launchId(), "default", "tok-test", clientToken, Ids.sha256(clientToken + shape + min),
         List.of(shape), false, min, max, new JsonObject(), null, null, false, false, new JsonObject(), instanceIds,
         joinIds, new String[max]);
   }
 
   private static LaunchBatches.Request sameToken(LaunchBatches.Request r, String launchId, byte[] hash) {
-    return new LaunchBatches.Request(launchId, r.caller(), r.clientToken(), hash, r.shapes(), r.allowPreparing(),
+    return new LaunchBatches.Request(launchId, r.project(), r.caller(), r.clientToken(), hash, r.shapes(), r.allowPreparing(),
         r.min(), r.max(), r.labels(), r.kubernetes(), r.secrets(), r.hasUserData(), r.allowStandby(),
         r.machineLabels(), new String[] {Ids.instanceId()}, new String[] {Ids.commandId()}, new String[1]);
   }

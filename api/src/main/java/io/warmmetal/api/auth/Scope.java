@@ -1,0 +1,63 @@
+package io.warmmetal.api.auth;
+
+import io.vertx.core.Future;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.ErrorCode;
+import io.warmmetal.api.lifecycle.Caller;
+import java.util.regex.Pattern;
+
+/**
+ * The project a request acts in. A project's tokens act in their own project only. Tokens whose role reaches across
+ * projects (admin, fleet-reader) see every project unless they name one in the {@code WarmMetal-Project} header,
+ * and launch into the one they name, or else their own.
+ *
+ * @param project what the request may see and change: one project, or null for every project
+ * @param home    where what it creates goes (never null)
+ */
+public record Scope(String project, String home) {
+  public static final String HEADER = "WarmMetal-Project";
+  private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
+
+  /** The scope of an authenticated request; a project another token named must exist. */
+  public static Future<Scope> of(RoutingContext ctx, Pool db) {
+    Principal principal = AuthHandler.principal(ctx);
+    String named = ctx.request().getHeader(HEADER);
+    if (named == null || named.isEmpty()) {
+      return Future.succeededFuture(principal.role().acrossProjects() ? new Scope(null, principal.project())
+          : new Scope(principal.project(), principal.project()));
+    }
+    if (!NAME.matcher(named).matches()) {
+      return Future.failedFuture(ApiError.invalid(HEADER, HEADER + " must be a project name (lowercase letters,"
+          + " digits and '-', at most 63)"));
+    }
+    if (named.equals(principal.project())) {
+      return Future.succeededFuture(new Scope(named, named));
+    }
+    if (!principal.role().acrossProjects()) {
+      return Future.failedFuture(ApiError.of(ErrorCode.Forbidden, "this token belongs to project '"
+          + principal.project() + "'; only admin and fleet-reader tokens act in other projects"));
+    }
+    return db.preparedQuery("SELECT 1 FROM projects WHERE name = $1").execute(Tuple.of(named))
+        .map(rows -> {
+          if (rows.size() == 0) {
+            throw ApiError.notFound("project", named);
+          }
+          return new Scope(named, named);
+        });
+  }
+
+  /** The request's caller, acting in this scope. */
+  public static Caller caller(RoutingContext ctx, Scope scope) {
+    Principal p = AuthHandler.principal(ctx);
+    return new Caller(p.tokenId(), p.name(), scope.project());
+  }
+
+  /** The request's caller creating something: it lands in {@link #home}. */
+  public static Caller creator(RoutingContext ctx, Scope scope) {
+    Principal p = AuthHandler.principal(ctx);
+    return new Caller(p.tokenId(), p.name(), scope.home());
+  }
+}
