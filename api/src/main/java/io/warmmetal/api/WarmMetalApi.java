@@ -7,6 +7,7 @@ import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
 import io.warmmetal.api.auth.AuthHandler;
+import io.warmmetal.api.auth.Permission;
 import io.warmmetal.api.auth.TokenRoutes;
 import io.warmmetal.api.auth.TokenStore;
 import io.warmmetal.api.commands.CommandRoutes;
@@ -112,7 +113,7 @@ public final class WarmMetalApi {
               enrollmentTokens, new LaunchBatching(config.launchBatchMax(), config.launchesInFlight()));
           startSsh(secrets);
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
-              config.powerOffCommand());
+              config.powerOffCommand(), config.powerObserveMinInterval(), config.powerObserveWorkers());
           poolManager = new PoolManager(vertx, db, lifecycle, machinePower, config.poolInterval());
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
@@ -207,7 +208,8 @@ public final class WarmMetalApi {
     TokenRoutes.mount(ops, tokens, db);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
-    PowerRoutes.mount(ops, machinePower, poolManager::nudge);
+    PowerRoutes.mount(ops, machinePower, poolManager::nudge,
+        ctx -> AuthHandler.grants(ctx, Permission.OUT_OF_BAND));
     new NetworkBoot(vertx, enrollmentTokens, config.bootDir(), config.bootCmdline(),
         () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
   }

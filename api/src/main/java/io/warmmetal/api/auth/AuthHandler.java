@@ -3,7 +3,9 @@ package io.warmmetal.api.auth;
 import io.vertx.core.Handler;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.openapi.contract.Location;
 import io.vertx.openapi.contract.Operation;
+import io.vertx.openapi.contract.Parameter;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.ErrorResponses;
@@ -12,7 +14,9 @@ import java.util.Map;
 
 /**
  * Authenticates the bearer token and checks the operation's {@code x-warmmetal-permission} before the request is
- * validated, so an unauthenticated caller learns nothing about the contract (401, then 403, then 400).
+ * validated, so an unauthenticated caller learns nothing about the contract (401, then 403, then 400). A query
+ * parameter may carry its own {@code x-warmmetal-permission}: asking for it (any value but {@code false}) needs that
+ * permission too — as {@code observe=true} on a machine's power, which reaches its BMC.
  */
 public final class AuthHandler implements Handler<RoutingContext> {
   public static final String PERMISSION_EXTENSION = "x-warmmetal-permission";
@@ -21,6 +25,7 @@ public final class AuthHandler implements Handler<RoutingContext> {
   private final OpenAPIContract contract;
   private final TokenStore tokens;
   private final Map<String, Permission> permissions = new HashMap<>();
+  private final Map<String, Map<String, Permission>> parameterPermissions = new HashMap<>();
 
   public AuthHandler(OpenAPIContract contract, TokenStore tokens) {
     this.contract = contract;
@@ -31,11 +36,28 @@ public final class AuthHandler implements Handler<RoutingContext> {
         throw new IllegalStateException("operation " + op.getOperationId() + " declares no " + PERMISSION_EXTENSION);
       }
       permissions.put(op.getOperationId(), Permission.fromWire(p.toString()));
+      for (Parameter param : op.getParameters()) {
+        Object pp = param.getExtensions().get(PERMISSION_EXTENSION);
+        if (pp != null) {
+          if (param.getIn() != Location.QUERY) {
+            throw new IllegalStateException(op.getOperationId() + ": " + PERMISSION_EXTENSION + " on a "
+                + param.getIn() + " parameter; only query parameters may ask more");
+          }
+          parameterPermissions.computeIfAbsent(op.getOperationId(), k -> new HashMap<>())
+              .put(param.getName(), Permission.fromWire(pp.toString()));
+        }
+      }
     }
   }
 
   public static Principal principal(RoutingContext ctx) {
     return ctx.get(PRINCIPAL);
+  }
+
+  /** Whether the request's authenticated caller holds {@code permission} (false without one). */
+  public static boolean grants(RoutingContext ctx, Permission permission) {
+    Principal p = principal(ctx);
+    return p != null && p.role().grants(permission);
   }
 
   @Override
@@ -67,11 +89,14 @@ public final class AuthHandler implements Handler<RoutingContext> {
         ctx.fail(ar.cause());
       } else if (ar.result().isEmpty()) {
         deny(ctx, ApiError.of(ErrorCode.Unauthorized, "the API token is unknown or revoked"), basicAllowed);
-      } else if (needed != null && !ar.result().get().role().grants(needed)) {
-        deny(ctx, forbidden(ar.result().get(), needed, op.getOperationId()), false);
       } else {
         // No operation matched (needed == null): the router answers 404 or 405, and should it route the request
         // to an operation after all, that operation's guard checks the permission.
+        ApiError refused = needed == null ? null : refusal(ctx, ar.result().get(), needed, op.getOperationId());
+        if (refused != null) {
+          deny(ctx, refused, false);
+          return;
+        }
         ctx.put(PRINCIPAL, ar.result().get());
         ctx.next();
       }
@@ -91,10 +116,13 @@ public final class AuthHandler implements Handler<RoutingContext> {
       } else if (principal == null) {
         deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
             false);
-      } else if (!principal.role().grants(needed)) {
-        deny(ctx, forbidden(principal, needed, operationId), false);
       } else {
-        ctx.next();
+        ApiError refused = refusal(ctx, principal, needed, operationId);
+        if (refused != null) {
+          deny(ctx, refused, false);
+        } else {
+          ctx.next();
+        }
       }
     };
   }
@@ -102,6 +130,24 @@ public final class AuthHandler implements Handler<RoutingContext> {
   private static ApiError forbidden(Principal principal, Permission needed, String operationId) {
     return ApiError.of(ErrorCode.Forbidden, "role '" + principal.role().wireName() + "' does not grant '"
         + needed.wireName() + "' needed by " + operationId);
+  }
+
+  /**
+   * The 403 if the caller lacks the operation's permission, or that of a query parameter it asked for (naming the
+   * parameter); null if allowed.
+   */
+  private ApiError refusal(RoutingContext ctx, Principal principal, Permission needed, String operationId) {
+    if (!principal.role().grants(needed)) {
+      return forbidden(principal, needed, operationId);
+    }
+    for (Map.Entry<String, Permission> e : parameterPermissions.getOrDefault(operationId, Map.of()).entrySet()) {
+      boolean asked = ctx.queryParam(e.getKey()).stream().anyMatch(v -> !"false".equalsIgnoreCase(v.trim()));
+      if (asked && !principal.role().grants(e.getValue())) {
+        return new ApiError(ErrorCode.Forbidden, forbidden(principal, e.getValue(), operationId + " with "
+            + e.getKey()).getMessage(), e.getKey(), null);
+      }
+    }
+    return null;
   }
 
   /** {@code path} without repeated or trailing slashes. */

@@ -57,6 +57,10 @@ import java.util.Optional;
  *                           32; 1 sends each launch alone)
  * @param launchesInFlight   the most launch calls in the database at once; launches arriving meanwhile go together in
  *                           the next ({@code WARMMETAL_LAUNCH_CALLS}, default 4)
+ * @param powerObserveMinInterval a live power observation of a machine within this of the last one gets that one's
+ *                           answer, not a new BMC session ({@code WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS}, 5000)
+ * @param powerObserveWorkers threads of the live observations' own pool, and the most observations under way at once
+ *                           ({@code WARMMETAL_POWER_OBSERVE_WORKERS}, 4)
  */
 public record ApiConfig(
     String httpHost,
@@ -88,7 +92,9 @@ public record ApiConfig(
     Path bootDir,
     String bootCmdline,
     int launchBatchMax,
-    int launchesInFlight) {
+    int launchesInFlight,
+    Duration powerObserveMinInterval,
+    int powerObserveWorkers) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -137,7 +143,9 @@ public record ApiConfig(
             "warmmetal-data"), "boot")).toAbsolutePath().normalize(),
         r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"),
         r.integer("WARMMETAL_LAUNCH_BATCH_MAX", 32, 1, 1000),
-        r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000));
+        r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000),
+        Duration.ofMillis(r.integer("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", 5000, 0, 3_600_000)),
+        r.integer("WARMMETAL_POWER_OBSERVE_WORKERS", 4, 1, 64));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

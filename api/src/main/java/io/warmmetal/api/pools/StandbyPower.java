@@ -38,6 +38,12 @@ final class StandbyPower {
     on.forEach(id -> start(id, PowerState.ON, "needed: leaving standby"));
   }
 
+  /**
+   * The event's reason: events are readable with {@code read}, and a driver's message names the BMC (address,
+   * username), which only out-of-band callers may see; the log keeps it.
+   */
+  static final String FAILED_REASON = "the switch failed; the API's log has the driver's message";
+
   private void start(String machineId, PowerState state, String reason) {
     Long failed = failedAt.get(machineId);
     if (failed != null && System.currentTimeMillis() - failed < RETRY_AFTER_MILLIS) {
@@ -57,7 +63,7 @@ final class StandbyPower {
           db.preparedQuery("""
                   INSERT INTO events (type, subject, machine_id, to_state, reason)
                   VALUES ('MachinePowerFailed', $1, $1, $2, $3)""")
-              .execute(io.vertx.sqlclient.Tuple.of(machineId, state.name().toLowerCase(), err.getMessage()));
+              .execute(io.vertx.sqlclient.Tuple.of(machineId, state.name().toLowerCase(), FAILED_REASON));
         })
         .onComplete(x -> switching.remove(machineId));
   }

@@ -2,6 +2,7 @@ package io.warmmetal.api.power;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -10,7 +11,6 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
-import io.warmmetal.api.http.Json;
 import io.warmmetal.api.ssh.SshAccess;
 import io.warmmetal.api.ssh.SshKeys;
 import io.warmmetal.api.ssh.SshRunner;
@@ -20,7 +20,8 @@ import java.time.Duration;
 /**
  * Each machine's power control: its settings (the BMC password sealed, bound to the machine), the driver built from
  * them, and switching — the one writer of {@code machine_power} and of {@code machines.power_state}, the power the
- * API last switched a machine to.
+ * API last switched a machine to. Live observations run on a worker pool of their own, rationed by
+ * {@link Observations}, so that a flood of them cannot hold up a switch.
  */
 public final class MachinePower {
   private final Vertx vertx;
@@ -30,10 +31,16 @@ public final class MachinePower {
   private final SshRunner ssh;
   private final Duration timeout;
   private final String sshOffCommand;
-  private final io.vertx.core.WorkerExecutor workers;
+  private final WorkerExecutor workers;
+  private final WorkerExecutor observers;
+  private final Observations observations;
 
+  /**
+   * {@code observeMinInterval}: a repeat observation of a machine within it gets the last answer;
+   * {@code observeWorkers}: the observation pool's threads, and the most observations under way at once.
+   */
   public MachinePower(Vertx vertx, Pool db, SecretBox secrets, SshKeys keys, SshRunner ssh, Duration timeout,
-      String sshOffCommand) {
+      String sshOffCommand, Duration observeMinInterval, int observeWorkers) {
     this.vertx = vertx;
     this.db = db;
     this.secrets = secrets;
@@ -42,10 +49,19 @@ public final class MachinePower {
     this.timeout = timeout;
     this.sshOffCommand = sshOffCommand;
     this.workers = SshRunner.outOfBandWorkers(vertx);
+    this.observers = vertx.createSharedWorkerExecutor("warmmetal-power-observe", observeWorkers,
+        timeout.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS);
+    this.observations = new Observations(observeMinInterval, observeWorkers);
   }
 
   /** Sets (or with driver {@code none}, removes) a machine's power control from a validated request body. */
-  public Future<JsonObject> configure(String machineId, JsonObject body) {
+  public Future<PowerView> configure(String machineId, JsonObject body) {
+    // What was observed through the old settings says nothing about the new ones.
+    return store(machineId, body).onComplete(x -> observations.forget(machineId))
+        .compose(x -> describe(machineId, false));
+  }
+
+  private Future<?> store(String machineId, JsonObject body) {
     if ("none".equals(body.getString("driver"))) {
       // Without power control nothing will switch it again: what it was last switched to no longer says anything.
       return machine(machineId)
@@ -53,8 +69,7 @@ public final class MachinePower {
               .execute(Tuple.of(machineId))
               .compose(x -> tx.preparedQuery("""
                       UPDATE machines SET power_state = NULL, power_changed_at = NULL WHERE id = $1""")
-                  .execute(Tuple.of(machineId)))))
-          .compose(x -> describe(machineId, false));
+                  .execute(Tuple.of(machineId)))));
     }
     PowerSettings settings;
     try {
@@ -81,26 +96,19 @@ public final class MachinePower {
                   wake_address = excluded.wake_address, wake_port = excluded.wake_port, updated_at = now()""")
             .execute(Tuple.wrap(new Object[] {machineId, settings.driver(), settings.address(), settings.port(),
                 settings.username(), sealed == null ? null : Buffer.buffer(sealed), settings.tlsPin(),
-                settings.systemId(), settings.mac(), settings.wakeAddress(), settings.wakePort()})))
-        .compose(x -> describe(machineId, false));
+                settings.systemId(), settings.mac(), settings.wakeAddress(), settings.wakePort()})));
   }
 
-  /** The machine's power settings (no password) and recorded state; with {@code observe}, what the driver sees now. */
-  public Future<JsonObject> describe(String machineId, boolean observe) {
+  /** The machine's power settings and recorded state; with {@code observe}, what the driver sees now (rationed). */
+  public Future<PowerView> describe(String machineId, boolean observe) {
     return machine(machineId).compose(m -> {
-      JsonObject out = new JsonObject().put("machineId", machineId).put("powerState", m.getString("power_state"))
-          .put("powerChangedAt", Json.time(m.getOffsetDateTime("power_changed_at")));
-      if (m.getString("driver") == null) {
-        return Future.succeededFuture(out.put("driver", "none"));
+      PowerView view = new PowerView(machineId, m.getString("power_state"), m.getOffsetDateTime("power_changed_at"),
+          m.getString("driver") == null ? null : settings(m, null), null);
+      if (!observe || view.settings() == null) {
+        return Future.succeededFuture(view);
       }
-      out.mergeIn(settings(m, null).toJson());
-      if (!observe) {
-        return Future.succeededFuture(out);
-      }
-      return driver(machineId, m)
-          .compose(PowerDriver::status)
-          .map(state -> out.put("observed", state.name().toLowerCase()))
-          .otherwise(err -> out.put("observeError", err.getMessage()));
+      return observations.observe(machineId, () -> driver(machineId, m, observers).compose(PowerDriver::status))
+          .map(view::withObservation);
     });
   }
 
@@ -118,17 +126,18 @@ public final class MachinePower {
    * request, refused (409) for a machine carrying an instance; otherwise (the standby tier) only an idle, uncordoned
    * standby machine is switched off, else {@link NoLongerIdle}.
    */
-  public Future<JsonObject> switchTo(String machineId, PowerState state, String reason, boolean manual) {
+  public Future<PowerView> switchTo(String machineId, PowerState state, String reason, boolean manual) {
     return machine(machineId)
         .compose(m -> {
           if (m.getString("driver") == null) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " has no power control");
           }
-          return driver(machineId, m);
+          return driver(machineId, m, workers);
         })
         .compose(driver -> state == PowerState.ON
             ? remote(machineId, state, driver.on()).compose(x -> record(machineId, "on", reason))
             : switchOff(machineId, driver, reason, manual))
+        .onComplete(x -> observations.forget(machineId))
         .compose(x -> describe(machineId, false));
   }
 
@@ -173,15 +182,18 @@ public final class MachinePower {
         .mapEmpty();
   }
 
-  /** The driver for the machine's settings row ({@link #machine}), its secret opened on a worker thread. */
-  private Future<PowerDriver> driver(String machineId, Row m) {
+  /**
+   * The driver for the machine's settings row ({@link #machine}), its secret opened on a worker thread; blocking
+   * BMC calls (ipmitool) run on {@code pool}.
+   */
+  private Future<PowerDriver> driver(String machineId, Row m, WorkerExecutor pool) {
     Buffer sealed = m.getBuffer("secret");
     Future<String> password = sealed == null ? Future.succeededFuture() : vertx.executeBlocking(
         () -> new String(secrets.open(sealed.getBytes(), boundTo(machineId)), StandardCharsets.UTF_8), false);
     return password.compose(secret -> {
       PowerSettings s = settings(m, secret);
       return switch (s.driver()) {
-        case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(workers, s.ipmi(), timeout));
+        case "ipmi" -> Future.succeededFuture(PowerDriver.ipmi(pool, s.ipmi(), timeout));
         case "redfish" -> Future.succeededFuture(PowerDriver.redfish(vertx, s.redfish(), timeout));
         default -> keys.target(db, new SshAccess(m.getString("ssh_host"), m.getInteger("ssh_port"),
                 m.getString("ssh_user"), m.getString("ssh_key"), m.getString("ssh_host_key")), "machineId")

@@ -12,8 +12,17 @@ import io.warmmetal.protocol.CaPin;
 public record PowerSettings(String driver, String address, Integer port, String username, String password,
     String tlsPin, String systemId, String mac, String wakeAddress, Integer wakePort) {
 
-  /** From a validated request body; 400 naming the field a driver needs and did not get. */
+  /**
+   * From a validated request body; 400 naming the field a driver needs and did not get, or one it cannot use
+   * ({@link DriverLimits}).
+   */
   public static PowerSettings fromRequest(JsonObject body) {
+    PowerSettings settings = parse(body);
+    DriverLimits.check(settings);
+    return settings;
+  }
+
+  private static PowerSettings parse(JsonObject body) {
     String driver = body.getString("driver");
     return switch (driver) {
       case "ipmi" -> new PowerSettings(driver, required(body, "address"), body.getInteger("port", 623),

@@ -106,6 +106,14 @@ class RolesTest {
   }
 
   @Test
+  void onlyAdminReachesBmcsAndHosts() {
+    assertThat(Role.ADMIN.grants(Permission.OUT_OF_BAND)).isTrue();
+    for (Role role : java.util.List.of(Role.FLEET_READER, Role.CLIENT, Role.READ_ONLY, Role.BOOT)) {
+      assertThat(role.grants(Permission.OUT_OF_BAND)).as(role.wireName()).isFalse();
+    }
+  }
+
+  @Test
   void healthAndMetricsNeedNoToken() {
     assertThat(fx.client.get("/healthz", null).status()).isEqualTo(200);
     assertThat(fx.client.get("/readyz", null).status()).isEqualTo(200);

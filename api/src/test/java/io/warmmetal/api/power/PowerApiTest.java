@@ -102,4 +102,89 @@ class PowerApiTest {
       assertThat(underInstance.body().getString("message")).contains("carries an instance");
     }
   }
+
+  private static final java.util.List<String> HOW_REACHED = java.util.List.of("address", "port", "username",
+      "hasPassword", "tlsPin", "systemId", "mac", "wakeAddress", "wakePort");
+
+  @Test
+  void readOnlyNeitherReachesTheBmcNorSeesHowItIsReached(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx); RedfishBmc bmc = RedfishBmc.start(vertx)) {
+      String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
+      String path = "/v1/machines/" + machine + "/power";
+      assertThat(fx.client.put(path, ApiFixture.ADMIN, redfish(bmc)).status()).isEqualTo(200);
+      // A project's tokens do not read the fleet's power at all; an operator's read-only token reads recorded state.
+      for (String project : java.util.List.of(fx.token("read-only"), fx.token("client"))) {
+        Response fleetOnly = fx.client.get(path, project);
+        assertThat(fleetOnly.status()).isEqualTo(403);
+        assertThat(fleetOnly.body().getString("message")).contains("'fleet-read'");
+      }
+      for (String token : java.util.List.of(fx.token("fleet-reader"))) {
+        Response refused = fx.client.get(path + "?observe=true", token);
+        assertThat(refused.status()).as(refused.raw()).isEqualTo(403);
+        assertThat(refused.errorCode()).isEqualTo("Forbidden");
+        assertThat(refused.body().getString("message")).contains("'out-of-band'").contains("observe");
+        assertThat(refused.body().getString("field")).isEqualTo("observe");
+
+        Response seen = fx.client.get(path + "?observe=false", token);
+        assertThat(seen.status()).isEqualTo(200);
+        assertThat(seen.body().getString("driver")).isEqualTo("redfish");
+        assertThat(seen.body().fieldNames()).contains("powerState").doesNotContainAnyElementsOf(HOW_REACHED);
+        assertThat(seen.raw()).doesNotContain("127.0.0.1").doesNotContain(RedfishBmc.USER)
+            .doesNotContain(bmc.caPin.value());
+      }
+      assertThat(bmc.statusReads()).as("no BMC session for a caller without out-of-band").isZero();
+
+      JsonObject admin = fx.client.get(path + "?observe=true", ApiFixture.ADMIN).body();
+      assertThat(admin.getString("address")).isEqualTo("127.0.0.1");
+      assertThat(admin.getString("username")).isEqualTo(RedfishBmc.USER);
+      assertThat(admin.getString("observed")).isEqualTo("off");
+      assertThat(admin.getString("observedAt")).isNotNull();
+      assertThat(bmc.statusReads()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void credentialsTheDriverCannotSendAreRefusedAndNothingIsStored(Vertx vertx) throws Exception {
+    try (ApiFixture fx = ApiFixture.start(vertx)) {
+      String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
+      fx.client.post("/v1/machines/" + machine + "/cordon", ApiFixture.ADMIN, null); // no standby switching
+      String path = "/v1/machines/" + machine + "/power";
+      JsonObject ipmi = new JsonObject().put("driver", "ipmi").put("address", "10.0.0.7").put("username", "admin")
+          .put("password", "secret");
+      assertThat(fx.client.put(path, ApiFixture.ADMIN, ipmi).status()).isEqualTo(200);
+      byte[] stored = storedSecret(fx, machine);
+
+      assertRefused(fx, path, ipmi.copy().put("password", "p".repeat(21)), "password", "20");
+      // 11 characters, 22 bytes: the limit is ipmitool's, in bytes.
+      assertRefused(fx, path, ipmi.copy().put("password", "\u00e9".repeat(11)), "password", "20 bytes");
+      assertRefused(fx, path, ipmi.copy().put("username", "u".repeat(17)), "username", "16");
+      assertRefused(fx, path, ipmi.copy().put("password", "line\nbreak"), "password", "control");
+      assertRefused(fx, path, ipmi.copy().put("username", "ad\0min"), "username", "control");
+      assertRefused(fx, path, ipmi.copy().put("address", "https://10.0.0.8/redfish"), "address", "not a URL");
+      assertRefused(fx, path, ipmi.copy().put("address", "10.0.0.8:623"), "address", "not a URL");
+      assertRefused(fx, path, new JsonObject().put("driver", "redfish").put("address", "10.0.0.8")
+          .put("username", "ro:ot").put("password", "x").put("tlsPin", "sha256:" + "a".repeat(64)), "username",
+          "':'");
+
+      JsonObject after = fx.client.get(path, ApiFixture.ADMIN).body();
+      assertThat(after.getString("address")).isEqualTo("10.0.0.7");
+      assertThat(after.getString("username")).isEqualTo("admin");
+      assertThat(storedSecret(fx, machine)).isEqualTo(stored);
+      // At the limits, and an IPv6 BMC: stored.
+      assertThat(fx.client.put(path, ApiFixture.ADMIN, ipmi.copy().put("address", "fd00::7")
+          .put("username", "u".repeat(16)).put("password", "p".repeat(20))).status()).isEqualTo(200);
+    }
+  }
+
+  private static void assertRefused(ApiFixture fx, String path, JsonObject body, String field, String says) {
+    Response r = fx.client.put(path, ApiFixture.ADMIN, body);
+    assertThat(r.status()).as(r.raw()).isEqualTo(400);
+    assertThat(r.body().getString("field")).as(r.raw()).isEqualTo(field);
+    assertThat(r.body().getString("message")).as(r.raw()).contains(says);
+  }
+
+  private static byte[] storedSecret(ApiFixture fx, String machine) {
+    return fx.db().preparedQuery("SELECT secret FROM machine_power WHERE machine_id = $1")
+        .execute(io.vertx.sqlclient.Tuple.of(machine)).await().iterator().next().getBuffer(0).getBytes();
+  }
 }

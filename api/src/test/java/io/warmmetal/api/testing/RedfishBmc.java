@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A Redfish BMC on a loopback HTTPS port, as far as power goes: {@code GET /redfish/v1/Systems/1} and the
@@ -31,8 +32,12 @@ public final class RedfishBmc implements AutoCloseable {
   private final HttpServer server;
   private volatile String powerState = "Off";
   private volatile int resets;
+  private final AtomicInteger statusReads = new AtomicInteger();
+  private volatile long statusDelayMillis;
+  private final Vertx vertx;
 
-  private RedfishBmc(HttpServer server, CaPin caPin, CaPin leafPin) {
+  private RedfishBmc(Vertx vertx, HttpServer server, CaPin caPin, CaPin leafPin) {
+    this.vertx = vertx;
     this.server = server;
     this.port = server.actualPort();
     this.caPin = caPin;
@@ -51,7 +56,7 @@ public final class RedfishBmc implements AutoCloseable {
                     + CertificateAuthority.pem(ca.certificate())))))
         .requestHandler(req -> self[0].handle(req))
         .listen().await();
-    self[0] = new RedfishBmc(server, ca.pin(), CaPin.of(cert.certificate()));
+    self[0] = new RedfishBmc(vertx, server, ca.pin(), CaPin.of(cert.certificate()));
     return self[0];
   }
 
@@ -63,8 +68,15 @@ public final class RedfishBmc implements AutoCloseable {
       return;
     }
     if (req.path().equals("/redfish/v1/Systems/1") && req.method().name().equals("GET")) {
-      req.response().putHeader("Content-Type", "application/json")
-          .end(new JsonObject().put("Id", "1").put("PowerState", powerState).encode());
+      statusReads.incrementAndGet();
+      String state = powerState;
+      Runnable answer = () -> req.response().putHeader("Content-Type", "application/json")
+          .end(new JsonObject().put("Id", "1").put("PowerState", state).encode());
+      if (statusDelayMillis > 0) {
+        vertx.setTimer(statusDelayMillis, t -> answer.run());
+      } else {
+        answer.run();
+      }
     } else if (req.path().equals("/redfish/v1/Systems/1/Actions/ComputerSystem.Reset")
         && req.method().name().equals("POST")) {
       req.body().onSuccess(body -> {
@@ -91,6 +103,16 @@ public final class RedfishBmc implements AutoCloseable {
 
   public int resets() {
     return resets;
+  }
+
+  /** How many times the system's power was read (each a BMC session a real BMC would have to serve). */
+  public int statusReads() {
+    return statusReads.get();
+  }
+
+  /** Makes every power read take this long, as a busy BMC's would. */
+  public void delayStatus(long millis) {
+    statusDelayMillis = millis;
   }
 
   @Override
