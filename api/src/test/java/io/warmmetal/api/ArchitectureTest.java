@@ -48,7 +48,7 @@ class ArchitectureTest {
     ALLOWED.put("http", Set.of("lifecycle", "db"));
     ALLOWED.put("auth", Set.of("http", "crypto", "lifecycle"));
     ALLOWED.put("events", Set.of("http", "db", "auth"));
-    ALLOWED.put("shapes", Set.of("http", "db"));
+    ALLOWED.put("shapes", Set.of("http", "db", "auth"));
     ALLOWED.put("machines", Set.of("http", "db", "lifecycle", "auth"));
     ALLOWED.put("commands", Set.of("http", "db", "lifecycle"));
     ALLOWED.put("instances", Set.of("http", "db", "lifecycle", "auth"));

@@ -1,26 +1,41 @@
 package io.warmmetal.api.shapes;
 
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.auth.Scope;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
 import io.warmmetal.api.shapes.ShapeQueries.Topology;
 
-/** Shapes: list and get with counts (by state and by offering); set an alias and a price. */
+/**
+ * Shapes: list and get with counts (by state and by offering) and, for a project, its quotas; set an alias and a
+ * price.
+ */
 public final class ShapeRoutes {
   private ShapeRoutes() {}
 
   public static void mount(Operations ops, Pool db) {
-    ops.json("listShapes", 200, ctx -> ShapeQueries.list(db, topology(Params.of(ctx)))
+    ops.json("listShapes", 200, ctx -> Scope.of(ctx, db)
+        .compose(scope -> ShapeQueries.list(db, topology(Params.of(ctx)))
+            .compose(items -> ProjectQuotas.apply(db, scope.project(), items)))
         .map(items -> new JsonObject().put("items", items)));
     ops.json("getShape", 200, ctx -> {
       Params p = Params.of(ctx);
-      return ShapeQueries.get(db, p.path("shape"), topology(p));
+      String name = p.path("shape");
+      return Scope.of(ctx, db).compose(scope -> ShapeQueries.get(db, name, topology(p))
+          .compose(shape -> ProjectQuotas.apply(db, scope.project(), new JsonArray().add(shape)))
+          .map(visible -> {
+            if (visible.isEmpty()) {
+              throw ApiError.notFound("shape", name); // closed to this project by its quota
+            }
+            return visible.getJsonObject(0);
+          }));
     });
     ops.json("updateShape", 200, ctx -> {
       Params p = Params.of(ctx);

@@ -174,6 +174,18 @@ class TenancyTest {
     assertThat(fx.client.get("/v1/projects/team-a", a).body().getJsonObject("quotas").getJsonObject(SHAPE)
         .getInteger("inUse")).isEqualTo(3);
 
+    // A project sees its quota on the shape; a shape its quota closes is not there for it.
+    JsonObject shape = fx.client.get("/v1/shapes/" + SHAPE, a).body();
+    assertThat(shape.getJsonObject("quota")).isEqualTo(new JsonObject().put("maxInstances", 3).put("inUse", 3));
+    assertThat(fx.client.get("/v1/shapes/" + SHAPE, ApiFixture.ADMIN).body().containsKey("quota")).isFalse();
+    assertThat(fx.client.put("/v1/projects/team-b", ApiFixture.ADMIN, new JsonObject()
+        .put("quotas", new JsonObject().put(SHAPE, new JsonObject().put("maxInstances", 0)))).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/shapes", b).body().getJsonArray("items")).isEmpty();
+    assertThat(fx.client.get("/v1/shapes/" + SHAPE, b).status()).isEqualTo(404);
+    Response closed = fx.client.post("/v1/instances", b, launch(null));
+    assertThat(closed.status()).isEqualTo(403);
+    assertThat(closed.errorCode()).isEqualTo("QuotaExceeded");
+
     // An instance that has ended makes room again (shutting-down still counts: its machine is still in use).
     String first = answers.stream().filter(r -> r.status() == 201).findFirst().map(TenancyTest::instanceOf)
         .orElseThrow();
