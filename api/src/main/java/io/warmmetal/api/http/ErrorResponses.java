@@ -1,16 +1,18 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.pgclient.PgException;
-import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
+import io.warmmetal.api.db.TransientFailures;
 import io.warmmetal.api.lifecycle.Refusal;
 import java.net.URLDecoder;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +23,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Renders every failure in the one error shape: {@code {"code","message","field"?,"details"?,"requestId"}}.
- * Validation failures name the offending field; anything unexpected is a 500 whose details stay in the log.
+ * Validation failures name the offending field; a failure a retry can outlive (the database down, a connection lost, a
+ * timeout) is a 503 with Retry-After, logged once per burst; anything else unexpected is a 500 whose details stay in
+ * the log.
  */
 public final class ErrorResponses {
   private static final Logger LOG = LoggerFactory.getLogger(ErrorResponses.class);
@@ -29,6 +33,8 @@ public final class ErrorResponses {
   private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
 
   private static final Pattern MALFORMED_ESCAPE = Pattern.compile("%(?![0-9A-Fa-f]{2})");
+  private static final OutageLog OUTAGE = new OutageLog(LOG, "database unavailable", "requests",
+      Duration.ofSeconds(30));
 
   private ErrorResponses() {}
 
@@ -38,8 +44,18 @@ public final class ErrorResponses {
       ctx.response().reset();
       return;
     }
+    if (ctx.failure() instanceof HttpClosedException || ctx.response().closed()) {
+      // The client went away (mid-body, say): nobody to answer, nothing wrong here.
+      LOG.debug("Request {} {} ended by the client's disconnect [requestId={}]", ctx.request().method(),
+          ctx.request().path(), RequestIds.get(ctx));
+      return;
+    }
     ApiError error = toApiError(ctx);
-    if (error.code() == ErrorCode.InternalError) {
+    if (error.code() == ErrorCode.ServiceUnavailable && ctx.failure() != null) {
+      OUTAGE.failed(ctx.failure());
+      LOG.debug("Request {} {} answered 503 [requestId={}]: {}", ctx.request().method(), ctx.request().path(),
+          RequestIds.get(ctx), OutageLog.describe(ctx.failure()));
+    } else if (error.code() == ErrorCode.InternalError) {
       LOG.error("Request {} {} failed [requestId={}]", ctx.request().method(), ctx.request().path(),
           RequestIds.get(ctx), ctx.failure());
     }
@@ -47,10 +63,18 @@ public final class ErrorResponses {
   }
 
   public static void send(RoutingContext ctx, ApiError error) {
+    retryAfter(ctx.response().headers(), error.code());
     ctx.response()
         .setStatusCode(error.code().status())
         .putHeader("Content-Type", "application/json")
         .end(error.toJson(RequestIds.get(ctx)).toBuffer());
+  }
+
+  /** Adds the code's Retry-After (seconds), if it has one: how long a client should wait before trying again. */
+  public static void retryAfter(io.vertx.core.MultiMap headers, ErrorCode code) {
+    if (code.retryAfterSeconds() > 0) {
+      headers.set("Retry-After", Integer.toString(code.retryAfterSeconds()));
+    }
   }
 
   static ApiError toApiError(RoutingContext ctx) {
@@ -82,7 +106,7 @@ public final class ErrorResponses {
         return mapped;
       }
     }
-    if (failure instanceof ClosedConnectionException || isPoolClosed(failure)) {
+    if (TransientFailures.isTransient(failure)) {
       return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
     }
     if (failure == null || ctx.failure() instanceof HttpException) {
@@ -103,22 +127,15 @@ public final class ErrorResponses {
   }
 
   /**
-   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem; a database that
-   * is down or overloaded is a 503. Anything else stays an internal error.
+   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem (a database that
+   * is down or overloaded is a transient failure, below). Anything else stays an internal error.
    */
   private static ApiError fromDatabase(PgException pg) {
     String state = pg.getSqlState();
     if (state.startsWith("22")) {
       return ApiError.invalid("body", "a value is not acceptable: " + pg.getErrorMessage());
     }
-    if (state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")) {
-      return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
-    }
     return null;
-  }
-
-  private static boolean isPoolClosed(Throwable t) {
-    return t instanceof IllegalStateException && t.getMessage() != null && t.getMessage().contains("closed");
   }
 
   private static ApiError fromSchemaFailure(SchemaValidationException e) {
