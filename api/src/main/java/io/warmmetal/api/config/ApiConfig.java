@@ -57,6 +57,14 @@ import java.util.Optional;
  *                           32; 1 sends each launch alone)
  * @param launchesInFlight   the most launch calls in the database at once; launches arriving meanwhile go together in
  *                           the next ({@code WARMMETAL_LAUNCH_CALLS}, default 4)
+ * @param httpIdleTimeout    an API connection with nothing sent either way this long is closed
+ *                           ({@code WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS}, default 60)
+ * @param httpHeaderTimeout  how long a new API connection may take to send its first request's headers before it is
+ *                           closed ({@code WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS}, default 10)
+ * @param httpBodyTimeout    how long a request's body may take to arrive before it is answered 408
+ *                           ({@code WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS}, default 30)
+ * @param httpMaxConnections open API connections at most; one beyond is closed at once
+ *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS}, default 4096)
  */
 public record ApiConfig(
     String httpHost,
@@ -88,7 +96,11 @@ public record ApiConfig(
     Path bootDir,
     String bootCmdline,
     int launchBatchMax,
-    int launchesInFlight) {
+    int launchesInFlight,
+    Duration httpIdleTimeout,
+    Duration httpHeaderTimeout,
+    Duration httpBodyTimeout,
+    int httpMaxConnections) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -137,7 +149,11 @@ public record ApiConfig(
             "warmmetal-data"), "boot")).toAbsolutePath().normalize(),
         r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"),
         r.integer("WARMMETAL_LAUNCH_BATCH_MAX", 32, 1, 1000),
-        r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000));
+        r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1, 86400)),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
+        r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

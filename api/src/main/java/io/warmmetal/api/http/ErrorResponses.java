@@ -1,7 +1,9 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.Future;
 import io.vertx.core.http.HttpClosedException;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.pgclient.PgException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
@@ -32,7 +34,6 @@ public final class ErrorResponses {
   private static final Pattern REQUIRED = Pattern.compile("required property \"([^\"]+)\"");
   private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
 
-  private static final Pattern MALFORMED_ESCAPE = Pattern.compile("%(?![0-9A-Fa-f]{2})");
   private static final OutageLog OUTAGE = new OutageLog(LOG, "database unavailable", "requests",
       Duration.ofSeconds(30));
 
@@ -62,12 +63,20 @@ public final class ErrorResponses {
     send(ctx, error);
   }
 
-  public static void send(RoutingContext ctx, ApiError error) {
-    retryAfter(ctx.response().headers(), error.code());
-    ctx.response()
+  public static Future<Void> send(RoutingContext ctx, ApiError error) {
+    return send(ctx.response(), error, RequestIds.get(ctx));
+  }
+
+  /** The error as the response, for the few answers given before routing. */
+  static Future<Void> send(HttpServerResponse response, ApiError error, String requestId) {
+    retryAfter(response.headers(), error.code());
+    if (requestId != null) {
+      response.putHeader("X-Request-Id", requestId);
+    }
+    return response
         .setStatusCode(error.code().status())
         .putHeader("Content-Type", "application/json")
-        .end(error.toJson(RequestIds.get(ctx)).toBuffer());
+        .end(error.toJson(requestId).toBuffer());
   }
 
   /** Adds the code's Retry-After (seconds), if it has one: how long a client should wait before trying again. */
@@ -117,10 +126,9 @@ public final class ErrorResponses {
         case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
         case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
         case 400 -> ApiError.of(ErrorCode.ValidationError, "bad request");
-        default -> MALFORMED_ESCAPE.matcher(ctx.request().uri()).find()
-            // Vert.x Web cannot decode such a path and ends the request as a 500 with no failure: the caller's.
-            ? ApiError.of(ErrorCode.ValidationError, "the request path has a malformed %-escape")
-            : ApiError.of(ErrorCode.InternalError, "internal error");
+        // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
+        default -> java.util.Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
+            ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");

@@ -28,7 +28,8 @@ public final class ApiClient {
   private final ResponseValidator validator;
 
   public ApiClient(Vertx vertx, int port, OpenAPIContract contract) {
-    this.http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
+    // Idle connections kept for less than the server's idle timeout, so none is reused just as the server closes it.
+    this.http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true).setKeepAliveTimeout(30),
         new PoolOptions().setHttp1MaxSize(600));
     this.port = port;
     this.contract = contract;
