@@ -63,6 +63,11 @@ class OutageTest {
     Response launched = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE));
     assertThat(launched.status()).as(launched.raw()).isEqualTo(201);
     String instanceId = launched.body().getJsonArray("instances").getJsonObject(0).getString("id");
+    Response tooMany = fx.client.post("/v1/instances", ApiFixture.ADMIN,
+        new JsonObject().put("shape", SHAPE).put("minCount", 10));
+    assertThat(tooMany.status()).as(tooMany.raw()).isEqualTo(503);
+    assertThat(tooMany.errorCode()).isEqualTo("InsufficientCapacity");
+    assertThat(tooMany.headers().get("Retry-After")).as("capacity refusals say when to retry too").isEqualTo("5");
     logged.list.clear();
 
     proxy.cut();
