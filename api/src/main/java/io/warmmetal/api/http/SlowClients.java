@@ -59,10 +59,14 @@ final class SlowClients {
         router.handle(request);
         return;
       }
-      boolean bodyPending = !request.isEnded();
+      String length = request.headers().get("Content-Length");
+      boolean hasBody = request.headers().contains("Transfer-Encoding") || (length != null && !"0".equals(length));
+      if (hasBody) {
+        request.response().putHeader("Connection", "close"); // its body is not read: the connection cannot go on
+      }
       ErrorResponses.send(request.response(), malformed, RequestIds.of(request)).onComplete(x -> {
-        if (bodyPending) {
-          request.connection().close(); // its unread body would be taken for the next request
+        if (hasBody) {
+          request.connection().close();
         }
       });
     };

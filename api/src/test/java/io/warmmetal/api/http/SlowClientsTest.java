@@ -165,6 +165,17 @@ class SlowClientsTest {
   }
 
   @Test
+  void aMalformedEscapeWithABodyIs400AndTheUnreadBodyEndsTheConnection() throws Exception {
+    try (Socket s = connect()) {
+      send(s, "POST /v1/machines/%zz/cordon HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+          + "Content-Length: 2\r\n\r\n{}");
+      String answer = readUntilClosed(s, 5);
+      assertThat(answer).as(answer).startsWith("HTTP/1.1 400");
+      assertThat(body(answer).getString("field")).isEqualTo("path");
+    }
+  }
+
+  @Test
   void aClientGoneMidBodyLeavesNoErrorInTheLog() throws Exception {
     ListAppender<ILoggingEvent> logged = new ListAppender<>();
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
