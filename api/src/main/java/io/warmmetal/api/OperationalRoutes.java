@@ -4,18 +4,24 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.db.TransientFailures;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.ErrorResponses;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.metrics.FleetMetrics;
+import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** {@code /healthz} (the process answers), {@code /readyz} (the database answers) and Prometheus {@code /metrics}. */
 final class OperationalRoutes {
   private static final Logger LOG = LoggerFactory.getLogger(OperationalRoutes.class);
+  /** Probes come every few seconds: one line per outage, not one per probe. */
+  private static final OutageLog NOT_READY = new OutageLog(LOG, "Not ready: the database does not answer", "probes",
+      Duration.ofSeconds(60));
   private OperationalRoutes() {}
 
   static void mount(Router router, Pool db, FleetMetrics metrics) {
@@ -23,7 +29,7 @@ final class OperationalRoutes {
     router.get("/readyz").handler(ctx -> db.query("SELECT 1").execute()
         .onSuccess(x -> Json.ok(ctx, new JsonObject().put("status", "ready")))
         .onFailure(err -> {
-          LOG.warn("Not ready: the database does not answer: {}", err.getMessage());
+          NOT_READY.failed(err);
           ErrorResponses.send(ctx, ApiError.of(ErrorCode.ServiceUnavailable, "the database does not answer"));
         }));
     MachineCounts counts = new MachineCounts(db, metrics);
@@ -54,7 +60,11 @@ final class OperationalRoutes {
       if (counting == null || (counting.isComplete() && now - countedAt >= EVERY_NANOS)) {
         countedAt = now;
         counting = Lookups.machineCounts(db).onSuccess(metrics::machineCounts)
-            .onFailure(err -> LOG.warn("Could not count machines for /metrics: {}", err.getMessage()))
+            .onFailure(err -> {
+              if (!TransientFailures.isTransient(err)) { // an outage shows in /readyz already
+                LOG.warn("Could not count machines for /metrics: {}", err.getMessage());
+              }
+            })
             .mapEmpty();
       }
       return counting;

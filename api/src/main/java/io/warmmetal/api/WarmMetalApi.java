@@ -24,6 +24,7 @@ import io.warmmetal.api.enrollment.EnrollmentRoutes;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.events.EventRoutes;
 import io.warmmetal.api.http.ApiVerticle;
+import io.warmmetal.api.http.HttpLimits;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.instances.InstanceRoutes;
 import io.warmmetal.api.lifecycle.LaunchBatching;
@@ -165,9 +166,11 @@ public final class WarmMetalApi {
   private Future<Void> deploy(OpenAPIContract contract, TokenStore tokens, FleetMetrics metrics) {
     AuthHandler auth = new AuthHandler(contract, tokens);
     AtomicReference<ApiVerticle> first = new AtomicReference<>();
+    HttpLimits limits = new HttpLimits(config.httpIdleTimeout(), config.httpHeaderTimeout(), config.httpBodyTimeout(),
+        new HttpLimits.Connections(config.httpMaxConnections()));
     return vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
-              ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics));
+              ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics), limits);
           first.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(config.verticles()))

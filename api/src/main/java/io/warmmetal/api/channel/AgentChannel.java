@@ -9,6 +9,7 @@ import io.vertx.pgclient.pubsub.PgSubscriber;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import java.time.Duration;
 import org.slf4j.Logger;
@@ -25,6 +26,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class AgentChannel {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
+  private static final OutageLog SWEEP_OUTAGE = new OutageLog(LOG, "Channel sweep failed, database unavailable",
+      "sweeps", Duration.ofSeconds(60));
   static final String NOTIFY_CHANNEL = "warmmetal_commands";
 
   /** How often agents beat, when silence makes a machine offline, how long a join may take. */
@@ -119,6 +122,10 @@ public final class AgentChannel {
         .compose(current -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout())
             .compose(x -> deliverQueued(current.toArray(String[]::new))))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
-        .onFailure(err -> LOG.warn("Channel sweep failed: {}", err.getMessage()));
+        .onFailure(err -> {
+          if (!SWEEP_OUTAGE.ifTransient(err)) {
+            LOG.warn("Channel sweep failed: {}", err.getMessage());
+          }
+        });
   }
 }

@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.Redaction;
+import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Refusal;
 import io.warmmetal.api.lifecycle.Refusal.Reason;
@@ -32,6 +33,9 @@ import org.slf4j.LoggerFactory;
 final class ChannelEndpoint {
   private static final Logger LOG = LoggerFactory.getLogger(ChannelEndpoint.class);
   private static final int MAX_FRAME_CHARS = 64 * 1024;
+  /** Every connected agent's hello and results fail while the database is down: one line per burst. */
+  private static final OutageLog OUTAGE = new OutageLog(LOG, "Agent channel: database unavailable", "agent messages",
+      Duration.ofSeconds(60));
 
   private final Vertx vertx;
   private final Pool db;
@@ -129,7 +133,11 @@ final class ChannelEndpoint {
     session.helloed = true;
     session.lastSentSeq = hello.lastSeq();
     lifecycle.agentConnected(session.machineId, session.certSerial)
-        .onFailure(err -> LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage()))
+        .onFailure(err -> {
+          if (!OUTAGE.ifTransient(err)) {
+            LOG.warn("Marking {} connected failed: {}", session.machineId, err.getMessage());
+          }
+        })
         .onComplete(ar -> {
           if (ar.failed() && ar.cause() instanceof Refusal r && r.reason() == Reason.Forbidden) {
             session.close((short) 1008, "certificate replaced"); // re-enrolled or renewed since the handshake
@@ -169,7 +177,9 @@ final class ChannelEndpoint {
       return; // an earlier command's result is still missing: the agent sends this one again later
     }
     if (failure != null && !(failure instanceof Refusal)) {
-      LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId, failure.getMessage());
+      if (!OUTAGE.ifTransient(failure)) {
+        LOG.warn("Recording {}'s result for {} failed: {}", session.machineId, commandId, failure.getMessage());
+      }
       return; // not recorded: the agent resends it with its next heartbeat
     }
     session.send(new Ack(commandId));

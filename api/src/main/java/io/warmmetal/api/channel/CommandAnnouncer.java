@@ -3,6 +3,7 @@ package io.warmmetal.api.channel;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.http.OutageLog;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -22,6 +23,9 @@ import org.slf4j.LoggerFactory;
  */
 final class CommandAnnouncer {
   private static final Logger LOG = LoggerFactory.getLogger(CommandAnnouncer.class);
+  private static final OutageLog OUTAGE = new OutageLog(LOG,
+      "Announcing commands failed, database unavailable (their catch-up will find them)", "announcements",
+      java.time.Duration.ofSeconds(60));
   /** PostgreSQL's payload limit is 8000 bytes; machine ids are ASCII. */
   private static final int MAX_PAYLOAD = 7900;
 
@@ -77,8 +81,12 @@ final class CommandAnnouncer {
     }
     db.preparedQuery("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
         .execute(Tuple.of(AgentChannel.NOTIFY_CHANNEL).addArrayOfString(payloads.toArray(String[]::new)))
-        .onFailure(err -> LOG.warn("Announcing commands to other replicas failed ({}); their catch-up will find them",
-            err.getMessage()))
+        .onFailure(err -> {
+          if (!OUTAGE.ifTransient(err)) {
+            LOG.warn("Announcing commands to other replicas failed ({}); their catch-up will find them",
+                err.getMessage());
+          }
+        })
         .onComplete(ar -> flush());
   }
 

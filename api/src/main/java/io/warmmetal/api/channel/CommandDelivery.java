@@ -7,6 +7,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.SecretBox;
+import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.protocol.Fields;
 import io.warmmetal.protocol.channel.Channel;
@@ -16,6 +17,7 @@ import io.warmmetal.protocol.commands.CommandParams;
 import io.warmmetal.protocol.commands.JoinParams;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -31,6 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 final class CommandDelivery {
   private static final Logger LOG = LoggerFactory.getLogger(CommandDelivery.class);
+  private static final OutageLog OUTAGE = new OutageLog(LOG, "Delivering commands failed, database unavailable",
+      "deliveries", Duration.ofSeconds(60));
 
   private final Vertx vertx;
   private final Pool db;
@@ -60,7 +64,7 @@ final class CommandDelivery {
             session.send(command);
             session.lastSentSeq = Math.max(session.lastSentSeq, command.seq());
           }
-        } else {
+        } else if (!OUTAGE.ifTransient(ar.cause())) {
           LOG.warn("Delivering commands to {} failed; the next notification retries", session.machineId,
               ar.cause());
         }

@@ -61,6 +61,14 @@ import java.util.Optional;
  *                           answer, not a new BMC session ({@code WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS}, 5000)
  * @param powerObserveWorkers threads of the live observations' own pool, and the most observations under way at once
  *                           ({@code WARMMETAL_POWER_OBSERVE_WORKERS}, 4)
+ * @param httpIdleTimeout    an API connection with nothing sent either way this long is closed
+ *                           ({@code WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS}, default 60)
+ * @param httpHeaderTimeout  how long a new API connection may take to send its first request's headers before it is
+ *                           closed ({@code WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS}, default 10)
+ * @param httpBodyTimeout    how long a request's body may take to arrive before it is answered 408
+ *                           ({@code WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS}, default 30)
+ * @param httpMaxConnections open API connections at most; one beyond is closed at once
+ *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS}, default 4096)
  */
 public record ApiConfig(
     String httpHost,
@@ -94,7 +102,11 @@ public record ApiConfig(
     int launchBatchMax,
     int launchesInFlight,
     Duration powerObserveMinInterval,
-    int powerObserveWorkers) {
+    int powerObserveWorkers,
+    Duration httpIdleTimeout,
+    Duration httpHeaderTimeout,
+    Duration httpBodyTimeout,
+    int httpMaxConnections) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -145,7 +157,11 @@ public record ApiConfig(
         r.integer("WARMMETAL_LAUNCH_BATCH_MAX", 32, 1, 1000),
         r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000),
         Duration.ofMillis(r.integer("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", 5000, 0, 3_600_000)),
-        r.integer("WARMMETAL_POWER_OBSERVE_WORKERS", 4, 1, 64));
+        r.integer("WARMMETAL_POWER_OBSERVE_WORKERS", 4, 1, 64),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1, 86400)),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
+        r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

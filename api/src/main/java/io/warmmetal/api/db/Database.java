@@ -2,6 +2,7 @@ package io.warmmetal.api.db;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.net.NetClientOptions;
 import io.vertx.pgclient.PgBuilder;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.SslMode;
@@ -26,10 +27,17 @@ public final class Database {
     }
   }
 
+  /** A database that does not answer a connect in this long is down: requests get a 503, not a minute's wait. */
+  static final int CONNECT_TIMEOUT_MILLIS = 5_000;
+  /** The longest a request waits for a pooled connection before it is answered 503 (the database is overloaded). */
+  static final int POOL_WAIT_SECONDS = 10;
+
   public static Pool pool(Vertx vertx, PgConnectOptions options, int size) {
     options.setCachePreparedStatements(true).setPipeliningLimit(256);
     return PgBuilder.pool()
-        .with(new PoolOptions().setMaxSize(size).setName("warmmetal").setShared(false))
+        .with(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS)) // TLS stays the connect options'
+        .with(new PoolOptions().setMaxSize(size).setName("warmmetal").setShared(false)
+            .setConnectionTimeout(POOL_WAIT_SECONDS).setConnectionTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS))
         .connectingTo(options)
         .using(vertx)
         .build();

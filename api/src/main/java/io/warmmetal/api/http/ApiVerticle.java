@@ -9,6 +9,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -30,6 +31,7 @@ public final class ApiVerticle extends VerticleBase {
   private final Consumer<Router> mountOperational;
   private final Handler<RoutingContext> authenticate;
   private final Function<String, Handler<RoutingContext>> guard;
+  private final HttpLimits limits;
   private HttpServer server;
 
   /**
@@ -38,7 +40,7 @@ public final class ApiVerticle extends VerticleBase {
    */
   public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
       Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
-      Consumer<Router> mountOperational) {
+      Consumer<Router> mountOperational, HttpLimits limits) {
     this.contract = contract;
     this.host = host;
     this.port = port;
@@ -46,12 +48,16 @@ public final class ApiVerticle extends VerticleBase {
     this.guard = guard;
     this.mountOperations = mountOperations;
     this.mountOperational = mountOperational;
+    this.limits = limits;
   }
 
   @Override
   public Future<?> start() {
-    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(ApiVerticle::accessLog, authenticate),
-        guard, mountOperations);
+    SlowClients slowClients = new SlowClients(vertx, limits);
+    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT,
+        List.of(slowClients::bodyRead, ApiVerticle::accessLog, authenticate), guard, mountOperations);
+    // Ahead of every route but the reroute below, so the body timer runs while the body handler reads.
+    router.route().order(Integer.MIN_VALUE + 1).handler(slowClients::startBodyTimer);
     mountOperational.accept(router);
     // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
     // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.
@@ -63,8 +69,14 @@ public final class ApiVerticle extends VerticleBase {
     for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
       router.errorHandler(status, ErrorResponses::handle);
     }
-    return vertx.createHttpServer(new HttpServerOptions().setHost(host).setPort(port).setCompressionSupported(true))
-        .requestHandler(router)
+    HttpServerOptions options = new HttpServerOptions().setHost(host).setPort(port).setCompressionSupported(true)
+        .setIdleTimeout((int) limits.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
+        // HTTP/1.1 only: with cleartext HTTP/2 on, a connection exists for Vert.x (and the limits above) only once
+        // its first bytes arrive, so a client that connects and sends nothing would escape both cap and timeout.
+        .setHttp2ClearTextEnabled(false);
+    return vertx.createHttpServer(options)
+        .connectionHandler(slowClients::connected)
+        .requestHandler(slowClients.requests(router))
         .listen()
         .onSuccess(s -> server = s);
   }

@@ -13,6 +13,7 @@ public enum ErrorCode {
   QuotaExceeded(403),
   InvalidState(409),
   Conflict(409),
+  RequestTimeout(408),
   RequestTooLarge(413),
   UnsupportedMediaType(415),
   InternalError(500),
@@ -28,6 +29,18 @@ public enum ErrorCode {
 
   public int status() {
     return status;
+  }
+
+  /**
+   * The Retry-After a response with this code carries, in seconds; 0 for none (the same request will fail again). A
+   * database outage is usually a restart or a failover: seconds. Capacity comes back as machines are prepared.
+   */
+  public int retryAfterSeconds() {
+    return switch (this) {
+      case ServiceUnavailable -> 2;
+      case InsufficientCapacity -> 5;
+      default -> 0;
+    };
   }
 
   /** The code the core's refusal reason has on the wire: the one place a reason becomes an HTTP status. */

@@ -1,16 +1,20 @@
 package io.warmmetal.api.http;
 
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.Future;
+import io.vertx.core.http.HttpClosedException;
+import io.vertx.core.http.HttpServerResponse;
 import io.vertx.pgclient.PgException;
-import io.vertx.sqlclient.ClosedConnectionException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
+import io.warmmetal.api.db.TransientFailures;
 import io.warmmetal.api.lifecycle.Refusal;
 import java.net.URLDecoder;
+import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,14 +25,17 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Renders every failure in the one error shape: {@code {"code","message","field"?,"details"?,"requestId"}}.
- * Validation failures name the offending field; anything unexpected is a 500 whose details stay in the log.
+ * Validation failures name the offending field; a failure a retry can outlive (the database down, a connection lost, a
+ * timeout) is a 503 with Retry-After, logged once per burst; anything else unexpected is a 500 whose details stay in
+ * the log.
  */
 public final class ErrorResponses {
   private static final Logger LOG = LoggerFactory.getLogger(ErrorResponses.class);
   private static final Pattern REQUIRED = Pattern.compile("required property \"([^\"]+)\"");
   private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
 
-  private static final Pattern MALFORMED_ESCAPE = Pattern.compile("%(?![0-9A-Fa-f]{2})");
+  private static final OutageLog OUTAGE = new OutageLog(LOG, "database unavailable", "requests",
+      Duration.ofSeconds(30));
 
   private ErrorResponses() {}
 
@@ -38,19 +45,45 @@ public final class ErrorResponses {
       ctx.response().reset();
       return;
     }
+    if (ctx.failure() instanceof HttpClosedException || ctx.response().closed()) {
+      // The client went away (mid-body, say): nobody to answer, nothing wrong here.
+      LOG.debug("Request {} {} ended by the client's disconnect [requestId={}]", ctx.request().method(),
+          ctx.request().path(), RequestIds.get(ctx));
+      return;
+    }
     ApiError error = toApiError(ctx);
-    if (error.code() == ErrorCode.InternalError) {
+    if (error.code() == ErrorCode.ServiceUnavailable && ctx.failure() != null) {
+      OUTAGE.failed(ctx.failure());
+      LOG.debug("Request {} {} answered 503 [requestId={}]: {}", ctx.request().method(), ctx.request().path(),
+          RequestIds.get(ctx), OutageLog.describe(ctx.failure()));
+    } else if (error.code() == ErrorCode.InternalError) {
       LOG.error("Request {} {} failed [requestId={}]", ctx.request().method(), ctx.request().path(),
           RequestIds.get(ctx), ctx.failure());
     }
     send(ctx, error);
   }
 
-  public static void send(RoutingContext ctx, ApiError error) {
-    ctx.response()
+  public static Future<Void> send(RoutingContext ctx, ApiError error) {
+    return send(ctx.response(), error, RequestIds.get(ctx));
+  }
+
+  /** The error as the response, for the few answers given before routing. */
+  static Future<Void> send(HttpServerResponse response, ApiError error, String requestId) {
+    retryAfter(response.headers(), error.code());
+    if (requestId != null) {
+      response.putHeader("X-Request-Id", requestId);
+    }
+    return response
         .setStatusCode(error.code().status())
         .putHeader("Content-Type", "application/json")
-        .end(error.toJson(RequestIds.get(ctx)).toBuffer());
+        .end(error.toJson(requestId).toBuffer());
+  }
+
+  /** Adds the code's Retry-After (seconds), if it has one: how long a client should wait before trying again. */
+  public static void retryAfter(io.vertx.core.MultiMap headers, ErrorCode code) {
+    if (code.retryAfterSeconds() > 0) {
+      headers.set("Retry-After", Integer.toString(code.retryAfterSeconds()));
+    }
   }
 
   static ApiError toApiError(RoutingContext ctx) {
@@ -82,7 +115,7 @@ public final class ErrorResponses {
         return mapped;
       }
     }
-    if (failure instanceof ClosedConnectionException || isPoolClosed(failure)) {
+    if (TransientFailures.isTransient(failure)) {
       return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
     }
     if (failure == null || ctx.failure() instanceof HttpException) {
@@ -93,32 +126,24 @@ public final class ErrorResponses {
         case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
         case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
         case 400 -> ApiError.of(ErrorCode.ValidationError, "bad request");
-        default -> MALFORMED_ESCAPE.matcher(ctx.request().uri()).find()
-            // Vert.x Web cannot decode such a path and ends the request as a 500 with no failure: the caller's.
-            ? ApiError.of(ErrorCode.ValidationError, "the request path has a malformed %-escape")
-            : ApiError.of(ErrorCode.InternalError, "internal error");
+        // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
+        default -> java.util.Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
+            ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");
   }
 
   /**
-   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem; a database that
-   * is down or overloaded is a 503. Anything else stays an internal error.
+   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem (a database that
+   * is down or overloaded is a transient failure, below). Anything else stays an internal error.
    */
   private static ApiError fromDatabase(PgException pg) {
     String state = pg.getSqlState();
     if (state.startsWith("22")) {
       return ApiError.invalid("body", "a value is not acceptable: " + pg.getErrorMessage());
     }
-    if (state.startsWith("08") || state.startsWith("53") || state.startsWith("57P")) {
-      return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
-    }
     return null;
-  }
-
-  private static boolean isPoolClosed(Throwable t) {
-    return t instanceof IllegalStateException && t.getMessage() != null && t.getMessage().contains("closed");
   }
 
   private static ApiError fromSchemaFailure(SchemaValidationException e) {

@@ -1,5 +1,6 @@
 package io.warmmetal.api.http;
 
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -10,12 +11,24 @@ public final class RequestIds {
   private RequestIds() {}
 
   public static void assign(RoutingContext ctx) {
-    String given = ctx.request().getHeader("X-Request-Id");
-    String id = given != null && given.matches("[A-Za-z0-9._-]{1,64}")
-        ? given : Long.toHexString(ThreadLocalRandom.current().nextLong());
-    ctx.put(KEY, id);
-    ctx.response().putHeader("X-Request-Id", id);
+    ensure(ctx);
     ctx.next();
+  }
+
+  /** Gives the request its id unless it has one (the API port assigns it before the body is read). */
+  static void ensure(RoutingContext ctx) {
+    if (ctx.get(KEY) == null) {
+      String id = of(ctx.request());
+      ctx.put(KEY, id);
+      ctx.response().putHeader("X-Request-Id", id);
+    }
+  }
+
+  /** The id a request gets: the caller's if sane, else a new one. */
+  static String of(HttpServerRequest request) {
+    String given = request.getHeader("X-Request-Id");
+    return given != null && given.matches("[A-Za-z0-9._-]{1,64}")
+        ? given : Long.toHexString(ThreadLocalRandom.current().nextLong());
   }
 
   public static String get(RoutingContext ctx) {

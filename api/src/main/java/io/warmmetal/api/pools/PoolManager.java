@@ -3,6 +3,7 @@ package io.warmmetal.api.pools;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.PoolDecisions;
 import io.warmmetal.api.power.MachinePower;
@@ -31,6 +32,9 @@ public final class PoolManager {
   private final StandbyPower standby;
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicBoolean again = new AtomicBoolean();
+  /** A pass a second fails while the database is down: one line per burst. */
+  private final OutageLog outage = new OutageLog(LOG, "Pool reconciliation failed, database unavailable", "passes",
+      Duration.ofSeconds(60));
   private long timer = -1;
 
   /** {@code power}: how the standby tier switches machines (their power control). */
@@ -74,7 +78,11 @@ public final class PoolManager {
     }
     long started = System.nanoTime();
     pass()
-        .onFailure(err -> LOG.warn("Pool reconciliation failed: {}", err.getMessage()))
+        .onFailure(err -> {
+          if (!outage.ifTransient(err)) {
+            LOG.warn("Pool reconciliation failed: {}", err.getMessage());
+          }
+        })
         .onComplete(ar -> {
           if (!again.getAndSet(false)) {
             running.set(false);

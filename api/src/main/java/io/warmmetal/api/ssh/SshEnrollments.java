@@ -13,6 +13,7 @@ import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Json;
+import io.warmmetal.api.http.OutageLog;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -32,6 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SshEnrollments {
   private static final Logger LOG = LoggerFactory.getLogger(SshEnrollments.class);
+  private static final OutageLog OUTAGE = new OutageLog(LOG,
+      "Recording the outcome of an SSH enrollment failed, database unavailable", "outcomes", Duration.ofSeconds(60));
   private static final Pattern AGENT_SETTING = Pattern.compile("WARMMETAL_AGENT_[A-Z0-9_]+");
   private static final Set<String> SET_HERE = Set.of("WARMMETAL_AGENT_API", "WARMMETAL_AGENT_CA_PIN",
       "WARMMETAL_AGENT_CA_FILE", "WARMMETAL_AGENT_TOKEN", "WARMMETAL_AGENT_TOKEN_FILE", "WARMMETAL_AGENT_STATE_DIR",
@@ -110,7 +113,11 @@ public final class SshEnrollments {
           }
           return finish(id, "installed", lastLine(output), r.toJson(output));
         })
-        .onFailure(err -> LOG.warn("Recording the outcome of SSH enrollment {} failed", id, err));
+        .onFailure(err -> {
+          if (!OUTAGE.ifTransient(err)) {
+            LOG.warn("Recording the outcome of SSH enrollment {} failed", id, err);
+          }
+        });
   }
 
   /**

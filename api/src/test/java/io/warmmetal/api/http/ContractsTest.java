@@ -41,4 +41,15 @@ class ContractsTest {
       assertThat(op.getExtensions()).as(op.getOperationId()).containsKey(AuthHandler.PERMISSION_EXTENSION);
     }
   }
+
+  @Test
+  void everyPublicOperationDocumentsTheRetryContract(Vertx vertx) {
+    OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
+    for (Operation op : contract.operations()) {
+      var unavailable = op.getResponse(503);
+      assertThat(unavailable).as(op.getOperationId() + " documents 503").isNotNull();
+      assertThat(unavailable.getHeaders()).as(op.getOperationId() + "'s 503 carries Retry-After")
+          .anyMatch(h -> h.getName().equals("Retry-After") && h.isRequired());
+    }
+  }
 }

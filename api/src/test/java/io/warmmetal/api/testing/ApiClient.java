@@ -29,7 +29,9 @@ public final class ApiClient {
   private final String project;
 
   public ApiClient(Vertx vertx, int port, OpenAPIContract contract) {
-    this(WebClient.create(vertx, new WebClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(600)),
+    // Idle connections kept for less than the server's idle timeout, so none is reused just as the server closes it.
+    this(WebClient.create(vertx, new WebClientOptions().setKeepAlive(true).setKeepAliveTimeout(30),
+            new PoolOptions().setHttp1MaxSize(600)),
         port, contract, ResponseValidator.create(vertx, contract), null);
   }
 
