@@ -16,7 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TcpProxy implements AutoCloseable {
   private final Vertx vertx;
   private final String targetHost;
-  private final int targetPort;
+  private volatile int targetPort;
   private final NetClient client;
   private final Set<NetSocket> open = ConcurrentHashMap.newKeySet();
   private NetServer server;
@@ -45,6 +45,11 @@ public final class TcpProxy implements AutoCloseable {
     server = null;
     open.forEach(NetSocket::close);
     open.clear();
+  }
+
+  /** New connections go to {@code port} from now on (a server restarted elsewhere); open ones stay as they are. */
+  public void retarget(int port) {
+    targetPort = port;
   }
 
   /** The database is back, on the same port. */
