@@ -143,6 +143,19 @@ class SlowClientsTest {
   }
 
   @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {"/v1/machines?labelSelector=%ff", "/v1/machines/%ff", "/v1/instances/%c3%28",
+      "/v1/events?since=%e2%82", "/v1/shapes/%ff%fe"})
+  void escapesThatAreNotUtf8AreAClientErrorNeverA500(String url) throws Exception {
+    try (Socket s = connect()) {
+      send(s, "GET " + url + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN
+          + "\r\nConnection: close\r\n\r\n");
+      String answer = readUntilClosed(s, 5);
+      assertThat(answer).as(answer).matches("(?s)HTTP/1.1 4\\d\\d .*");
+      assertThat(body(answer).getString("code")).isNotBlank();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
       "/v1/machines?labelSelector=%zz       | labelSelector",
       "/v1/machines?limit=1&labelSelector=a%2 | labelSelector",
