@@ -158,4 +158,29 @@ class BadInputTest {
     assertThat(method.status()).isEqualTo(405);
     assertThat(method.errorCode()).isEqualTo("MethodNotAllowed");
   }
+
+  /** Found by the contract fuzz (faults/ContractFuzzTest): each was a 500, or no answer at all. */
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> fuzzFindings() {
+    String form = "application/x-www-form-urlencoded";
+    return java.util.stream.Stream.of(
+        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/events?since=%&limit=%", null),
+        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/instances?machineId=%zz", null),
+        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/shapes/x86-8c-32g?regionLabel=%", null),
+        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/ssh-keys", form),
+        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/machines?%=%00", "multipart/form-data; boundary=x"),
+        org.junit.jupiter.params.provider.Arguments.of("POST", "/v1/instances?%=%00", form));
+  }
+
+  @ParameterizedTest(name = "{0} {1} ({2})")
+  @org.junit.jupiter.params.provider.MethodSource("fuzzFindings")
+  void malformedQueryEscapesAndFormBodiesAre4xx(String method, String uri, String contentType) {
+    var http = io.vertx.ext.web.client.WebClient.create(fx.vertx);
+    var request = http.request(HttpMethod.valueOf(method), fx.api.port(), "127.0.0.1", uri)
+        .putHeader("Authorization", "Bearer " + ApiFixture.ADMIN).timeout(10_000);
+    var response = contentType == null ? request.send().await()
+        : request.putHeader("Content-Type", contentType).sendBuffer(io.vertx.core.buffer.Buffer.buffer("a=1")).await();
+    assertThat(response.statusCode()).isEqualTo(contentType == null ? 400 : 415);
+    assertThat(response.bodyAsJsonObject().getString("code"))
+        .isEqualTo(contentType == null ? "ValidationError" : "UnsupportedMediaType");
+  }
 }
