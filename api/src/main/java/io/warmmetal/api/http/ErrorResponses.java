@@ -131,9 +131,9 @@ public final class ErrorResponses {
             ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
-    if (failure instanceof IllegalArgumentException && MALFORMED_ESCAPE.matcher(ctx.request().uri()).find()) {
+    if (failure instanceof IllegalArgumentException && MalformedEscapes.find(ctx.request().uri()) != null) {
       // Netty cannot decode the query string when its parameters are first read: the caller's escape.
-      return ApiError.of(ErrorCode.ValidationError, "the request URI has a malformed %-escape");
+      return MalformedEscapes.find(ctx.request().uri());
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");
   }
