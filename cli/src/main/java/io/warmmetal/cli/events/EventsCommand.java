@@ -31,7 +31,15 @@ public final class EventsCommand extends SessionCommand {
     var out = session().out();
     boolean header = true;
     do {
-      var events = feed.next();
+      com.fasterxml.jackson.databind.node.ArrayNode events;
+      try {
+        events = feed.next();
+      } catch (io.warmmetal.cli.http.ApiUnreachable e) {
+        if (follow && Thread.currentThread().isInterrupted()) {
+          break; // stopped while a request was under way
+        }
+        throw e;
+      }
       if (!events.isEmpty() || header) {
         EventFormat.print(out, format, events, header);
         header = false;
