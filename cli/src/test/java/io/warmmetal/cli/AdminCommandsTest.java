@@ -11,23 +11,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Tokens, projects, boot and completion: the operator's commands. */
 class AdminCommandsTest {
-  private static CliFixture fx;
-
-  @BeforeAll
-  static void start() throws Exception {
-    fx = new CliFixture();
-  }
-
-  @AfterAll
-  static void stop() {
-    fx.close();
-  }
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
 
   @Test
   void tokensCreateShowsTheSecretOnceAndItWorks() {

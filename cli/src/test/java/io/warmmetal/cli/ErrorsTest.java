@@ -7,23 +7,13 @@ import io.warmmetal.cli.testing.CliFixture;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Errors as scripts see them: one {@code Error:} line, a hint, and the exit code. */
 class ErrorsTest {
-  private static CliFixture fx;
-
-  @BeforeAll
-  static void start() throws Exception {
-    fx = new CliFixture();
-  }
-
-  @AfterAll
-  static void stop() {
-    fx.close();
-  }
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
 
   @Test
   void aBadTokenIsAnApiErrorWithTheHintAndTheTokenIsNotPrinted() {

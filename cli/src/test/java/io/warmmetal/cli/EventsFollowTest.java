@@ -5,23 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
 import io.warmmetal.cli.testing.Eventually;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code events --follow}: new events appear as they are recorded, each once; an interrupt ends it cleanly. */
 class EventsFollowTest {
-  private static CliFixture fx;
-
-  @BeforeAll
-  static void start() throws Exception {
-    fx = new CliFixture();
-  }
-
-  @AfterAll
-  static void stop() {
-    fx.close();
-  }
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
 
   @Test
   void followPrintsNewEventsUntilStopped() {

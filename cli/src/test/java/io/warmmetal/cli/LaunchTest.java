@@ -9,23 +9,14 @@ import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.testing.CliFixture;
 import io.warmmetal.cli.testing.Eventually;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** {@code instances launch}, with and without --wait, against the real API; the test plays the agent. */
 class LaunchTest {
-  private CliFixture fx;
-
-  @BeforeEach
-  void start() throws Exception {
-    fx = new CliFixture();
-  }
-
-  @AfterEach
-  void stop() {
-    fx.close();
-  }
+  /** One API per test: launches leave instances and claimed machines behind. */
+  @RegisterExtension
+  final CliFixture fx = new CliFixture();
 
   /** Waits until the machine's join is queued, then reports it as its agent would. */
   private void reportJoin(String machine, boolean ok) {

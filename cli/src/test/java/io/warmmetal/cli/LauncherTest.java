@@ -8,9 +8,9 @@ import io.warmmetal.cli.testing.CliFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code bin/warmmetal} as a user runs it: a separate JVM from the packaged jar (this test runs in the package
@@ -18,17 +18,12 @@ import org.junit.jupiter.api.Test;
  */
 class LauncherTest {
   private static final Path LAUNCHER = Path.of("bin/warmmetal").toAbsolutePath();
-  private static CliFixture fx;
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
 
   @BeforeAll
-  static void start() throws Exception {
-    fx = new CliFixture();
+  static void machines() {
     fx.api.registerMachines(2, ApiFixture.facts(8, 32), true);
-  }
-
-  @AfterAll
-  static void stop() {
-    fx.close();
   }
 
   private record Result(int code, String out, String err) {}

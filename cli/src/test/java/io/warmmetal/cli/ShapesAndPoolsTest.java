@@ -7,23 +7,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Shapes and pools through the CLI, in each output format. Each test has machines of a shape of its own. */
 class ShapesAndPoolsTest {
-  private static CliFixture fx;
-
-  @BeforeAll
-  static void start() throws Exception {
-    fx = new CliFixture();
-  }
-
-  @AfterAll
-  static void stop() {
-    fx.close();
-  }
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
 
   @Test
   void shapesAreATableWithUpperCaseHeadersAndAlignedColumns() {

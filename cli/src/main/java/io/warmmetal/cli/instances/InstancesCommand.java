@@ -2,13 +2,14 @@ package io.warmmetal.cli.instances;
 
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
+import io.warmmetal.cli.session.Filters;
 import io.warmmetal.cli.session.GroupCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -32,27 +33,17 @@ public final class InstancesCommand extends GroupCommand {
 
   @Command(name = "ls", aliases = "list", description = "List instances.")
   static final class Ls extends SessionCommand {
-    @Option(names = "--state", description = "pending, running, shutting-down, terminated or failed")
-    String state;
+    @Mixin
+    Filters filters;
 
-    @Option(names = "--shape")
-    String shape;
-
-    @Option(names = "--machine", paramLabel = "MACHINE")
+    @Option(names = "--machine", paramLabel = "MACHINE", description = "only the instance on this machine")
     String machine;
-
-    @Option(names = {"-l", "--selector"}, description = "label selector, e.g. team=ml,env!=dev")
-    String selector;
 
     @Override
     public Integer call() {
-      Map<String, Object> q = new LinkedHashMap<>();
-      q.put("state", state);
-      q.put("shape", shape);
+      Map<String, Object> q = filters.query();
       q.put("machineId", machine);
-      q.put("labelSelector", selector);
-      session().printer().print(api().list("/v1/instances", q), columns(session().clock().instant()));
-      return 0;
+      return print(api().list("/v1/instances", q), columns(session().clock().instant()));
     }
   }
 
@@ -63,8 +54,7 @@ public final class InstancesCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      session().printer().print(api().get("/v1/instances/" + id), columns(session().clock().instant()));
-      return 0;
+      return print(api().get("/v1/instances/" + id), columns(session().clock().instant()));
     }
   }
 
@@ -79,8 +69,7 @@ public final class InstancesCommand extends GroupCommand {
       for (String id : ids) {
         done.add(api().delete("/v1/instances/" + id));
       }
-      session().printer().print(done, columns(session().clock().instant()));
-      return 0;
+      return print(done, columns(session().clock().instant()));
     }
   }
 }

@@ -20,8 +20,7 @@ final class MachineActions {
       for (String id : ids) {
         done.add(api().post("/v1/machines/" + id + "/" + action(), null));
       }
-      session().printer().print(done, MachinesCommand.columns(session().clock().instant()));
-      return 0;
+      return print(done, MachinesCommand.columns(session().clock().instant()));
     }
   }
 

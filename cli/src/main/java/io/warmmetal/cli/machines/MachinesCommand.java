@@ -2,13 +2,14 @@ package io.warmmetal.cli.machines;
 
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
+import io.warmmetal.cli.session.Filters;
 import io.warmmetal.cli.session.GroupCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -32,27 +33,17 @@ public final class MachinesCommand extends GroupCommand {
 
   @Command(name = "ls", aliases = "list", description = "List machines.")
   static final class Ls extends SessionCommand {
-    @Option(names = "--state", description = "only machines in this state")
-    String state;
-
-    @Option(names = "--shape", description = "only machines of this shape")
-    String shape;
+    @Mixin
+    Filters filters;
 
     @Option(names = "--cordoned", arity = "0..1", description = "only cordoned (or, =false, uncordoned) machines")
     Boolean cordoned;
 
-    @Option(names = {"-l", "--selector"}, description = "label selector, e.g. rack=r1,!spot")
-    String selector;
-
     @Override
     public Integer call() {
-      Map<String, Object> q = new LinkedHashMap<>();
-      q.put("state", state);
-      q.put("shape", shape);
+      Map<String, Object> q = filters.query();
       q.put("cordoned", cordoned);
-      q.put("labelSelector", selector);
-      session().printer().print(api().list("/v1/machines", q), columns(session().clock().instant()));
-      return 0;
+      return print(api().list("/v1/machines", q), columns(session().clock().instant()));
     }
   }
 
@@ -63,8 +54,7 @@ public final class MachinesCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      session().printer().print(api().get("/v1/machines/" + id), columns(session().clock().instant()));
-      return 0;
+      return print(api().get("/v1/machines/" + id), columns(session().clock().instant()));
     }
   }
 }

@@ -36,7 +36,6 @@ final class PowerCommand extends SessionCommand {
     var power = to == null
         ? api().get("/v1/machines/" + id + "/power" + (observe ? "?observe=true" : ""))
         : api().post("/v1/machines/" + id + "/power-" + to, null);
-    session().printer().print(power, COLUMNS);
-    return 0;
+    return print(power, COLUMNS);
   }
 }

@@ -30,9 +30,7 @@ public final class PoolsCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      var body = shape == null ? api().get("/v1/pools").path("items") : api().get("/v1/pools/" + shape);
-      session().printer().print(body, COLUMNS);
-      return 0;
+      return print(shape == null ? api().get("/v1/pools").path("items") : api().get("/v1/pools/" + shape), COLUMNS);
     }
   }
 
@@ -49,9 +47,7 @@ public final class PoolsCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      var pool = api().put("/v1/pools/" + shape, Map.of("minWarm", minWarm, "maxWarm", maxWarm));
-      session().printer().print(pool, COLUMNS);
-      return 0;
+      return print(api().put("/v1/pools/" + shape, Map.of("minWarm", minWarm, "maxWarm", maxWarm)), COLUMNS);
     }
   }
 

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.GroupCommand;
+import io.warmmetal.cli.session.ListCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import io.warmmetal.cli.session.UsageProblem;
 import java.util.List;
@@ -35,11 +36,9 @@ public final class ProjectsCommand extends GroupCommand {
   }
 
   @Command(name = "ls", aliases = "list", description = "List projects (admin).")
-  static final class Ls extends SessionCommand {
-    @Override
-    public Integer call() {
-      session().printer().print(api().get("/v1/projects").path("items"), COLUMNS);
-      return 0;
+  static final class Ls extends ListCommand {
+    Ls() {
+      super("/v1/projects", COLUMNS);
     }
   }
 
@@ -54,8 +53,7 @@ public final class ProjectsCommand extends GroupCommand {
       if (project == null) {
         throw new UsageProblem("which project? name it, or set --project / WARMMETAL_PROJECT");
       }
-      session().printer().print(api().get("/v1/projects/" + project), COLUMNS);
-      return 0;
+      return print(api().get("/v1/projects/" + project), COLUMNS);
     }
   }
 
@@ -74,8 +72,7 @@ public final class ProjectsCommand extends GroupCommand {
         ObjectNode q = body.putObject("quotas");
         quotas.forEach((shape, max) -> q.putObject(shape).put("maxInstances", max));
       }
-      session().printer().print(api().put("/v1/projects/" + name, body), COLUMNS);
-      return 0;
+      return print(api().put("/v1/projects/" + name, body), COLUMNS);
     }
   }
 }

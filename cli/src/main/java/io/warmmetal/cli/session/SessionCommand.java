@@ -1,6 +1,7 @@
 package io.warmmetal.cli.session;
 
 import io.warmmetal.cli.http.ApiClient;
+import io.warmmetal.cli.output.Column;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -16,5 +17,11 @@ public abstract class SessionCommand implements Callable<Integer> {
 
   protected ApiClient api() {
     return session().client();
+  }
+
+  /** Prints an answer (an object or an array of them) in the session's format; exit 0. */
+  protected Integer print(com.fasterxml.jackson.databind.JsonNode body, java.util.List<Column> columns) {
+    session().printer().print(body, columns);
+    return ExitCode.OK;
   }
 }

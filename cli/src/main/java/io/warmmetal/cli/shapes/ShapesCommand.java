@@ -3,6 +3,7 @@ package io.warmmetal.cli.shapes;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.GroupCommand;
+import io.warmmetal.cli.session.ListCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.util.List;
 import picocli.CommandLine.Command;
@@ -35,11 +36,9 @@ public final class ShapesCommand extends GroupCommand {
   }
 
   @Command(name = "ls", aliases = "list", description = "List the shapes.")
-  static final class Ls extends SessionCommand {
-    @Override
-    public Integer call() {
-      session().printer().print(api().get("/v1/shapes").path("items"), COLUMNS);
-      return 0;
+  static final class Ls extends ListCommand {
+    Ls() {
+      super("/v1/shapes", COLUMNS);
     }
   }
 
@@ -50,8 +49,7 @@ public final class ShapesCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      session().printer().print(api().get("/v1/shapes/" + shape), COLUMNS);
-      return 0;
+      return print(api().get("/v1/shapes/" + shape), COLUMNS);
     }
   }
 }

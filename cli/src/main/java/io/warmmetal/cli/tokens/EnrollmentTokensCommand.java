@@ -5,13 +5,13 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.GroupCommand;
+import io.warmmetal.cli.session.ListCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /** {@code warmmetal enrollment-tokens ls|create|revoke}: the tokens agents enroll with (admin). */
 @Command(name = "enrollment-tokens", description = "List, mint and revoke the tokens agents enroll with.",
@@ -27,11 +27,9 @@ public final class EnrollmentTokensCommand extends GroupCommand {
       Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
 
   @Command(name = "ls", aliases = "list", description = "List enrollment tokens (never their secrets).")
-  static final class Ls extends SessionCommand {
-    @Override
-    public Integer call() {
-      session().printer().print(api().get("/v1/enrollment-tokens").path("items"), COLUMNS);
-      return 0;
+  static final class Ls extends ListCommand {
+    Ls() {
+      super("/v1/enrollment-tokens", COLUMNS);
     }
   }
 
@@ -64,18 +62,10 @@ public final class EnrollmentTokensCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "revoke", description = "Revoke enrollment tokens (idempotent).")
-  static final class Revoke extends SessionCommand {
-    @Parameters(paramLabel = "TOKEN-ID", arity = "1..*", description = "et-… ids")
-    List<String> ids;
-
-    @Override
-    public Integer call() {
-      for (String id : ids) {
-        api().delete("/v1/enrollment-tokens/" + id);
-        session().out().println(id + " revoked");
-      }
-      return 0;
+  @Command(name = "revoke", description = "Revoke enrollment tokens (idempotent): their et-… ids.")
+  static final class Revoke extends RevokeCommand {
+    Revoke() {
+      super("/v1/enrollment-tokens/");
     }
   }
 }

@@ -3,6 +3,7 @@ package io.warmmetal.cli.tokens;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.GroupCommand;
+import io.warmmetal.cli.session.ListCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,11 +25,9 @@ public final class TokensCommand extends GroupCommand {
       Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
 
   @Command(name = "ls", aliases = "list", description = "List tokens (never their secrets).")
-  static final class Ls extends SessionCommand {
-    @Override
-    public Integer call() {
-      session().printer().print(api().get("/v1/tokens").path("items"), COLUMNS);
-      return 0;
+  static final class Ls extends ListCommand {
+    Ls() {
+      super("/v1/tokens", COLUMNS);
     }
   }
 
@@ -52,18 +51,10 @@ public final class TokensCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "revoke", description = "Revoke tokens (idempotent).")
-  static final class Revoke extends SessionCommand {
-    @Parameters(paramLabel = "TOKEN-ID", arity = "1..*", description = "tok-… ids, as `tokens ls` shows them")
-    List<String> ids;
-
-    @Override
-    public Integer call() {
-      for (String id : ids) {
-        api().delete("/v1/tokens/" + id);
-        session().out().println(id + " revoked");
-      }
-      return 0;
+  @Command(name = "revoke", description = "Revoke tokens (idempotent): their tok-… ids, as `tokens ls` shows them.")
+  static final class Revoke extends RevokeCommand {
+    Revoke() {
+      super("/v1/tokens/");
     }
   }
 }

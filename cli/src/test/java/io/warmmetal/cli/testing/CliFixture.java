@@ -14,17 +14,52 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * The real API on loopback (embedded PostgreSQL) and the CLI run in-process against it, with its own environment
- * (admin token, API URL, a config file in a temporary directory) and captured output.
+ * (admin token, API URL, a config file in a temporary directory) and captured output. A JUnit extension:
+ * {@code @RegisterExtension static} for one API per class, an instance field for one per test.
  */
-public final class CliFixture implements AutoCloseable {
-  public final Vertx vertx = Vertx.vertx();
-  public final ApiFixture api;
-  public final Path home;
+public final class CliFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+  public Vertx vertx;
+  public ApiFixture api;
+  public Path home;
+  private boolean perTest;
 
-  public CliFixture() throws Exception {
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    start();
+  }
+
+  @Override
+  public void beforeEach(ExtensionContext context) throws Exception {
+    if (api == null) {
+      perTest = true;
+      start();
+    }
+  }
+
+  @Override
+  public void afterEach(ExtensionContext context) {
+    if (perTest) {
+      close();
+    }
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    if (api != null) {
+      close();
+    }
+  }
+
+  private void start() throws Exception {
+    vertx = Vertx.vertx();
     api = ApiFixture.start(vertx);
     home = Files.createTempDirectory("warmmetal-cli-test");
   }
@@ -104,9 +139,9 @@ public final class CliFixture implements AutoCloseable {
     }
   }
 
-  @Override
-  public void close() {
+  private void close() {
     api.close();
     vertx.close().await();
+    api = null;
   }
 }
