@@ -1,0 +1,71 @@
+package io.warmmetal.cli.boot;
+
+import io.warmmetal.cli.session.SessionCommand;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.TreeMap;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code warmmetal boot}: the URL DHCP/iPXE chains to, {@code <api>/v1/boot/ipxe} with a boot token as Basic
+ * credentials (iPXE can put credentials only in a URL). A token is printed only when this command just minted it;
+ * otherwise the URL carries a placeholder to fill in.
+ */
+@Command(name = "boot", description = "Print the iPXE chain URL (and, with --dnsmasq, the dnsmasq lines).")
+public final class BootCommand extends SessionCommand {
+  static final String PLACEHOLDER = "<boot token>";
+
+  @Option(names = "--label", paramLabel = "KEY=VALUE", description = "a label for machines booting this way (repeatable)")
+  Map<String, String> labels;
+
+  @Option(names = "--create-token", paramLabel = "NAME",
+      description = "mint a boot-role token with this name (admin) and put it in the URL; shown only now")
+  String createToken;
+
+  @Option(names = "--dnsmasq", description = "print dnsmasq's dhcp-match/dhcp-boot lines rather than the URL alone")
+  boolean dnsmasq;
+
+  @Override
+  public Integer call() {
+    String secret = PLACEHOLDER;
+    if (createToken != null) {
+      secret = api().post("/v1/tokens", Map.of("name", createToken, "role", "boot")).path("token").asText();
+    }
+    String url = url(api().base(), secret, labels);
+    var out = session().out();
+    if (dnsmasq) {
+      out.println("dhcp-match=set:ipxe,175");
+      out.println("dhcp-boot=tag:!ipxe,undionly.kpxe");
+      out.println("dhcp-boot=tag:ipxe," + url);
+    } else {
+      out.println(url);
+    }
+    out.flush();
+    if (createToken == null) {
+      session().err().println("Replace " + PLACEHOLDER + " with a boot-role token (`warmmetal tokens create NAME"
+          + " --role boot`), or pass --create-token NAME to mint one.");
+    }
+    return 0;
+  }
+
+  /** {@code http://boot:SECRET@host:port/v1/boot/ipxe?labels=k%3Dv,…}: labels sorted, so the line is stable. */
+  static String url(URI api, String secret, Map<String, String> labels) {
+    StringBuilder b = new StringBuilder(api.getScheme()).append("://boot:").append(secret).append('@')
+        .append(api.getRawAuthority().replaceFirst("^.*@", ""))
+        .append(api.getRawPath() == null ? "" : api.getRawPath().replaceAll("/$", "")).append("/v1/boot/ipxe");
+    if (labels != null && !labels.isEmpty()) {
+      StringJoiner j = new StringJoiner(",");
+      new TreeMap<>(labels).forEach((k, v) -> j.add(enc(k) + "%3D" + enc(v)));
+      b.append("?labels=").append(j);
+    }
+    return b.toString();
+  }
+
+  private static String enc(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8);
+  }
+}

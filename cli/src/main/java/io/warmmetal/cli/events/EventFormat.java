@@ -1,0 +1,50 @@
+package io.warmmetal.cli.events;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import io.warmmetal.cli.output.Cells;
+import io.warmmetal.cli.output.OutputFormat;
+import java.io.PrintWriter;
+
+/**
+ * Events as they arrive: one aligned line each (a stream cannot be padded to its widest cell, so columns are
+ * fixed-width); with {@code -o json} one object per line, with {@code -o yaml} one sequence item each, so that
+ * {@code --follow} output stays parseable however long it runs.
+ */
+public final class EventFormat {
+  private static final ObjectMapper YAML =
+      new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER));
+  private static final String LINE = "%-24s  %-16s  %-22s  %-14s  %-14s  %s";
+
+  private EventFormat() {}
+
+  public static void print(PrintWriter out, OutputFormat format, JsonNode events, boolean header) {
+    if (format == OutputFormat.JSON) {
+      events.forEach(e -> out.println(e.toString()));
+    } else if (format == OutputFormat.YAML) {
+      events.forEach(e -> out.print(yamlItem(e)));
+    } else {
+      if (header) {
+        out.println(String.format(LINE, "TIME", "TYPE", "SUBJECT", "FROM", "TO", "REASON").stripTrailing());
+      }
+      events.forEach(e -> out.println(line(e)));
+    }
+    out.flush();
+  }
+
+  private static String yamlItem(JsonNode e) {
+    try {
+      return YAML.writeValueAsString(java.util.List.of(e));
+    } catch (JsonProcessingException ex) {
+      throw new java.io.UncheckedIOException(ex);
+    }
+  }
+
+  public static String line(JsonNode e) {
+    return String.format(LINE, e.path("at").asText(), e.path("type").asText(), e.path("subject").asText(),
+        Cells.text(e.get("from")), Cells.text(e.get("to")), Cells.text(e.get("reason"))).stripTrailing();
+  }
+}

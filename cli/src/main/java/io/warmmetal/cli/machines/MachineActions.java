@@ -1,0 +1,50 @@
+package io.warmmetal.cli.machines;
+
+import io.warmmetal.cli.session.SessionCommand;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+
+/** The idempotent one-word actions on a machine: {@code POST /v1/machines/{id}/<action>}. */
+final class MachineActions {
+  private MachineActions() {}
+
+  abstract static class Action extends SessionCommand {
+    @Parameters(paramLabel = "MACHINE", arity = "1..*", description = "one or more machine ids")
+    java.util.List<String> ids;
+
+    abstract String action();
+
+    @Override
+    public Integer call() {
+      var done = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+      for (String id : ids) {
+        done.add(api().post("/v1/machines/" + id + "/" + action(), null));
+      }
+      return print(done, MachinesCommand.columns(session().clock().instant()));
+    }
+  }
+
+  @Command(name = "cordon", description = "Stop handing the machines out to new instances.")
+  static final class Cordon extends Action {
+    @Override
+    String action() {
+      return "cordon";
+    }
+  }
+
+  @Command(name = "uncordon", description = "Hand the machines out again.")
+  static final class Uncordon extends Action {
+    @Override
+    String action() {
+      return "uncordon";
+    }
+  }
+
+  @Command(name = "retire", description = "Take the machines out of the fleet for good (refused under an instance).")
+  static final class Retire extends Action {
+    @Override
+    String action() {
+      return "retire";
+    }
+  }
+}

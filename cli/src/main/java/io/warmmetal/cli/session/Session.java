@@ -1,0 +1,110 @@
+package io.warmmetal.cli.session;
+
+import io.warmmetal.cli.config.ConfigFile;
+import io.warmmetal.cli.config.Settings;
+import io.warmmetal.cli.http.ApiClient;
+import io.warmmetal.cli.output.OutputFormat;
+import io.warmmetal.cli.output.Printer;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Map;
+
+/**
+ * One run of the tool: its environment, its output streams and the global flags. Passed in rather than read from
+ * {@code System}, so tests run the CLI in-process with their own.
+ */
+public final class Session {
+  /** The root command, which owns the session; subcommands reach it through picocli's spec. */
+  public interface Holder {
+    Session session();
+  }
+
+  private final Map<String, String> env;
+  private final PrintWriter out;
+  private final PrintWriter err;
+  private final java.io.InputStream in;
+  private final Clock clock;
+  private String api;
+  private String token;
+  private String project;
+  private String caFile;
+  private OutputFormat output = OutputFormat.TABLE;
+  private ApiClient client;
+
+  public Session(Map<String, String> env, java.io.InputStream in, PrintWriter out, PrintWriter err, Clock clock) {
+    this.env = Map.copyOf(env);
+    this.in = in;
+    this.out = out;
+    this.err = err;
+    this.clock = clock;
+  }
+
+  public Map<String, String> env() {
+    return env;
+  }
+
+  public java.io.InputStream in() {
+    return in;
+  }
+
+  public PrintWriter out() {
+    return out;
+  }
+
+  public PrintWriter err() {
+    return err;
+  }
+
+  public Clock clock() {
+    return clock;
+  }
+
+  public void api(String value) {
+    api = value;
+  }
+
+  public void token(String value) {
+    token = value;
+  }
+
+  public void project(String value) {
+    project = value;
+  }
+
+  public void caFile(String value) {
+    caFile = value;
+  }
+
+  public void output(OutputFormat value) {
+    output = value;
+  }
+
+  public OutputFormat output() {
+    return output;
+  }
+
+  public Printer printer() {
+    return new Printer(out, output);
+  }
+
+  public ConfigFile configFile() {
+    return ConfigFile.locate(env);
+  }
+
+  public Settings settings() {
+    return Settings.resolve(new Settings.Flags(api, token, project, caFile), env, configFile().read());
+  }
+
+  /** The API client for the resolved settings; a missing API URL is a usage error. */
+  public ApiClient client() {
+    if (client == null) {
+      Settings s = settings();
+      if (s.api() == null) {
+        throw new UsageProblem("no API URL: give --api, set WARMMETAL_API, or `warmmetal config set api URL`");
+      }
+      client = new ApiClient(s.api(), s.token(), s.project(), s.caFile() == null ? null : Path.of(s.caFile()));
+    }
+    return client;
+  }
+}

@@ -1,0 +1,60 @@
+package io.warmmetal.cli.tokens;
+
+import io.warmmetal.cli.output.Cells;
+import io.warmmetal.cli.output.Column;
+import io.warmmetal.cli.session.GroupCommand;
+import io.warmmetal.cli.session.ListCommand;
+import io.warmmetal.cli.session.SessionCommand;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code warmmetal tokens ls|create|revoke}: API bearer tokens (admin). */
+@Command(name = "tokens", description = "List, mint and revoke API tokens.",
+    subcommands = {TokensCommand.Ls.class, TokensCommand.Create.class, TokensCommand.Revoke.class})
+public final class TokensCommand extends GroupCommand {
+  static final List<Column> COLUMNS = List.of(
+      Column.field("ID", "id"),
+      Column.field("NAME", "name"),
+      Column.field("ROLE", "role"),
+      Column.field("PROJECT", "project"),
+      Column.field("CREATED", "createdAt"),
+      Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
+
+  @Command(name = "ls", aliases = "list", description = "List tokens (never their secrets).")
+  static final class Ls extends ListCommand {
+    Ls() {
+      super("/v1/tokens", COLUMNS);
+    }
+  }
+
+  @Command(name = "create", description = "Mint a token; its secret is shown this once.")
+  static final class Create extends SessionCommand {
+    @Parameters(index = "0", paramLabel = "NAME")
+    String name;
+
+    @Option(names = "--role", required = true, description = "admin, fleet-reader, client, read-only or boot")
+    String role;
+
+    @Override
+    public Integer call() {
+      // The token's project is the one the request acts in: --project / WARMMETAL_PROJECT.
+      var token = api().post("/v1/tokens", Map.of("name", name, "role", role));
+      List<Column> withSecret = new ArrayList<>(COLUMNS.subList(0, 4));
+      withSecret.add(Column.field("TOKEN", "token"));
+      session().printer().print(token, withSecret);
+      session().err().println("The token is shown only now: store it (it is kept only hashed).");
+      return 0;
+    }
+  }
+
+  @Command(name = "revoke", description = "Revoke tokens (idempotent): their tok-… ids, as `tokens ls` shows them.")
+  static final class Revoke extends RevokeCommand {
+    Revoke() {
+      super("/v1/tokens/");
+    }
+  }
+}

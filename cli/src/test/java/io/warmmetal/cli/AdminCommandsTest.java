@@ -1,0 +1,94 @@
+package io.warmmetal.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.warmmetal.cli.session.ExitCode;
+import io.warmmetal.cli.testing.CliFixture;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Tokens, projects, boot and completion: the operator's commands. */
+class AdminCommandsTest {
+  @RegisterExtension
+  static final CliFixture fx = new CliFixture();
+
+  @Test
+  void tokensCreateShowsTheSecretOnceAndItWorks() {
+    var created = fx.run("tokens", "create", "ci", "--role", "read-only");
+    assertThat(created.code()).as(created.toString()).isZero();
+    String[] row = created.out().split("\n")[1].split("\\s+");
+    String id = row[0];
+    String secret = row[row.length - 1];
+    assertThat(created.out().split("\n")[0]).endsWith("TOKEN");
+    assertThat(created.err()).contains("shown only now");
+
+    Map<String, String> env = fx.env();
+    env.put("WARMMETAL_TOKEN", secret);
+    assertThat(CliFixture.run(env, "shapes", "ls").code()).isZero();
+
+    var listed = fx.run("tokens", "ls", "-o", "json");
+    assertThat(listed.out()).contains(id).doesNotContain(secret);
+
+    assertThat(fx.run("tokens", "revoke", id).out()).contains(id + " revoked");
+    assertThat(CliFixture.run(env, "shapes", "ls").code()).isEqualTo(ExitCode.API_ERROR);
+  }
+
+  @Test
+  void enrollmentTokensCreateAndRevoke() {
+    var created = fx.run("enrollment-tokens", "create", "--uses", "3", "--label", "rack=r1");
+    assertThat(created.code()).as(created.toString()).isZero();
+    String id = created.out().split("\n")[1].split("\\s+")[0];
+    assertThat(created.out()).contains("3/3", "rack=r1");
+    assertThat(fx.run("enrollment-tokens", "revoke", id).code()).isZero();
+    assertThat(fx.run("enrollment-tokens", "ls").out()).containsPattern(id + ".*\\d{4}-");
+  }
+
+  @Test
+  void projectsSetAndGet() {
+    fx.api.registerMachines(1, io.warmmetal.api.testing.ApiFixture.facts(8, 32), true);
+    var set = fx.run("projects", "set", "team-a", "--quota", "x86-8c-32g=4");
+    assertThat(set.code()).as(set.toString()).isZero();
+    assertThat(set.out()).contains("team-a", "x86-8c-32g=0/4");
+
+    var get = fx.run("--project", "team-a", "projects", "get");
+    assertThat(get.code()).as(get.toString()).isZero();
+    assertThat(get.out().split("\n")[0]).startsWith("NAME");
+    assertThat(get.out()).contains("x86-8c-32g=0/4");
+    assertThat(fx.run("projects", "ls").out()).contains("default", "team-a");
+  }
+
+  @Test
+  void bootPrintsTheChainUrlAndAMintedTokenFetchesTheScript() throws Exception {
+    var placeholder = fx.run("boot", "--label", "rack=r1");
+    assertThat(placeholder.code()).isZero();
+    assertThat(placeholder.out().trim())
+        .isEqualTo("http://boot:<boot token>@127.0.0.1:" + fx.api.api.port() + "/v1/boot/ipxe?labels=rack%3Dr1");
+
+    var minted = fx.run("boot", "--create-token", "pxe", "--dnsmasq");
+    assertThat(minted.code()).as(minted.toString()).isZero();
+    String line = minted.out().lines().filter(l -> l.startsWith("dhcp-boot=tag:ipxe,")).findFirst().orElseThrow();
+    URI url = URI.create(line.substring("dhcp-boot=tag:ipxe,".length()));
+    // As iPXE does: the URL's credentials as Basic authentication.
+    String basic = Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
+    var script = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + url.getPort() + url.getRawPath())).header("Authorization", "Basic " + basic)
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(script.statusCode()).isEqualTo(200);
+    assertThat(script.body()).startsWith("#!ipxe");
+  }
+
+  @Test
+  void completionPrintsABashScript() {
+    var run = fx.run("completion", "bash");
+    assertThat(run.code()).isZero();
+    assertThat(run.out()).startsWith("#!/usr/bin/env bash").contains("complete -F", "enrollment-tokens", "launch");
+    assertThat(fx.run("completion", "fish").code()).isEqualTo(ExitCode.USAGE);
+  }
+}
