@@ -88,10 +88,13 @@ async function guarded(panel, what, load) {
   try {
     await load();
     notice(panel, '');
+    state.forbidden.delete(panel);
     return true;
   } catch (err) {
     if (err instanceof LoggedOut) throw err;
-    notice(panel, explain(err, what), err instanceof ApiError && err.status === 403 ? 'forbidden' : 'error');
+    const refused = err instanceof ApiError && err.status === 403;
+    if (refused) state.forbidden.add(panel); // the role will not change: stop asking until the user does
+    notice(panel, explain(err, what), refused ? 'forbidden' : 'error');
     return false;
   }
 }
@@ -100,24 +103,30 @@ async function guarded(panel, what, load) {
 
 const state = {
   cursor: null, events: [], samples: [], instances: new Map(), shapes: [], pools: [],
-  timer: null, tick: 0, machinesDirty: true, machinesLoadedAt: 0, changedInstances: new Set(),
+  timer: null, tick: 0, machinesDirty: true, machinesLoadedAt: 0, changedInstances: new Set(), forbidden: new Set(),
+  poolsRefused: null,
 };
 
 // ---- pools and shapes --------------------------------------------------------------------------------------
 
 async function loadPools() {
-  let poolsRefused = null;
   await guarded('pools', 'the shapes', async () => {
     state.shapes = (await api('/v1/shapes')).items;
   });
+  // A role without fleet-read is refused pools once; the shapes' counts stand in from then on.
+  const refusedBefore = state.poolsRefused && state.poolsRefused.status === 403;
   try {
-    state.pools = (await api('/v1/pools')).items;
+    if (!refusedBefore) {
+      state.pools = (await api('/v1/pools')).items;
+      state.poolsRefused = null;
+    }
   } catch (err) {
     if (err instanceof LoggedOut) throw err;
     state.pools = [];
-    poolsRefused = err;
+    state.poolsRefused = err;
   }
   renderPools();
+  const poolsRefused = state.poolsRefused;
   if (poolsRefused) {
     notice('pools', explain(poolsRefused, 'the pools (warm targets and deficits); machine counts per shape are '
       + 'shown instead'), poolsRefused.status === 403 ? 'forbidden' : 'error');
@@ -314,7 +323,7 @@ function renderInstances() {
     const row = el('tr', { 'data-instance': i.id, class: 'clickable' },
       el('td', {}, i.id), el('td', { class: `state s-${i.state}` }, i.state), el('td', {}, i.shape),
       el('td', {}, i.machineId), el('td', {}, i.project), el('td', {}, when(i.createdAt)), el('td', {}, toRunning));
-    row.addEventListener('click', () => showTimeline('instance', i.id));
+    row.addEventListener('click', () => showTimeline('instance', i.id, true));
     return row;
   }));
 }
@@ -332,7 +341,7 @@ async function loadMachines() {
     const row = el('tr', { 'data-machine': m.id, class: 'clickable' },
       el('td', {}, m.id), el('td', {}, m.name), el('td', { class: `state s-${m.state}` }, m.state + (m.cordoned ? ' (cordoned)' : '')),
       el('td', {}, m.shape), el('td', {}, labels), el('td', {}, when(m.stateChangedAt)));
-    row.addEventListener('click', () => showTimeline('machine', m.id));
+    row.addEventListener('click', () => showTimeline('machine', m.id, true));
     return row;
   }));
   if (body.nextCursor) notice('machines', `Showing the first ${SHOWN_ROWS}; narrow the filters to see others.`, 'info');
@@ -340,11 +349,12 @@ async function loadMachines() {
 
 // ---- timeline ----------------------------------------------------------------------------------------------
 
-async function showTimeline(kind, id) {
+async function showTimeline(kind, id, scroll = false) {
   const panel = $('#timeline');
   panel.hidden = false;
   panel.dataset.subject = id;
   $('#timeline-title').textContent = `Timeline of ${kind} ${id}`;
+  // Called from clicks and the event loop alike: a 401 has already sent the user to the login page.
   await guarded('timeline', `the events of ${kind} ${id}`, async () => {
     const items = [];
     let since = null;
@@ -357,8 +367,8 @@ async function showTimeline(kind, id) {
     if (panel.dataset.subject !== id) return; // another row was clicked meanwhile
     $('#timeline .events').replaceChildren(...items.map(eventItem));
     drawStrip(items.filter(e => e.type === (kind === 'machine' ? 'MachineState' : 'InstanceState')));
-  });
-  panel.scrollIntoView({ block: 'nearest' });
+  }).catch(() => {});
+  if (scroll) panel.scrollIntoView({ block: 'nearest' }); // on a click only, not on live updates
 }
 
 /** The states one after another, each as wide as it lasted (the last up to now). */
@@ -419,7 +429,8 @@ async function tick() {
     await guarded('events', 'the events', pollEvents);
     if (n % 2 === 0 || state.machinesDirty) await loadPools();
     if (state.changedInstances.size) await guarded('instances', 'the instances', refreshChangedInstances);
-    if (state.machinesDirty && Date.now() - state.machinesLoadedAt > 3000) {
+    if (state.machinesDirty && !state.forbidden.has('machines') && Date.now() - state.machinesLoadedAt > 3000) {
+      state.machinesLoadedAt = Date.now(); // a failure waits its turn too
       await guarded('machines', 'the machines', loadMachines);
     }
     if (n % 10 === 0) {
@@ -437,7 +448,7 @@ async function start() {
   $('#login').hidden = true;
   $('#app').hidden = false;
   Object.assign(state, { cursor: null, events: [], samples: [], instances: new Map(), tick: 0, machinesDirty: true,
-    machinesLoadedAt: 0 });
+    machinesLoadedAt: 0, forbidden: new Set(), poolsRefused: null });
   try {
     await guarded('instances', 'the instances', loadInstances);
     await guarded('machines', 'the machines', loadMachines);
