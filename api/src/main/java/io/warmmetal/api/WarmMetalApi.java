@@ -12,6 +12,7 @@ import io.warmmetal.api.auth.TokenRoutes;
 import io.warmmetal.api.auth.TokenStore;
 import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.console.ConsoleRoutes;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
@@ -170,7 +171,7 @@ public final class WarmMetalApi {
         new HttpLimits.Connections(config.httpMaxConnections()));
     return vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
-              ops -> mountOperations(ops, tokens), router -> OperationalRoutes.mount(router, db, metrics), limits);
+              ops -> mountOperations(ops, tokens), router -> mountOperational(router, metrics), limits);
           first.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(config.verticles()))
@@ -179,6 +180,14 @@ public final class WarmMetalApi {
           port = first.get().actualPort();
         })
         .mapEmpty();
+  }
+
+  /** Health, readiness, metrics and (unless switched off) the fleet console's static files. */
+  private void mountOperational(io.vertx.ext.web.Router router, FleetMetrics metrics) {
+    OperationalRoutes.mount(router, db, metrics);
+    if (config.console()) {
+      ConsoleRoutes.mount(router);
+    }
   }
 
   /** The agents' TLS port, with a server certificate issued now by the CA for the configured names. */

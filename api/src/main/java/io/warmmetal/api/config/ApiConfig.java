@@ -69,6 +69,7 @@ import java.util.Optional;
  *                           ({@code WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS}, default 30)
  * @param httpMaxConnections open API connections at most; one beyond is closed at once
  *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS}, default 4096)
+ * @param console            serve the fleet console at /console/ ({@code WARMMETAL_CONSOLE}, default true)
  */
 public record ApiConfig(
     String httpHost,
@@ -106,7 +107,8 @@ public record ApiConfig(
     Duration httpIdleTimeout,
     Duration httpHeaderTimeout,
     Duration httpBodyTimeout,
-    int httpMaxConnections) {
+    int httpMaxConnections,
+    boolean console) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -161,7 +163,8 @@ public record ApiConfig(
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", 60, 1, 86400)),
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
-        r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000));
+        r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000),
+        r.bool("WARMMETAL_CONSOLE", true));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

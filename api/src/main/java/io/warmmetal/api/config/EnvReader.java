@@ -27,6 +27,18 @@ final class EnvReader {
     return optional(name).orElse(fallback);
   }
 
+  boolean bool(String name, boolean fallback) {
+    Optional<String> v = optional(name);
+    if (v.isEmpty()) {
+      return fallback;
+    }
+    return switch (v.get().toLowerCase(java.util.Locale.ROOT)) {
+      case "true", "on", "1", "yes" -> true;
+      case "false", "off", "0", "no" -> false;
+      default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v.get() + "'");
+    };
+  }
+
   int integer(String name, int fallback, int min, int max) {
     Optional<String> v = optional(name);
     if (v.isEmpty()) {

@@ -1,0 +1,494 @@
+// WarmMetal fleet console. Everything it shows comes from the API with the token the user typed in; the token
+// lives in sessionStorage (this tab only) and goes out only as an Authorization header, never in a URL.
+const TOKEN_KEY = 'warmmetal.token';
+const MACHINE_STATES = ['enrolling', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby', 'offline',
+  'failed', 'retired'];
+const TICK_MS = 1000;
+const KEEP_EVENTS = 200;
+const KEEP_SAMPLES = 300;
+const SHOWN_ROWS = 200;
+const PAGE = 1000;
+
+const $ = (sel, root = document) => root.querySelector(sel);
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super(body && body.message ? body.message : `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.code;
+  }
+}
+
+/** Thrown after a 401 has sent the user back to the login page: callers just stop. */
+class LoggedOut extends Error {}
+
+async function api(path) {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (!token) throw new LoggedOut();
+  const res = await fetch(path, {
+    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    cache: 'no-store', credentials: 'omit',
+  });
+  if (res.status === 401) {
+    logout('The API refused this token (401): it is unknown or revoked. Log in with another.');
+    throw new LoggedOut();
+  }
+  const body = await res.json().catch(() => null);
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+/** A query string from the non-empty values. */
+function query(params) {
+  const q = new URLSearchParams();
+  Object.entries(params).forEach(([k, v]) => { if (v !== undefined && v !== null && v !== '') q.set(k, v); });
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  Object.entries(attrs).forEach(([k, v]) => {
+    if (k === 'class') node.className = v;
+    else if (k.startsWith('data-')) node.setAttribute(k, v);
+    else node[k] = v;
+  });
+  children.flat().forEach(c => node.append(c instanceof Node ? c : document.createTextNode(c ?? '')));
+  return node;
+}
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  Object.entries(attrs).forEach(([k, v]) => node.setAttribute(k, v));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function when(iso) {
+  return iso ? new Date(iso).toLocaleTimeString() : '';
+}
+
+/** Shows a panel's trouble in words: what the role cannot see, or what failed. Empty clears it. */
+function notice(panel, text, kind = 'error') {
+  const p = $(`#${panel} .notice`);
+  p.textContent = text || '';
+  p.className = `notice ${text ? kind : ''}`;
+}
+
+function explain(err, what) {
+  if (err instanceof ApiError && err.status === 403) {
+    return `Your token's role cannot see ${what} (${err.message}). Project tokens see their project's instances, `
+      + 'their events and the shapes; those panels still work.';
+  }
+  return `Could not load ${what}: ${err.message}. Retrying.`;
+}
+
+/** Runs a panel's loader; a refusal or failure becomes the panel's notice instead of breaking the page. */
+async function guarded(panel, what, load) {
+  try {
+    await load();
+    notice(panel, '');
+    state.forbidden.delete(panel);
+    return true;
+  } catch (err) {
+    if (err instanceof LoggedOut) throw err;
+    const refused = err instanceof ApiError && err.status === 403;
+    if (refused) state.forbidden.add(panel); // the role will not change: stop asking until the user does
+    notice(panel, explain(err, what), refused ? 'forbidden' : 'error');
+    return false;
+  }
+}
+
+// ---- state -------------------------------------------------------------------------------------------------
+
+const state = {
+  cursor: null, events: [], samples: [], instances: new Map(), shapes: [], pools: [],
+  timer: null, tick: 0, machinesDirty: true, machinesLoadedAt: 0, changedInstances: new Set(), forbidden: new Set(),
+  poolsRefused: null,
+};
+
+// ---- pools and shapes --------------------------------------------------------------------------------------
+
+async function loadPools() {
+  await guarded('pools', 'the shapes', async () => {
+    state.shapes = (await api('/v1/shapes')).items;
+  });
+  // A role without fleet-read is refused pools once; the shapes' counts stand in from then on.
+  const refusedBefore = state.poolsRefused && state.poolsRefused.status === 403;
+  try {
+    if (!refusedBefore) {
+      state.pools = (await api('/v1/pools')).items;
+      state.poolsRefused = null;
+    }
+  } catch (err) {
+    if (err instanceof LoggedOut) throw err;
+    state.pools = [];
+    state.poolsRefused = err;
+  }
+  renderPools();
+  const poolsRefused = state.poolsRefused;
+  if (poolsRefused) {
+    notice('pools', explain(poolsRefused, 'the pools (warm targets and deficits); machine counts per shape are '
+      + 'shown instead'), poolsRefused.status === 403 ? 'forbidden' : 'error');
+  }
+  sample();
+  fillShapeFilter();
+}
+
+function poolRow(shape) {
+  const pool = state.pools.find(p => p.shape === shape.name);
+  const c = shape.counts || {};
+  const inUse = (c.joining || 0) + (c['in-use'] || 0) + (c.resetting || 0);
+  return {
+    shape: shape.name, warm: pool ? pool.warm : (c.warm || 0), preparing: pool ? pool.preparing : (c.preparing || 0),
+    standby: pool ? pool.standby : (c.standby || 0), inUse: pool ? pool.inUse : inUse,
+    minWarm: pool ? pool.minWarm : null, maxWarm: pool ? pool.maxWarm : null, deficit: pool ? pool.deficit : null,
+    total: shape.total,
+  };
+}
+
+function renderPools() {
+  const names = new Set(state.shapes.map(s => s.name));
+  // A pool whose shape has no machine yet still shows.
+  const shapes = state.shapes.concat(state.pools.filter(p => !names.has(p.shape))
+    .map(p => ({ name: p.shape, counts: {}, total: 0 })));
+  const rows = shapes.map(poolRow).map(r => el('tr', { 'data-shape': r.shape, class: r.deficit ? 'short' : '' },
+    el('td', {}, r.shape),
+    el('td', { class: 'warm' }, String(r.warm)),
+    el('td', { class: 'preparing' }, String(r.preparing)),
+    el('td', { class: 'standby' }, String(r.standby)),
+    el('td', { class: 'in-use' }, String(r.inUse)),
+    el('td', {}, r.minWarm === null ? '—' : `${r.minWarm} / ${r.maxWarm}`),
+    el('td', { class: 'deficit' }, r.deficit === null ? '—' : String(r.deficit)),
+    el('td', {}, String(r.total)),
+    el('td', {}, fillBar(r))));
+  $('#pools tbody').replaceChildren(...rows);
+}
+
+/** Warm and preparing against minWarm, as a small bar. */
+function fillBar(r) {
+  const scale = Math.max(r.minWarm || 0, r.maxWarm || 0, r.warm + r.preparing, 1);
+  const w = v => (100 * v / scale).toFixed(1);
+  const bar = svg('svg', { viewBox: '0 0 100 10', class: 'fill' });
+  bar.append(svg('rect', { x: 0, y: 0, width: w(r.warm), height: 10, class: 'warm' }));
+  bar.append(svg('rect', { x: w(r.warm), y: 0, width: w(r.preparing), height: 10, class: 'preparing' }));
+  if (r.minWarm) bar.append(svg('line', { x1: w(r.minWarm), x2: w(r.minWarm), y1: 0, y2: 10, class: 'min' }));
+  return bar;
+}
+
+function fillShapeFilter() {
+  const select = $('#machine-filters [name=shape]');
+  const have = new Set([...select.options].map(o => o.value));
+  state.shapes.filter(s => !have.has(s.name)).forEach(s => select.append(el('option', { value: s.name }, s.name)));
+}
+
+// ---- charts ------------------------------------------------------------------------------------------------
+
+function sample() {
+  const byShape = {};
+  state.shapes.forEach(s => { const r = poolRow(s); byShape[s.name] = { warm: r.warm, minWarm: r.minWarm }; });
+  state.samples.push({ t: Date.now(), byShape });
+  if (state.samples.length > KEEP_SAMPLES) state.samples.shift();
+  drawFill();
+}
+
+function drawFill() {
+  const chart = $('#fill-chart');
+  const samples = state.samples;
+  const shapes = [...new Set(samples.flatMap(s => Object.keys(s.byShape)))].slice(0, 6);
+  const max = Math.max(1, ...samples.flatMap(s => Object.values(s.byShape).map(v => Math.max(v.warm, v.minWarm || 0))));
+  const t0 = samples.length ? samples[0].t : 0;
+  const span = Math.max(1, (samples.length ? samples[samples.length - 1].t : 0) - t0);
+  const x = t => 30 + 360 * (t - t0) / span;
+  const y = v => 140 - 125 * v / max;
+  const parts = [axes(max, `${Math.round(span / 1000)} s`)];
+  shapes.forEach((shape, i) => {
+    const pts = samples.filter(s => s.byShape[shape]).map(s => `${x(s.t).toFixed(1)},${y(s.byShape[shape].warm).toFixed(1)}`);
+    parts.push(svg('polyline', { points: pts.join(' '), class: `line c${i}`, 'data-shape': shape }));
+    const min = samples.length ? samples[samples.length - 1].byShape[shape]?.minWarm : null;
+    if (min) parts.push(svg('line', { x1: 30, x2: 390, y1: y(min), y2: y(min), class: `target c${i}` }));
+    parts.push(svg('text', { x: 36 + 120 * (i % 3), y: 12 + 10 * Math.floor(i / 3), class: `legend c${i}` }, shape));
+  });
+  chart.replaceChildren(...parts);
+}
+
+function axes(max, xLabel) {
+  const g = svg('g', { class: 'axes' });
+  g.append(svg('line', { x1: 30, x2: 30, y1: 15, y2: 140 }), svg('line', { x1: 30, x2: 390, y1: 140, y2: 140 }));
+  g.append(svg('text', { x: 26, y: 19, 'text-anchor': 'end' }, String(max)));
+  g.append(svg('text', { x: 26, y: 143, 'text-anchor': 'end' }, '0'));
+  g.append(svg('text', { x: 390, y: 155, 'text-anchor': 'end' }, xLabel));
+  return g;
+}
+
+const LATENCY_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+
+/** Cumulative bucket counts of successful launches by upper bound (ms), summed over the Prometheus text. */
+function launchBuckets(text) {
+  const buckets = new Map();
+  const re = /^warmmetal_launch_duration_seconds_bucket\{([^}]*)\}\s+(\S+)/;
+  text.split('\n').forEach(line => {
+    const m = re.exec(line);
+    if (!m || !/outcome="launched"/.test(m[1])) return;
+    const le = /le="([^"]+)"/.exec(m[1]);
+    if (!le) return;
+    const ms = le[1] === '+Inf' ? Infinity : parseFloat(le[1]) * 1000;
+    buckets.set(ms, (buckets.get(ms) || 0) + parseFloat(m[2]));
+  });
+  return [...buckets.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+/** The cumulative count at the largest bucket bound not above {@code ms}. */
+function cumulativeAt(buckets, ms) {
+  let n = 0;
+  buckets.forEach(([le, c]) => { if (le <= ms) n = c; });
+  return n;
+}
+
+function quantile(buckets, q) {
+  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
+  const hit = buckets.find(([, c]) => c >= q * total);
+  return total && hit ? hit[0] : null;
+}
+
+async function loadLatency() {
+  // /metrics is the API's unauthenticated Prometheus endpoint: no token goes there.
+  const res = await fetch('/metrics', { cache: 'no-store', credentials: 'omit' });
+  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
+  drawLatency(launchBuckets(await res.text()));
+}
+
+function drawLatency(buckets) {
+  const chart = $('#latency-chart');
+  const counts = LATENCY_BOUNDS_MS.map((b, i) => cumulativeAt(buckets, b)
+    - (i ? cumulativeAt(buckets, LATENCY_BOUNDS_MS[i - 1]) : 0));
+  const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
+  const max = Math.max(1, ...counts);
+  const width = 360 / counts.length;
+  const parts = [axes(max, 'ms')];
+  counts.forEach((n, i) => {
+    const h = 125 * n / max;
+    parts.push(svg('rect', { x: 30 + i * width + 1, y: 140 - h, width: width - 2, height: h, class: 'bar',
+      'data-bound': String(LATENCY_BOUNDS_MS[i]), 'data-count': String(n) }));
+    const label = LATENCY_BOUNDS_MS[i] === Infinity ? '∞' : LATENCY_BOUNDS_MS[i] >= 1000
+      ? `${LATENCY_BOUNDS_MS[i] / 1000}s` : String(LATENCY_BOUNDS_MS[i]);
+    parts.push(svg('text', { x: 30 + (i + 0.5) * width, y: 152, 'text-anchor': 'middle', class: 'tick' }, label));
+  });
+  chart.replaceChildren(...parts);
+  const fmt = ms => (ms === null ? '—' : ms === Infinity ? '> 10 s' : `≤ ${ms < 1 ? ms.toFixed(2) : Math.round(ms)} ms`);
+  $('#latency-caption').textContent = `Launch latency (POST /v1/instances, from /metrics): ${total} launches, `
+    + `p50 ${fmt(quantile(buckets, 0.5))}, p99 ${fmt(quantile(buckets, 0.99))}`;
+}
+
+// ---- instances ---------------------------------------------------------------------------------------------
+
+async function loadInstances() {
+  const filter = $('#instance-filters [name=state]').value;
+  const all = new Map();
+  let cursor = null;
+  for (let page = 0; page < 5; page++) {
+    const body = await api(`/v1/instances${query({ state: filter, limit: PAGE, cursor })}`);
+    body.items.forEach(i => all.set(i.id, i));
+    cursor = body.nextCursor;
+    if (!cursor) break;
+  }
+  state.instances = all;
+  state.changedInstances.clear();
+  renderInstances();
+}
+
+/** Instances named by new events, read again one by one (a handful per second at most). */
+async function refreshChangedInstances() {
+  const ids = [...state.changedInstances];
+  state.changedInstances.clear();
+  if (ids.length > 50) return loadInstances();
+  const filter = $('#instance-filters [name=state]').value;
+  for (const id of ids) {
+    try {
+      const i = await api(`/v1/instances/${encodeURIComponent(id)}`);
+      if (!filter || i.state === filter) state.instances.set(i.id, i);
+      else state.instances.delete(i.id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+  }
+  renderInstances();
+}
+
+function renderInstances() {
+  const list = [...state.instances.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+    .slice(0, SHOWN_ROWS);
+  $('#instances tbody').replaceChildren(...list.map(i => {
+    const toRunning = i.runningAt ? `${((Date.parse(i.runningAt) - Date.parse(i.createdAt)) / 1000).toFixed(1)} s` : '';
+    const row = el('tr', { 'data-instance': i.id, class: 'clickable' },
+      el('td', {}, i.id), el('td', { class: `state s-${i.state}` }, i.state), el('td', {}, i.shape),
+      el('td', {}, i.machineId), el('td', {}, i.project), el('td', {}, when(i.createdAt)), el('td', {}, toRunning));
+    row.addEventListener('click', () => showTimeline('instance', i.id, true));
+    return row;
+  }));
+}
+
+// ---- machines ----------------------------------------------------------------------------------------------
+
+async function loadMachines() {
+  const form = new FormData($('#machine-filters'));
+  const body = await api(`/v1/machines${query({ state: form.get('state'), shape: form.get('shape'),
+    labelSelector: form.get('labelSelector'), limit: SHOWN_ROWS })}`);
+  state.machinesDirty = false;
+  state.machinesLoadedAt = Date.now();
+  $('#machines tbody').replaceChildren(...body.items.map(m => {
+    const labels = Object.entries(m.labels || {}).map(([k, v]) => `${k}=${v}`).join(', ');
+    const row = el('tr', { 'data-machine': m.id, class: 'clickable' },
+      el('td', {}, m.id), el('td', {}, m.name), el('td', { class: `state s-${m.state}` }, m.state + (m.cordoned ? ' (cordoned)' : '')),
+      el('td', {}, m.shape), el('td', {}, labels), el('td', {}, when(m.stateChangedAt)));
+    row.addEventListener('click', () => showTimeline('machine', m.id, true));
+    return row;
+  }));
+  if (body.nextCursor) notice('machines', `Showing the first ${SHOWN_ROWS}; narrow the filters to see others.`, 'info');
+}
+
+// ---- timeline ----------------------------------------------------------------------------------------------
+
+async function showTimeline(kind, id, scroll = false) {
+  const panel = $('#timeline');
+  panel.hidden = false;
+  panel.dataset.subject = id;
+  $('#timeline-title').textContent = `Timeline of ${kind} ${id}`;
+  // Called from clicks and the event loop alike: a 401 has already sent the user to the login page.
+  await guarded('timeline', `the events of ${kind} ${id}`, async () => {
+    const items = [];
+    let since = null;
+    for (let page = 0; page < 10; page++) {
+      const body = await api(`/v1/events${query({ [`${kind}Id`]: id, since, limit: PAGE })}`);
+      items.push(...body.items);
+      since = body.nextCursor;
+      if (body.items.length < PAGE) break;
+    }
+    if (panel.dataset.subject !== id) return; // another row was clicked meanwhile
+    $('#timeline .events').replaceChildren(...items.map(eventItem));
+    drawStrip(items.filter(e => e.type === (kind === 'machine' ? 'MachineState' : 'InstanceState')));
+  }).catch(() => {});
+  if (scroll) panel.scrollIntoView({ block: 'nearest' }); // on a click only, not on live updates
+}
+
+/** The states one after another, each as wide as it lasted (the last up to now). */
+function drawStrip(changes) {
+  const strip = $('#timeline-strip');
+  if (!changes.length) return strip.replaceChildren();
+  const times = changes.map(e => Date.parse(e.at));
+  const t0 = times[0];
+  const span = Math.max(1, Date.now() - t0);
+  strip.replaceChildren(...changes.map((e, i) => {
+    const x = 400 * (times[i] - t0) / span;
+    const end = i + 1 < times.length ? 400 * (times[i + 1] - t0) / span : 400;
+    const g = svg('g', {});
+    g.append(svg('rect', { x, y: 0, width: Math.max(1, end - x), height: 24, class: `seg s-${e.to}` }));
+    g.append(svg('title', {}, `${e.to} from ${when(e.at)}`));
+    return g;
+  }));
+}
+
+// ---- events ------------------------------------------------------------------------------------------------
+
+function eventItem(e) {
+  const change = e.from || e.to ? `${e.from || '∅'} → ${e.to || '∅'}` : '';
+  return el('li', { 'data-seq': e.seq, 'data-type': e.type },
+    el('time', {}, when(e.at)), el('span', { class: 'type' }, e.type), el('span', { class: 'subject' }, e.subject),
+    el('span', { class: 'change' }, change), el('span', { class: 'reason' }, e.reason || ''));
+}
+
+/** Reads on from the cursor; the first call catches up from the start of the log, keeping only the newest. */
+async function pollEvents() {
+  const fresh = [];
+  for (let page = 0; page < 10; page++) {
+    const body = await api(`/v1/events${query({ since: state.cursor, limit: PAGE })}`);
+    fresh.push(...body.items);
+    state.cursor = body.nextCursor;
+    if (body.items.length < PAGE) break;
+    fresh.splice(0, Math.max(0, fresh.length - KEEP_EVENTS));
+  }
+  if (!fresh.length) return;
+  fresh.forEach(e => {
+    if (e.instanceId) state.changedInstances.add(e.instanceId);
+    if (e.machineId) state.machinesDirty = true;
+  });
+  state.events = state.events.concat(fresh).slice(-KEEP_EVENTS);
+  $('#events .events').replaceChildren(...state.events.slice().reverse().map(eventItem));
+  const subject = $('#timeline').dataset.subject;
+  if (subject && fresh.some(e => e.machineId === subject || e.instanceId === subject)) {
+    showTimeline(subject.startsWith('i-') ? 'instance' : 'machine', subject);
+  }
+}
+
+// ---- the loop ----------------------------------------------------------------------------------------------
+
+async function tick() {
+  state.timer = null;
+  const n = state.tick++;
+  try {
+    await guarded('events', 'the events', pollEvents);
+    if (n % 2 === 0 || state.machinesDirty) await loadPools();
+    if (state.changedInstances.size) await guarded('instances', 'the instances', refreshChangedInstances);
+    if (state.machinesDirty && !state.forbidden.has('machines') && Date.now() - state.machinesLoadedAt > 3000) {
+      state.machinesLoadedAt = Date.now(); // a failure waits its turn too
+      await guarded('machines', 'the machines', loadMachines);
+    }
+    if (n % 10 === 0) {
+      loadLatency().catch(err => { $('#latency-caption').textContent = `Launch latency unavailable: ${err.message}`; });
+    }
+    $('#status').textContent = `updated ${new Date().toLocaleTimeString()}`;
+  } catch (err) {
+    if (err instanceof LoggedOut) return;
+    $('#status').textContent = `error: ${err.message}`;
+  }
+  if (sessionStorage.getItem(TOKEN_KEY)) state.timer = setTimeout(tick, TICK_MS);
+}
+
+async function start() {
+  $('#login').hidden = true;
+  $('#app').hidden = false;
+  Object.assign(state, { cursor: null, events: [], samples: [], instances: new Map(), tick: 0, machinesDirty: true,
+    machinesLoadedAt: 0, forbidden: new Set(), poolsRefused: null });
+  try {
+    await guarded('instances', 'the instances', loadInstances);
+    await guarded('machines', 'the machines', loadMachines);
+  } catch (err) {
+    if (err instanceof LoggedOut) return;
+  }
+  tick();
+}
+
+function logout(message) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  if (state.timer) clearTimeout(state.timer);
+  state.timer = null;
+  $('#app').hidden = true;
+  $('#login').hidden = false;
+  $('#login-error').textContent = message || '';
+  $('#token').value = '';
+  $('#token').focus();
+}
+
+function init() {
+  const states = $('#machine-filters [name=state]');
+  MACHINE_STATES.forEach(s => states.append(el('option', { value: s }, s)));
+  $('#login-form').addEventListener('submit', ev => {
+    ev.preventDefault();
+    const token = $('#token').value.trim();
+    if (!token) return;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    $('#login-error').textContent = '';
+    start();
+  });
+  $('#logout').addEventListener('click', () => logout('Logged out.'));
+  $('#machine-filters').addEventListener('submit', ev => {
+    ev.preventDefault();
+    guarded('machines', 'the machines', loadMachines).catch(() => {});
+  });
+  $('#instance-filters [name=state]').addEventListener('change',
+    () => guarded('instances', 'the instances', loadInstances).catch(() => {}));
+  if (sessionStorage.getItem(TOKEN_KEY)) start();
+  else logout('');
+}
+
+init();
