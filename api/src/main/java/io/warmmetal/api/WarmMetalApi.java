@@ -120,6 +120,7 @@ public final class WarmMetalApi {
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
                   config.bootTimeout()));
+          metrics.agentsConnected(channel::connectedAgents);
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))

@@ -85,6 +85,13 @@ public final class FleetMetrics {
     machines.register(rows, true);
   }
 
+  /** Agents holding a channel to this replica now (sum over replicas for the fleet's). */
+  public void agentsConnected(java.util.function.IntSupplier connected) {
+    io.micrometer.core.instrument.Gauge.builder("warmmetal.agents.connected", connected::getAsInt)
+        .description("Agents connected to this replica's channel")
+        .register(registry);
+  }
+
   /** The Prometheus text exposition. */
   public String scrape() {
     return registry.scrape();
