@@ -30,7 +30,7 @@
 --    label test is spelled so that the cached generic plan walks the claimable index in seq order and stops at the
 --    limit: a bare "labels @> $1" lets the planner (which guesses containment matches 0.1 % of rows) AND in the
 --    labels' GIN index, which for an empty filter matches every machine, then sort them all — per claim.
--- 4. A project's quota (project_quotas: live instances per shape) caps what is claimed of that shape, counting the
+-- 4. A project's quota (project_quota_use: the most live instances per shape, and how many are) caps what is claimed of that shape, counting the
 --    project's live instances and what this batch claimed for it. The batch first takes, in name order, an advisory
 --    lock per project with a quota, so two batches never both count the same room (and never deadlock on it);
 --    launches of projects without quotas take no lock.
@@ -110,12 +110,10 @@ BEGIN
     FOREACH v_state IN ARRAY CASE WHEN p_allow_standby[i] THEN ARRAY['warm', 'preparing', 'standby']
                                  WHEN p_allow_preparing[i] THEN ARRAY['warm', 'preparing'] ELSE ARRAY['warm'] END LOOP
       FOREACH v_shape IN ARRAY v_names LOOP
-        SELECT q.max_instances
-               - (SELECT count(*) FROM instances l WHERE l.project = p_projects[i] AND l.shape = v_shape
-                    AND l.state IN ('pending', 'running', 'shutting-down'))
+        SELECT q.max_instances - q.in_use
                - (SELECT count(*) FROM unnest(v_requests, v_shapes) AS b(request, shape)
                     WHERE b.shape = v_shape AND p_projects[b.request] = p_projects[i])
-          INTO v_cap FROM project_quotas q WHERE q.project = p_projects[i] AND q.shape = v_shape;
+          INTO v_cap FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = v_shape;
         IF v_cap IS NOT NULL AND v_cap < p_maxes[i] - v_n THEN
           v_capped := true;
         END IF;
@@ -157,10 +155,8 @@ BEGIN
         'outcome', CASE WHEN v_capped THEN 'quota-exceeded' ELSE 'insufficient' END,
         'claimable', v_n, 'shapes', to_jsonb(v_names), 'project', p_projects[i],
         'quotas', (
-          SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', (
-                   SELECT count(*) FROM instances l WHERE l.project = q.project AND l.shape = q.shape
-                     AND l.state IN ('pending', 'running', 'shutting-down'))))
-          FROM project_quotas q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
+          SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use))
+          FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
         'available', (
           SELECT jsonb_object_agg(n, by_state) FROM (
             SELECT n, jsonb_build_object('warm', count(m.id) FILTER (WHERE m.state = 'warm'),

@@ -131,9 +131,10 @@ public final class ErrorResponses {
             ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
-    if (failure instanceof IllegalArgumentException && MalformedEscapes.find(ctx.request().uri()) != null) {
+    ApiError escape = failure instanceof IllegalArgumentException ? MalformedEscapes.find(ctx.request().uri()) : null;
+    if (escape != null) {
       // Netty cannot decode the query string when its parameters are first read: the caller's escape.
-      return MalformedEscapes.find(ctx.request().uri());
+      return escape;
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");
   }

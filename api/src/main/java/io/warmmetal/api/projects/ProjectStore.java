@@ -18,9 +18,8 @@ final class ProjectStore {
   private static final String SELECT = """
       SELECT p.name, p.created_at,
              coalesce((SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances,
-                         'inUse', (SELECT count(*) FROM instances i WHERE i.project = q.project AND i.shape = q.shape
-                                     AND i.state IN ('pending', 'running', 'shutting-down'))))
-                       FROM project_quotas q WHERE q.project = p.name), '{}') AS quotas
+                         'inUse', q.in_use))
+                       FROM project_quota_use q WHERE q.project = p.name), '{}') AS quotas
       FROM projects p""";
 
   private final Pool db;

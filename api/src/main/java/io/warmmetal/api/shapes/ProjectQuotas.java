@@ -20,10 +20,7 @@ final class ProjectQuotas {
     if (project == null) {
       return Future.succeededFuture(shapes);
     }
-    return db.preparedQuery("""
-            SELECT q.shape, q.max_instances, (SELECT count(*) FROM instances i WHERE i.project = q.project
-                AND i.shape = q.shape AND i.state IN ('pending', 'running', 'shutting-down')) AS in_use
-            FROM project_quotas q WHERE q.project = $1""")
+    return db.preparedQuery("SELECT shape, max_instances, in_use FROM project_quota_use WHERE project = $1")
         .execute(Tuple.of(project))
         .map(rows -> {
           Map<String, JsonObject> quotas = new HashMap<>();
