@@ -30,8 +30,8 @@
 --    label test is spelled so that the cached generic plan walks the claimable index in seq order and stops at the
 --    limit: a bare "labels @> $1" lets the planner (which guesses containment matches 0.1 % of rows) AND in the
 --    labels' GIN index, which for an empty filter matches every machine, then sort them all — per claim.
--- 4. A project's quota (project_quota_use: the most live instances per shape, and how many are) caps what is claimed of that shape, counting the
---    project's live instances and what this batch claimed for it. The batch first takes, in name order, an advisory
+-- 4. A project's quota for a shape (view project_quota_use: the most live instances, and how many are) caps what
+--    is claimed of that shape, counting its live instances and what this batch claimed for the project. The batch first takes, in name order, an advisory
 --    lock per project with a quota, so two batches never both count the same room (and never deadlock on it);
 --    launches of projects without quotas take no lock.
 -- 5. Fewer than p_min: outcome 'insufficient' with what is there (of the machines the label filter lets in), or
