@@ -6,6 +6,7 @@
 # Usage: build-images.sh OUTDIR   (writes OUTDIR/pause.tar and OUTDIR/busybox.tar; needs busybox-static)
 set -euo pipefail
 out=${1:?usage: build-images.sh OUTDIR}
+archive="$(cd "$(dirname "$0")/../.." && pwd)/images/node/lib/image-archive.sh"
 busybox=$(command -v busybox) || { echo "build-images: no busybox (install busybox-static)" >&2; exit 1; }
 if ldd "$busybox" >/dev/null 2>&1; then echo "build-images: $busybox is not static (install busybox-static)" >&2; exit 1; fi
 mkdir -p "$out"
@@ -18,24 +19,8 @@ cp "$busybox" "$work/rootfs/bin/busybox"
 for applet in sh sleep cat echo ls wget nc hostname true false env ps kill; do ln -s busybox "$work/rootfs/bin/$applet"; done
 echo 'root:x:0:0:root:/:/bin/sh' > "$work/rootfs/etc/passwd"
 echo 'root:x:0:' > "$work/rootfs/etc/group"
-(cd "$work/rootfs" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/layer.tar" .)
-layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
 
-image() { # name tag entrypoint-json
-  local name=$1 tag=$2 cmd=$3 dir="$work/$1"
-  mkdir -p "$dir/$layer_sha"
-  cp "$work/layer.tar" "$dir/$layer_sha/layer.tar"
-  cat > "$dir/config.json" <<JSON
-{"architecture":"amd64","os":"linux","config":{"Entrypoint":$cmd,"Env":["PATH=/bin"],"WorkingDir":"/"},
- "rootfs":{"type":"layers","diff_ids":["sha256:$layer_sha"]},"history":[{"created_by":"warmmetal build-images.sh"}]}
-JSON
-  local config_sha
-  config_sha=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
-  mv "$dir/config.json" "$dir/$config_sha.json"
-  echo "[{\"Config\":\"$config_sha.json\",\"RepoTags\":[\"warmmetal.test/$name:$tag\"],\"Layers\":[\"$layer_sha/layer.tar\"]}]" \
-    > "$dir/manifest.json"
-  (cd "$dir" && tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$out/$name.tar" .)
-}
-image pause 1 '["/bin/sh","-c","trap \"exit 0\" TERM INT; sleep 2147483647 & wait"]'
-image busybox 1 '["/bin/sh"]'
+sh "$archive" warmmetal.test/pause:1 "$work/rootfs" \
+  '["/bin/sh","-c","trap \"exit 0\" TERM INT; sleep 2147483647 & wait"]' "$out/pause.tar"
+sh "$archive" warmmetal.test/busybox:1 "$work/rootfs" '["/bin/sh"]' "$out/busybox.tar"
 echo "$out"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes server binaries the real-cluster tests run (kube-apiserver, kube-controller-manager,
 # kube-scheduler, kubelet, kubeadm) from Debian's `kubernetes` source package, and installs the Debian packages the
-# cluster fixture starts beside them (etcd, containerd, runc, CNI plugins, iptables, conntrack, …).
+# cluster fixture starts beside them (etcd, containerd, runc, CNI plugins, iptables, conntrack, …). Also the pod
+# sandbox's `pause` from the same tree (build/pause: static C, its tag in pause.tag), which the node image carries as
+# its sandbox image: no registry serves one here.
 #
 # No registry here serves Kubernetes server binaries; Debian's source package carries the whole tree with vendor/
 # and Debian's Go builds it offline. The binaries are cached outside the work tree by the source package's version
@@ -13,7 +15,7 @@ set -euo pipefail
 
 cache_root=${WARMMETAL_KUBE_CACHE:-/var/cache/warmmetal/kubernetes}
 binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm)
-packages=(golang-go rsync dpkg-dev etcd-server containerd runc containernetworking-plugins iptables conntrack socat
+packages=(golang-go rsync dpkg-dev gcc libc6-dev etcd-server containerd runc containernetworking-plugins iptables conntrack socat
   ebtables ethtool iproute2 util-linux mount openssl golang-github-modern-go-reflect2-dev)
 
 log() { echo "build-kubernetes: $*" >&2; }
@@ -43,7 +45,26 @@ fi
 version=$(apt-cache showsrc kubernetes | awk '/^Version:/ {print $2; exit}')
 [ -n "$version" ] || { log "Debian has no kubernetes source package"; exit 1; }
 out="$cache_root/$version"
+
+# pause, as build/pause/Makefile builds it (-Os -static), into DIR; its tag (the Makefile's TAG) into DIR/pause.tag.
+build_pause() { # tree dir
+  local tag
+  tag=$(awk '$1 == "TAG" && $2 == "=" {print $3; exit}' "$1/build/pause/Makefile")
+  gcc -Os -Wall -Werror -static -DVERSION="v$tag-debian" -o "$2/pause" "$1/build/pause/linux/pause.c"
+  echo "$tag" > "$2/pause.tag"
+}
+
 if [ -f "$out/bin/.complete" ]; then
+  if [ ! -x "$out/bin/pause" ]; then
+    # A cache from before pause was built: only its source file is needed.
+    log "adding pause to $out/bin"
+    work="$out/pause-src"
+    rm -rf "$work" && mkdir -p "$work"
+    (cd "$work" && apt-get source -qq --download-only kubernetes >&2 && tar -xzf kubernetes_*.orig.tar.gz --wildcards \
+      --strip-components=1 '*/build/pause')
+    build_pause "$work" "$out/bin"
+    rm -rf "$work"
+  fi
   echo "$out/bin"
   exit 0
 fi
@@ -81,6 +102,7 @@ for b in "${binaries[@]}"; do
   # kubeadm says its version as a subcommand, the others as a flag.
   { "$out/bin.tmp/$b" --version || "$out/bin.tmp/$b" version -o short; } >/dev/null 2>&1 || { log "$b does not run"; exit 1; }
 done
+build_pause "$tree" "$out/bin.tmp"
 touch "$out/bin.tmp/.complete"
 mv "$out/bin.tmp" "$out/bin"
 rm -rf "$work"

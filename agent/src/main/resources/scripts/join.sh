@@ -14,9 +14,11 @@
 #   Ready is posted as soon as it is true (the report frequency, what reaches the API server, is unchanged).
 #
 # Settings (environment): WARMMETAL_CRI_SOCKET (/run/containerd/containerd.sock), WARMMETAL_NODE_NAME (the host name),
-# WARMMETAL_KUBELET_SUPERVISOR (systemd where systemd runs, else agent: who starts the kubelet), WARMMETAL_KUBELET_ARGS
-# (more kubelet flags, when the agent starts it), WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal: the kubelet's pid file
-# and log when the agent starts it).
+# WARMMETAL_NODE_IP (the address the kubelet reports; default: the kubelet's choice), WARMMETAL_KUBELET_CGROUP_DRIVER
+# (the container runtime's: systemd or cgroupfs; it overrides the cluster's kubelet configuration, which may say
+# otherwise), WARMMETAL_KUBELET_SUPERVISOR (systemd where systemd runs, else agent: who starts the kubelet),
+# WARMMETAL_KUBELET_ARGS (more kubelet flags, when the agent starts it), WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal: the
+# kubelet's pid file and log when the agent starts it).
 set -eu
 command -v python3 >/dev/null || { echo "python3 is needed to read the join parameters"; exit 1; }
 work=${TMPDIR:-$(mktemp -d)}
@@ -44,11 +46,12 @@ echo "::step kubeadm-join"
 config="$work/join.yaml"
 # The JoinConfiguration is written by Python from the JSON (JSON is valid YAML), so no value can break its syntax;
 # the token stays in this 0600 file, off kubeadm's command line.
-( umask 077; python3 - "$params" "$kubeadm_version" "$cri" "${WARMMETAL_NODE_NAME:-}" > "$config" <<'PY'
+( umask 077; python3 - "$params" "$kubeadm_version" "$cri" "${WARMMETAL_NODE_NAME:-}" "${WARMMETAL_NODE_IP:-}" \
+    "${WARMMETAL_KUBELET_CGROUP_DRIVER:-}" > "$config" <<'PY'
 import json, re, sys
 p = json.load(open(sys.argv[1]))["params"]
 version = tuple(int(x) for x in re.findall(r"\d+", sys.argv[2])[:2])
-cri, node_name = sys.argv[3], sys.argv[4]
+cri, node_name, node_ip, cgroup_driver = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 k = p["kubernetes"]
 label = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 # The labels a Karpenter node carries: the launch's (NodePool, template labels, capacity type), the instance type the
@@ -88,6 +91,10 @@ registration = {
 }
 if node_name:
     registration["name"] = node_name
+if node_ip:
+    registration["kubeletExtraArgs"]["node-ip"] = node_ip
+if cgroup_driver:
+    registration["kubeletExtraArgs"]["cgroup-driver"] = cgroup_driver
 config = {
     "apiVersion": "kubeadm.k8s.io/v1beta3" if version >= (1, 22) else "kubeadm.k8s.io/v1beta2",
     "kind": "JoinConfiguration",
@@ -129,7 +136,12 @@ fi
 echo "::step tls-bootstrap"
 rc=0; wait $join || rc=$?
 rm -f "$config" "$params"
-[ $rc -eq 0 ] || tail -n 20 "$log"
+if [ $rc -ne 0 ]; then
+  tail -n 12 "$log"
+  # What the kubelet said, where systemd ran it (the agent's kubelet logs to $run_dir/kubelet.log): its errors.
+  [ "$supervisor" != systemd ] || journalctl -u kubelet --no-pager -o cat 2>/dev/null | grep -E '^[FE][0-9]{4} ' \
+    | tail -n 8 | cut -c1-300
+fi
 rm -f "$log"
 [ $rc -eq 0 ] || exit $rc
 echo "joined"

@@ -6,8 +6,8 @@
 # Settings (environment): WARMMETAL_CRI_SOCKET (/run/containerd/containerd.sock), WARMMETAL_KUBE_VERSION (e.g.
 # v1.20.2: kubeadm must be that version), WARMMETAL_IMAGE_ARCHIVES (image tars — files or directories of *.tar — to
 # import, for hosts without a registry), WARMMETAL_PREPULL_IMAGES (images to pull: at least the runtime's sandbox
-# (pause) image, and the DaemonSets' images), WARMMETAL_DATA_DISKS,
-# WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal).
+# (pause) image, and the DaemonSets' images), WARMMETAL_DATA_DISKS, WARMMETAL_MIN_MEMORY_MIB (refuse a host with less
+# RAM: it would be counted warm and fail its pods), WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal).
 set -eu
 params=$(cat)
 KUBE_VERSION=${WARMMETAL_KUBE_VERSION:-}
@@ -16,6 +16,13 @@ cri=${cri#unix://}
 run_dir=${WARMMETAL_KUBELET_RUN_DIR:-/run/warmmetal}
 supervisor=${WARMMETAL_KUBELET_SUPERVISOR:-agent}
 [ -z "${WARMMETAL_KUBELET_SUPERVISOR:-}" ] && [ -d /run/systemd/system ] && supervisor=systemd
+
+echo "::step host"
+if [ -n "${WARMMETAL_MIN_MEMORY_MIB:-}" ]; then
+  mib=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1024 ))
+  [ "$mib" -ge "$WARMMETAL_MIN_MEMORY_MIB" ] \
+    || { echo "this host has $mib MiB of RAM; a node needs at least $WARMMETAL_MIN_MEMORY_MIB MiB"; exit 1; }
+fi
 
 echo "::step container-runtime"
 command -v containerd >/dev/null || { echo "containerd is not installed"; exit 1; }
@@ -48,6 +55,15 @@ if [ "$supervisor" = systemd ]; then
 elif [ -f "$run_dir/kubelet.pid" ] && kill -0 "$(cat "$run_dir/kubelet.pid")" 2>/dev/null; then
   echo "a kubelet is running: reset this host first"; exit 1
 fi
+
+# Containers a kubelet of an earlier boot left in the runtime (its store may be on a data disk that outlived it).
+for task in $(ctr -a "$cri" -n k8s.io tasks ls -q 2>/dev/null); do
+  ctr -a "$cri" -n k8s.io tasks kill -s SIGKILL "$task" >/dev/null 2>&1 || true
+  ctr -a "$cri" -n k8s.io tasks rm -f "$task" >/dev/null 2>&1 || true
+done
+for container in $(ctr -a "$cri" -n k8s.io containers ls -q 2>/dev/null); do
+  ctr -a "$cri" -n k8s.io containers rm "$container" >/dev/null 2>&1 || true
+done
 
 echo "::step images"
 for archive in ${WARMMETAL_IMAGE_ARCHIVES:-}; do

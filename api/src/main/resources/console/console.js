@@ -1,8 +1,8 @@
 // WarmMetal fleet console. Everything it shows comes from the API with the token the user typed in; the token
 // lives in sessionStorage (this tab only) and goes out only as an Authorization header, never in a URL.
 const TOKEN_KEY = 'warmmetal.token';
-const MACHINE_STATES = ['enrolling', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby', 'offline',
-  'failed', 'retired'];
+const MACHINE_STATES = ['enrolling', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby', 'rebooting',
+  'offline', 'failed', 'retired'];
 const TICK_MS = 1000;
 const KEEP_EVENTS = 200;
 const KEEP_SAMPLES = 300;

@@ -52,6 +52,11 @@ public final class Main implements Callable<Integer> {
       description = "the address the machine is reached at (default: none reported)")
   String address;
 
+  @Option(names = "--image-file", defaultValue = "${env:WARMMETAL_AGENT_IMAGE_FILE:-/run/warmmetal/image.json}",
+      description = "where WarmMetal's node image says what it booted, reported in the machine's facts "
+          + "(WARMMETAL_AGENT_IMAGE_FILE; absent on other hosts)")
+  Path imageFile;
+
   @Option(names = "--enroll-only", description = "enroll (or renew the certificate if due), then exit instead of holding the channel")
   boolean enrollOnly;
 
@@ -83,7 +88,7 @@ public final class Main implements Callable<Integer> {
     try {
       AgentIdentity identity = AgentIdentity.load(stateDir).orElse(null);
       if (identity == null) {
-        identity = enroll(vertx, log);
+        identity = enrollOnly ? enroll(vertx, log) : enrollPatiently(vertx, log);
         if (identity == null) {
           return 2;
         }
@@ -147,6 +152,26 @@ public final class Main implements Callable<Integer> {
     return name != null ? name : InetAddress.getLocalHost().getHostName();
   }
 
+  /**
+   * Enrolls, trying again while the API refuses the token or cannot be reached — with a growing pause (2 s to 5 min),
+   * reading the token file again each time, so that an operator's new token, or the API coming back, is enough. A
+   * process that exited instead would be restarted by its service manager to be refused again at once.
+   */
+  private AgentIdentity enrollPatiently(Vertx vertx, Logger log) throws Exception {
+    long pauseMs = 2_000;
+    while (true) {
+      try {
+        return enroll(vertx, log);
+      } catch (Enrollment.EnrollmentRefused e) {
+        log.error("{}; trying again in {} s (with the token file read again)", e.getMessage(), pauseMs / 1000);
+      } catch (Exception e) {
+        log.warn("Could not reach the API to enroll ({}); trying again in {} s", e.getMessage(), pauseMs / 1000);
+      }
+      Thread.sleep(pauseMs);
+      pauseMs = Math.min(pauseMs * 2, 300_000);
+    }
+  }
+
   /** Enrolls with the token; null (after saying why) if the flags are missing. */
   private AgentIdentity enroll(Vertx vertx, Logger log) throws Exception {
     if (api == null || !trust.given()) {
@@ -158,7 +183,7 @@ public final class Main implements Callable<Integer> {
       log.error("Not enrolled yet: give the enrollment token with --token-file or WARMMETAL_AGENT_TOKEN");
       return null;
     }
-    JsonObject machine = HostFacts.ofThisHost().describe(nodeName());
+    JsonObject machine = HostFacts.ofThisHost(imageFile, System.getenv("WARMMETAL_KUBE_VERSION")).describe(nodeName());
     if (address != null) {
       machine.put("address", address);
     }

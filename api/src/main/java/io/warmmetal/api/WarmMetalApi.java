@@ -16,6 +16,7 @@ import io.warmmetal.api.console.ConsoleRoutes;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
+import io.warmmetal.api.boot.BootImages;
 import io.warmmetal.api.boot.NetworkBoot;
 import io.warmmetal.api.channel.AgentChannel;
 import io.warmmetal.api.channel.AgentPortVerticle;
@@ -73,6 +74,7 @@ public final class WarmMetalApi {
   private AgentChannel channel;
   private PgConnectOptions connectOptions;
   private EnrollmentTokens enrollmentTokens;
+  private BootImages bootImages;
   private Lifecycle lifecycle;
   private SshRunner ssh;
   private SshKeys sshKeys;
@@ -111,6 +113,7 @@ public final class WarmMetalApi {
         })
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
+          bootImages = new BootImages(vertx, config.bootDir(), config.bootImage());
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, ca, config.agentCertValidity(),
               enrollmentTokens, new LaunchBatching(config.launchBatchMax(), config.launchesInFlight()));
           startSsh(secrets);
@@ -215,7 +218,7 @@ public final class WarmMetalApi {
     MachineRoutes.mount(ops, db, lifecycle);
     CommandRoutes.mount(ops, db, lifecycle);
     ShapeRoutes.mount(ops, db);
-    PoolRoutes.mount(ops, db, poolManager);
+    PoolRoutes.mount(ops, db, poolManager, bootImages);
     EventRoutes.mount(ops, db);
     io.warmmetal.api.projects.ProjectRoutes.mount(ops, db);
     TokenRoutes.mount(ops, tokens, db);
@@ -223,7 +226,7 @@ public final class WarmMetalApi {
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
     PowerRoutes.mount(ops, machinePower, poolManager::nudge,
         ctx -> AuthHandler.grants(ctx, Permission.OUT_OF_BAND));
-    new NetworkBoot(vertx, enrollmentTokens, config.bootDir(), config.bootCmdline(),
+    new NetworkBoot(db, enrollmentTokens, bootImages, config.bootCmdline(),
         () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
   }
 

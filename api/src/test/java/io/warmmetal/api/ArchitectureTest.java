@@ -56,7 +56,7 @@ class ArchitectureTest {
     ALLOWED.put("channel", Set.of("http", "crypto", "lifecycle"));
     ALLOWED.put("ssh", Set.of("http", "crypto", "enrollment"));
     ALLOWED.put("power", Set.of("http", "crypto", "ssh"));
-    ALLOWED.put("pools", Set.of("http", "lifecycle", "shapes", "power"));
+    ALLOWED.put("pools", Set.of("http", "lifecycle", "shapes", "power", "boot"));
     ALLOWED.put("boot", Set.of("http", "enrollment"));
     ALLOWED.put("projects", Set.of("http", "db", "auth"));
     ALLOWED.put("console", Set.of());

@@ -53,7 +53,10 @@ public final class RealMachine implements AutoCloseable {
           "--api", "https://" + cluster.network().hostAddress() + ":" + fx.api.agentPort(),
           "--ca-pin", fx.api.caPin().value(), "--token-file", tokenFile.toString(),
           "--state-dir", "/var/lib/warmmetal-agent", "--name", name, "--address", host.address()),
-          Map.of("WARMMETAL_NODE_NAME", name, "WARMMETAL_IMAGE_ARCHIVES", host.images().toString()));
+          // The host's kubelet puts its pods under the sandbox's cgroup (this machine's are shared); the cluster's
+          // configuration leaves the cgroup root alone, as real clusters do.
+          Map.of("WARMMETAL_NODE_NAME", name, "WARMMETAL_IMAGE_ARCHIVES", host.images().toString(),
+              "WARMMETAL_KUBELET_ARGS", "--cgroup-root=" + cluster.sandbox().cgroupRoot()));
       Daemon started = agent;
       String[] machine = new String[2];
       Await.until("machine " + name + " enrolled", () -> {

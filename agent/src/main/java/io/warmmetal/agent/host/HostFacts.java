@@ -6,24 +6,35 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
  * What this host is, read from {@code /proc} and {@code /sys}: CPUs, memory, architecture, disks, NICs, and its
- * stable identity (the DMI system UUID, readable by root, and the first physical NIC's MAC). Blocking: call from a
- * worker thread.
+ * stable identity (the DMI system UUID, readable by root, and the first physical NIC's MAC); on a server booted from
+ * WarmMetal's node image, that image (the file its initramfs writes once the layers matched their digests, and the
+ * Kubernetes version it carries). Blocking: call from a worker thread.
  */
 public final class HostFacts {
   private final Path proc;
   private final Path sys;
+  private final Path imageFile;
+  private final String kubernetesVersion;
 
-  public HostFacts(Path proc, Path sys) {
+  public HostFacts(Path proc, Path sys, Path imageFile, String kubernetesVersion) {
     this.proc = proc;
     this.sys = sys;
+    this.imageFile = imageFile;
+    this.kubernetesVersion = kubernetesVersion;
   }
 
-  public static HostFacts ofThisHost() {
-    return new HostFacts(Path.of("/proc"), Path.of("/sys"));
+  public HostFacts(Path proc, Path sys) {
+    this(proc, sys, null, null);
+  }
+
+  /** This host; {@code imageFile} and {@code kubernetesVersion} (the image's, or null) as the node image has them. */
+  public static HostFacts ofThisHost(Path imageFile, String kubernetesVersion) {
+    return new HostFacts(Path.of("/proc"), Path.of("/sys"), imageFile, kubernetesVersion);
   }
 
   /** {@code {name, facts, identity}} as enrollment wants them. */
@@ -40,7 +51,25 @@ public final class HostFacts {
         .put("arch", arch())
         .put("disks", disks())
         .put("nics", nics);
+    image().ifPresent(image -> facts.put("image", image));
     return new JsonObject().put("name", name).put("facts", facts).put("identity", identity);
+  }
+
+  /** The booted image's version (and Kubernetes version), if this host booted one. */
+  private Optional<JsonObject> image() {
+    return Optional.ofNullable(imageFile).flatMap(HostFacts::read).flatMap(text -> {
+      try {
+        return Optional.ofNullable(new JsonObject(text).getString("version")).filter(v -> !v.isBlank());
+      } catch (RuntimeException notJson) {
+        return Optional.empty();
+      }
+    }).map(version -> {
+      JsonObject image = new JsonObject().put("version", version);
+      if (kubernetesVersion != null && !kubernetesVersion.isBlank()) {
+        image.put("kubernetesVersion", kubernetesVersion);
+      }
+      return image;
+    });
   }
 
   private int cpus() throws IOException {
@@ -111,11 +140,11 @@ public final class HostFacts {
     return nics;
   }
 
-  private static java.util.Optional<String> read(Path file) {
+  private static Optional<String> read(Path file) {
     try {
-      return java.util.Optional.of(Files.readString(file).trim()).filter(s -> !s.isEmpty());
+      return Optional.of(Files.readString(file).trim()).filter(s -> !s.isEmpty());
     } catch (IOException | SecurityException e) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
   }
 }

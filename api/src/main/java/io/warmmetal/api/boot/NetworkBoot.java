@@ -1,80 +1,162 @@
 package io.warmmetal.api.boot;
 
 import io.vertx.core.Future;
-import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.boot.BootImages.Catalog;
+import io.warmmetal.api.boot.BootImages.Image;
 import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
-import java.nio.file.Path;
+import java.util.Locale;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Booting servers into the agent image from the API: an iPXE script per boot (kernel, initrd, and a command line
- * with the agents' URL, the CA pin and a fresh single-use enrollment token), and the image's files.
+ * Booting servers into the node image from the API. {@code GET /v1/boot/ipxe} answers an iPXE script per boot: the
+ * image the booting server's pool names (found by the MAC and system UUID iPXE puts in the URL), else the default
+ * one; its kernel and initrd; a kernel command line with where the layers are and each one's sha256 (the initramfs
+ * refuses a layer that differs), the agents' URL, the CA pin and a fresh single-use enrollment token. The images'
+ * files are served to anyone: there are no secrets in them.
  */
 public final class NetworkBoot {
-  public static final String KERNEL = "vmlinuz";
-  public static final String INITRD = "initrd.img";
   private static final int TOKEN_SECONDS = 3600;
   private static final Pattern LABEL_KEY =
       Pattern.compile("([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?");
   private static final Pattern LABEL_VALUE = Pattern.compile("([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?)?");
+  private static final Logger LOG = LoggerFactory.getLogger(NetworkBoot.class);
 
-  private final Vertx vertx;
+  private final Pool db;
   private final EnrollmentTokens tokens;
-  private final Path files;
+  private final BootImages images;
   private final String extraCmdline;
   private final Supplier<AgentEndpoint> endpoint;
 
-  public NetworkBoot(Vertx vertx, EnrollmentTokens tokens, Path files, String extraCmdline,
+  public NetworkBoot(Pool db, EnrollmentTokens tokens, BootImages images, String extraCmdline,
       Supplier<AgentEndpoint> endpoint) {
-    this.vertx = vertx;
+    this.db = db;
     this.tokens = tokens;
-    this.files = files;
+    this.images = images;
     this.extraCmdline = extraCmdline;
     this.endpoint = endpoint;
   }
 
   public void mount(Operations ops) {
     ops.handle("getIpxeScript", this::script);
-    ops.handle("getBootFile", this::file);
+    ops.handle("getBootFile", this::defaultImageFile);
+    ops.handle("getBootImageFile", this::imageFile);
+    ops.json("listBootImages", 200, ctx -> images.catalog().map(NetworkBoot::json));
   }
 
   private Future<Void> script(RoutingContext ctx) {
-    JsonObject labels = labels(Params.of(ctx).query("labels"));
+    Params p = Params.of(ctx);
+    JsonObject labels = labels(p.query("labels"));
+    String mac = mac(p.query("mac"));
+    String uuid = p.query("uuid") == null ? null : p.query("uuid").toLowerCase(Locale.ROOT);
     // The files come from where the script came from: the address the booting server already reached.
-    String base = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/files/";
-    AgentEndpoint api = endpoint.get();
-    return tokens.createForBoot(TOKEN_SECONDS, labels).map(token -> {
-      String cmdline = String.join(" ", "initrd=" + INITRD, extraCmdline, "warmmetal.api=" + api.url(),
-          "warmmetal.ca_pin=" + api.caPin(), "warmmetal.token=" + token.getString("token")).replace("  ", " ");
-      ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8")
-          .putHeader("Cache-Control", "no-store") // it holds a secret
-          .end("#!ipxe\n"
-              + "# WarmMetal agent image; enrollment token " + token.getString("id") + " (single use, 1 h)\n"
-              + "kernel " + base + KERNEL + " " + cmdline + "\n"
-              + "initrd " + base + INITRD + "\n"
-              + "boot\n");
-      return null;
-    });
+    String base = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/images/";
+    return images.catalog()
+        .compose(catalog -> wantedBy(mac, uuid).map(wanted -> choose(catalog, wanted)))
+        .compose(image -> tokens.createForBoot(TOKEN_SECONDS, labels).map(token -> {
+          AgentEndpoint api = endpoint.get();
+          String files = base + image.version() + "/";
+          JsonObject m = image.manifest();
+          String layers = image.layers().stream().map(l -> l.getString("name") + "@" + l.getString("sha256"))
+              .collect(Collectors.joining(","));
+          String cmdline = String.join(" ", "initrd=" + m.getJsonObject("initrd").getString("name"),
+              "boot=warmmetal", "warmmetal.files=" + files, "warmmetal.layers=" + layers,
+              "warmmetal.image=" + image.version(), "BOOTIF=01-${netX/mac:hexhyp}", m.getString("cmdline", ""),
+              extraCmdline, "warmmetal.api=" + api.url(), "warmmetal.ca_pin=" + api.caPin(),
+              "warmmetal.token=" + token.getString("token")).replaceAll(" +", " ");
+          ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8")
+              .putHeader("Cache-Control", "no-store") // it holds a secret
+              .end("#!ipxe\n"
+                  + "# WarmMetal node image " + image.version() + " (Kubernetes " + image.kubernetesVersion()
+                  + "); enrollment token " + token.getString("id") + " (single use, 1 h)\n"
+                  + "kernel " + files + m.getJsonObject("kernel").getString("name") + " " + cmdline + "\n"
+                  + "initrd " + files + m.getJsonObject("initrd").getString("name") + "\n"
+                  + "boot\n");
+          return null;
+        }));
   }
 
-  private Future<Void> file(RoutingContext ctx) {
-    String name = Params.of(ctx).path("file"); // the contract's pattern admits no path separators
-    String path = files.resolve(name).toString();
-    return vertx.fileSystem().exists(path).compose(exists -> {
-      if (!exists) {
-        throw ApiError.of(ErrorCode.NotFound, "no boot file " + name + " (build the image into " + files
-            + ": images/boot/build.sh)");
+  /** The image the pool of the machine this hardware is names, if any (null: the default). */
+  private Future<String> wantedBy(String mac, String uuid) {
+    if (mac == null && uuid == null) {
+      return Future.succeededFuture(null);
+    }
+    return db.preparedQuery("""
+            SELECT p.image FROM machines m JOIN pools p ON p.shape = m.shape
+            WHERE (lower(m.system_uuid) = $1 OR m.primary_mac = $2) AND m.state <> 'retired'
+            ORDER BY m.system_uuid IS NOT DISTINCT FROM $1 DESC LIMIT 1""")
+        .execute(Tuple.of(uuid, mac))
+        .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString("image"));
+  }
+
+  private Image choose(Catalog catalog, String wanted) {
+    if (wanted != null) {
+      var image = catalog.get(wanted);
+      if (image.isPresent()) {
+        return image.get();
       }
-      return ctx.response().putHeader("Content-Type", "application/octet-stream").sendFile(path);
-    });
+      LOG.warn("A pool names node image {}, which {} does not hold; booting the default", wanted, images.dir());
+    }
+    return catalog.defaultImage().orElseThrow(() -> ApiError.of(ErrorCode.NotFound, catalog.images().isEmpty()
+        ? "no node image in " + images.dir() + " (build one: images/node/build.sh --install " + images.dir() + ")"
+        : "no default node image among " + catalog.images().stream().map(Image::version).toList() + " in "
+            + images.dir() + " (set WARMMETAL_BOOT_IMAGE, or link default to one)"));
+  }
+
+  private Future<Void> imageFile(RoutingContext ctx) {
+    Params p = Params.of(ctx);
+    String version = p.path("version");
+    return images.catalog().compose(catalog -> send(ctx, catalog.get(version).orElseThrow(
+        () -> ApiError.of(ErrorCode.NotFound, "no node image " + version + " in " + images.dir())), p.path("file")));
+  }
+
+  /** {@code /v1/boot/files/{file}}: the default image's files. */
+  private Future<Void> defaultImageFile(RoutingContext ctx) {
+    return images.catalog().compose(catalog -> send(ctx, choose(catalog, null), Params.of(ctx).path("file")));
+  }
+
+  private static Future<Void> send(RoutingContext ctx, Image image, String file) {
+    // Only the files the manifest names (the contract's pattern already admits no path separators).
+    if (!image.has(file)) {
+      throw ApiError.of(ErrorCode.NotFound, "node image " + image.version() + " has no file " + file);
+    }
+    String type = file.endsWith(".json") ? "application/json" : file.endsWith(".txt") ? "text/plain"
+        : "application/octet-stream";
+    return ctx.response().putHeader("Content-Type", type).sendFile(image.dir().resolve(file).toString());
+  }
+
+  static JsonObject json(Catalog catalog) {
+    JsonArray items = new JsonArray();
+    for (Image image : catalog.images()) {
+      JsonObject m = image.manifest();
+      long bytes = m.getJsonObject("kernel").getLong("size", 0L) + m.getJsonObject("initrd").getLong("size", 0L)
+          + image.layers().stream().mapToLong(l -> l.getLong("size", 0L)).sum();
+      items.add(new JsonObject().put("version", image.version()).put("default",
+              image.version().equals(catalog.defaultVersion()))
+          .put("kubernetesVersion", image.kubernetesVersion()).put("kernelVersion", m.getString("kernelVersion"))
+          .put("os", m.getString("os")).put("digest", m.getString("digest")).put("bootBytes", bytes)
+          .put("kernel", m.getJsonObject("kernel")).put("initrd", m.getJsonObject("initrd"))
+          .put("layers", new JsonArray(image.layers())));
+    }
+    return new JsonObject().put("items", items);
+  }
+
+  /** {@code aa:bb:…} or {@code aa-bb-…} (as iPXE's {@code hexhyp} writes it), any case; null if absent. */
+  private static String mac(String given) {
+    return given == null ? null : given.toLowerCase(Locale.ROOT).replace('-', ':');
   }
 
   private static JsonObject labels(String spec) {

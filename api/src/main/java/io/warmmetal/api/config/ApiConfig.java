@@ -47,10 +47,12 @@ import java.util.Optional;
  *                           ({@code WARMMETAL_BOOT_TIMEOUT_SECONDS}, 600)
  * @param powerOffCommand    what the ssh power driver runs to switch a server off
  *                           ({@code WARMMETAL_SSH_POWEROFF_COMMAND}, default: systemctl poweroff, else poweroff)
- * @param bootDir            the agent boot image's files served at /v1/boot/files ({@code WARMMETAL_BOOT_DIR},
- *                           default: boot in the data directory)
+ * @param bootDir            the node images servers network-boot into, one directory each as images/node/build.sh
+ *                           installs them ({@code WARMMETAL_BOOT_DIR}, default: boot in the data directory)
  * @param bootCmdline        kernel parameters the iPXE script adds ({@code WARMMETAL_BOOT_CMDLINE}, default
  *                           console=tty0 console=ttyS0,115200)
+ * @param bootImage          the image servers boot when their pool names none ({@code WARMMETAL_BOOT_IMAGE},
+ *                           default: the one the boot directory's {@code default} link points at, else the only one)
  * @param rebootCommand      what {@code recover} runs over SSH to reboot a server ({@code WARMMETAL_SSH_REBOOT_COMMAND},
  *                           default: systemctl reboot, else reboot)
  * @param launchBatchMax     the most launches one database call carries ({@code WARMMETAL_LAUNCH_BATCH_MAX}, default
@@ -100,6 +102,7 @@ public record ApiConfig(
     String powerOffCommand,
     Path bootDir,
     String bootCmdline,
+    String bootImage,
     int launchBatchMax,
     int launchesInFlight,
     Duration powerObserveMinInterval,
@@ -156,6 +159,7 @@ public record ApiConfig(
         r.optional("WARMMETAL_BOOT_DIR").map(Path::of).orElse(Path.of(r.string("WARMMETAL_DATA_DIR",
             "warmmetal-data"), "boot")).toAbsolutePath().normalize(),
         r.string("WARMMETAL_BOOT_CMDLINE", "console=tty0 console=ttyS0,115200"),
+        r.optional("WARMMETAL_BOOT_IMAGE").orElse(null),
         r.integer("WARMMETAL_LAUNCH_BATCH_MAX", 32, 1, 1000),
         r.integer("WARMMETAL_LAUNCH_CALLS", 4, 1, 1000),
         Duration.ofMillis(r.integer("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", 5000, 0, 3_600_000)),

@@ -64,6 +64,12 @@ public interface Lifecycle {
   Future<Machine> retire(String machineId);
 
   /**
+   * Tells an idle machine's agent to reboot ({@code rebooting}, a {@code reboot} queued): a network-booted server
+   * comes back with the image its pool wants and enrolls again. {@code reason} goes in the event.
+   */
+  Future<Machine> reboot(String machineId, String reason);
+
+  /**
    * Claims machines for a launch in one transaction ({@code SELECT … FOR UPDATE SKIP LOCKED}); refused with
    * {@code InsufficientCapacity} when fewer than {@code minCount} can be had, claiming none.
    */

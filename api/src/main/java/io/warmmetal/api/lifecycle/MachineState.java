@@ -3,8 +3,9 @@ package io.warmmetal.api.lifecycle;
 /**
  * Where a machine is in its life. The happy path is
  * {@code enrolling → preparing → warm → joining → in-use → resetting → preparing → warm}; {@code standby} holds
- * machines the pool does not keep prepared (powered off where power control exists), {@code offline} marks lost
- * heartbeats, {@code failed} quarantines a machine for an operator, {@code retired} is final.
+ * machines the pool does not keep prepared (powered off where power control exists), {@code rebooting} one whose
+ * agent was told to reboot (it comes back through the network boot and enrolls again, or reconnects), {@code offline}
+ * marks lost heartbeats, {@code failed} quarantines a machine for an operator, {@code retired} is final.
  */
 public enum MachineState {
   ENROLLING("enrolling"),
@@ -14,6 +15,7 @@ public enum MachineState {
   IN_USE("in-use"),
   RESETTING("resetting"),
   STANDBY("standby"),
+  REBOOTING("rebooting"),
   OFFLINE("offline"),
   FAILED("failed"),
   RETIRED("retired");

@@ -12,7 +12,7 @@ import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.lifecycle.Registration;
 
-/** The machine inventory: list, get, register by hand, cordon, uncordon, retire. */
+/** The machine inventory: list, get, register by hand, cordon, uncordon, retire, reboot. */
 public final class MachineRoutes {
   private MachineRoutes() {}
 
@@ -37,6 +37,8 @@ public final class MachineRoutes {
     ops.json("uncordonMachine", 200, ctx -> lifecycle.cordon(Params.of(ctx).path("machineId"), false)
         .map(MachineJson::from));
     ops.json("retireMachine", 200, ctx -> lifecycle.retire(Params.of(ctx).path("machineId")).map(MachineJson::from));
+    ops.json("rebootMachine", 200, ctx -> lifecycle.reboot(Params.of(ctx).path("machineId"),
+        "reboot ordered by an operator").map(MachineJson::from));
   }
 
   /**

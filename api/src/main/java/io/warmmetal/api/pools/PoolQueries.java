@@ -11,7 +11,10 @@ import io.warmmetal.api.http.ApiError;
 /** Pool targets beside live counts. */
 public final class PoolQueries {
   private static final String SELECT = """
-      SELECT p.shape, p.min_warm, p.max_warm, p.deficit,
+      SELECT p.shape, p.min_warm, p.max_warm, p.deficit, p.image,
+        count(m.id) FILTER (WHERE m.state = 'rebooting') AS rebooting,
+        count(m.id) FILTER (WHERE p.image IS NOT NULL AND m.state <> 'retired'
+          AND (m.facts -> 'image' ->> 'version') IS DISTINCT FROM p.image) AS on_other_image,
         count(m.id) FILTER (WHERE m.state = 'warm' AND NOT m.cordoned AND m.instance_id IS NULL) AS warm,
         count(m.id) FILTER (WHERE m.state = 'preparing' AND m.instance_id IS NULL) AS preparing,
         count(m.id) FILTER (WHERE m.state = 'standby') AS standby,
@@ -41,7 +44,7 @@ public final class PoolQueries {
   }
 
   private static JsonObject toJson(Row r) {
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("shape", r.getString("shape"))
         .put("minWarm", r.getInteger("min_warm"))
         .put("maxWarm", r.getInteger("max_warm"))
@@ -49,6 +52,11 @@ public final class PoolQueries {
         .put("preparing", r.getLong("preparing"))
         .put("standby", r.getLong("standby"))
         .put("inUse", r.getLong("in_use"))
-        .put("deficit", r.getInteger("deficit"));
+        .put("deficit", r.getInteger("deficit"))
+        .put("rebooting", r.getLong("rebooting"));
+    if (r.getString("image") != null) {
+      json.put("image", r.getString("image")).put("onOtherImage", r.getLong("on_other_image"));
+    }
+    return json;
   }
 }

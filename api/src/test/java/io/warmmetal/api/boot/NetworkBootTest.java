@@ -8,6 +8,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.agent.enrollment.AgentIdentity;
@@ -23,19 +24,25 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
+import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Network boot from the API: the iPXE script, fetched the way iPXE fetches it (credentials in the URL, so Basic
- * authentication), carries a working single-use enrollment token; the image's files are served to anyone.
+ * authentication), boots the image the machine's pool names (else the default) with its layers' digests and a
+ * working single-use enrollment token; the images' files are served to anyone, and only the files they name.
  */
 @ExtendWith(VertxExtension.class)
 class NetworkBootTest {
+  private static final String V1 = "v1.20.2-aaaaaaaaaaaa";
+  private static final String V2 = "v1.20.2-bbbbbbbbbbbb";
 
   private record Answer(int status, String contentType, Buffer body) {}
 
@@ -68,14 +75,41 @@ class NetworkBootTest {
     return params;
   }
 
+  /** An image directory as build.sh installs one (its files random bytes), with the manifest describing them. */
+  static Map<String, byte[]> install(Path bootDir, String version, long seed) throws Exception {
+    Path dir = Files.createDirectories(bootDir.resolve(version));
+    Random random = new Random(seed);
+    Map<String, byte[]> files = new HashMap<>();
+    JsonArray layers = new JsonArray();
+    JsonObject manifest = new JsonObject().put("version", version).put("digest", "sha256:" + "0".repeat(64))
+        .put("kubernetesVersion", "v1.20.2").put("kernelVersion", "6.1.0-57-amd64").put("os", "Debian 12 (bookworm)")
+        .put("cmdline", "quiet systemd.unified_cgroup_hierarchy=0");
+    for (String name : new String[] {"vmlinuz", "initrd.img", "agent.squashfs", "os.squashfs"}) {
+      byte[] content = new byte[50_000 + random.nextInt(1000)];
+      random.nextBytes(content);
+      Files.write(dir.resolve(name), content);
+      files.put(name, content);
+      JsonObject entry = new JsonObject().put("name", name).put("size", content.length)
+          .put("sha256", HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)));
+      switch (name) {
+        case "vmlinuz" -> manifest.put("kernel", entry);
+        case "initrd.img" -> manifest.put("initrd", entry);
+        default -> layers.add(entry);
+      }
+    }
+    Files.writeString(dir.resolve("image.json"), manifest.put("layers", layers).encodePrettily());
+    Files.writeString(dir.resolve("not-in-the-manifest"), "x");
+    return files;
+  }
+
   @Test
-  void theIpxeScriptBootsTheImageWithAFreshSingleUseEnrollmentToken(Vertx vertx) throws Exception {
+  void theIpxeScriptBootsThePoolsImageWithItsDigestsAndAFreshSingleUseEnrollmentToken(Vertx vertx) throws Exception {
     Path bootDir = Files.createTempDirectory("boot");
-    byte[] kernel = new byte[100_000];
-    new java.util.Random(7).nextBytes(kernel);
-    Files.write(bootDir.resolve("vmlinuz"), kernel);
+    Map<String, byte[]> v1 = install(bootDir, V1, 7);
+    install(bootDir, V2, 8);
+    Files.createSymbolicLink(bootDir.resolve("default"), Path.of(V1));
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", bootDir.toString(),
-        "WARMMETAL_BOOT_CMDLINE", "console=ttyS0 quiet"))) {
+        "WARMMETAL_BOOT_CMDLINE", "console=ttyS0"))) {
       HttpClient http = vertx.createHttpClient();
       String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "pxe")
           .put("role", "boot")).body().getString("token");
@@ -86,23 +120,48 @@ class NetworkBootTest {
       assertThat(answer.contentType()).startsWith("text/plain");
       String script = answer.body().toString();
       assertThat(script).startsWith("#!ipxe\n").contains("\nboot\n");
-      String base = "http://127.0.0.1:" + fx.api.port() + "/v1/boot/files/";
-      assertThat(script).contains("kernel " + base + "vmlinuz ").contains("\ninitrd " + base + "initrd.img\n");
+      String files = "http://127.0.0.1:" + fx.api.port() + "/v1/boot/images/" + V1 + "/";
+      assertThat(script).contains("kernel " + files + "vmlinuz ").contains("\ninitrd " + files + "initrd.img\n");
       Map<String, String> params = cmdline(script);
+      JsonObject manifest = new JsonObject(Files.readString(bootDir.resolve(V1).resolve("image.json")));
+      String layers = manifest.getJsonArray("layers").stream().map(l -> (JsonObject) l)
+          .map(l -> l.getString("name") + "@" + l.getString("sha256")).reduce((a, b) -> a + "," + b).orElseThrow();
       assertThat(params).containsEntry("console", "ttyS0").containsEntry("initrd", "initrd.img")
+          .containsEntry("boot", "warmmetal").containsEntry("warmmetal.files", files)
+          .containsEntry("warmmetal.layers", layers).containsEntry("warmmetal.image", V1)
+          .containsEntry("BOOTIF", "01-${netX/mac:hexhyp}").containsEntry("systemd.unified_cgroup_hierarchy", "0")
           .containsEntry("warmmetal.ca_pin", fx.api.caPin().value())
           .containsEntry("warmmetal.api", "https://localhost:" + fx.api.agentPort());
 
       // The token works once: the booted agent enrolls with it (and gets the labels); nobody can again.
       Enrollment enrollment = new Enrollment(vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()),
           fx.api.caPin());
-      JsonObject host = new JsonObject().put("name", "pxe-1").put("facts", ApiFixture.facts(16, 64))
-          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+      String mac = "52:54:00:0a:0b:0c";
+      String uuid = UUID.randomUUID().toString();
+      JsonObject host = new JsonObject().put("name", "pxe-1").put("facts", ApiFixture.facts(16, 64)
+              .put("image", new JsonObject().put("version", V1).put("kubernetesVersion", "v1.20.2")))
+          .put("identity", new JsonObject().put("systemUuid", uuid).put("primaryMac", mac));
       AgentIdentity identity = enrollment.enroll(params.get("warmmetal.token"), host).await();
-      assertThat(fx.client.get("/v1/machines/" + identity.machineId(), ApiFixture.ADMIN).body()
-          .getJsonObject("labels").getMap()).containsEntry("rack", "r9").containsEntry("boot", "pxe");
+      JsonObject machine = fx.client.get("/v1/machines/" + identity.machineId(), ApiFixture.ADMIN).body();
+      assertThat(machine.getJsonObject("labels").getMap()).containsEntry("rack", "r9").containsEntry("boot", "pxe");
+      assertThat(machine.getJsonObject("facts").getJsonObject("image").getString("version")).isEqualTo(V1);
       assertThatThrownBy(() -> enrollment.enroll(params.get("warmmetal.token"), host).await())
           .hasMessageContaining("used up");
+
+      // A pool names the other image: its machine (found by the MAC or UUID iPXE sends) boots that one; an
+      // unknown server boots the default. A pool cannot name an image that is not installed.
+      assertThat(fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 0)
+          .put("maxWarm", 1).put("image", "v9.9.9-nope")).status()).isEqualTo(400);
+      fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 0).put("maxWarm", 1)
+          .put("image", V2));
+      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=52-54-00-0A-0B-0C", basic(bootToken)).body()
+          .toString())).containsEntry("warmmetal.image", V2);
+      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?uuid=" + uuid.toUpperCase(), basic(bootToken))
+          .body().toString())).containsEntry("warmmetal.image", V2);
+      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:ff:ff:ff", basic(bootToken)).body()
+          .toString())).containsEntry("warmmetal.image", V1);
+      fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+
       // The next boot gets another token; it may take back this hardware's machine only while nobody uses it.
       String next = cmdline(get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken)).body().toString())
           .get("warmmetal.token");
@@ -112,8 +171,7 @@ class NetworkBootTest {
       WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
       SimulatedAgent agent = SimulatedAgent.start(vertx, enrollment, ws, URI.create("https://127.0.0.1:"
           + fx.api.agentPort()), null, host, state, new SimulatedExecutor(vertx, Map.of("prepare",
-              Distribution.parse("fixed:10ms")), 0.0, new java.util.Random(1))).await();
-      fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+              Distribution.parse("fixed:10ms")), 0.0, new Random(1))).await();
       Await.until("warm", () -> "warm".equals(fx.client.get("/v1/machines/" + identity.machineId(),
           ApiFixture.ADMIN).body().getString("state")));
       assertThatThrownBy(() -> enrollment.enroll(next, host).await()).hasMessageContaining("cannot re-enroll with a boot token");
@@ -121,17 +179,55 @@ class NetworkBootTest {
       ws.close().await();
       enrollment.close().await();
 
-      // A boot token opens nothing else; bad labels are a 400.
+      // A boot token opens nothing else; bad labels and identities are a 400.
       assertThat(get(http, fx.api.port(), "/v1/machines", "Bearer " + bootToken).status()).isEqualTo(403);
+      assertThat(get(http, fx.api.port(), "/v1/boot/images", "Bearer " + bootToken).status()).isEqualTo(403);
       assertThat(get(http, fx.api.port(), "/v1/boot/ipxe?labels=a%3Db%3Dc", basic(bootToken)).status())
           .isEqualTo(400);
+      assertThat(get(http, fx.api.port(), "/v1/boot/ipxe?mac=not-a-mac", basic(bootToken)).status()).isEqualTo(400);
 
-      // The image's files: served to anyone (no secrets in them), byte for byte; nothing outside the directory.
-      Answer file = get(http, fx.api.port(), "/v1/boot/files/vmlinuz", null);
+      // What is installed, and which image is the default.
+      JsonArray images = fx.client.get("/v1/boot/images", ApiFixture.ADMIN).body().getJsonArray("items");
+      assertThat(images.stream().map(i -> ((JsonObject) i).getString("version"))).containsExactly(V1, V2);
+      assertThat(images.getJsonObject(0).getBoolean("default")).isTrue();
+      assertThat(images.getJsonObject(1).getBoolean("default")).isFalse();
+      assertThat(images.getJsonObject(0).getLong("bootBytes"))
+          .isEqualTo(v1.values().stream().mapToLong(b -> b.length).sum());
+
+      // The images' files: served to anyone (no secrets in them), byte for byte; only the files a manifest names.
+      Answer file = get(http, fx.api.port(), "/v1/boot/images/" + V1 + "/os.squashfs", null);
       assertThat(file.status()).isEqualTo(200);
-      assertThat(file.body().getBytes()).isEqualTo(kernel);
-      assertThat(get(http, fx.api.port(), "/v1/boot/files/initrd.img", null).status()).isEqualTo(404);
-      assertThat(get(http, fx.api.port(), "/v1/boot/files/..%2Fsecret.key", null).status()).isIn(400, 404);
+      assertThat(file.body().getBytes()).isEqualTo(v1.get("os.squashfs"));
+      assertThat(get(http, fx.api.port(), "/v1/boot/files/vmlinuz", null).body().getBytes())
+          .isEqualTo(v1.get("vmlinuz"));
+      assertThat(get(http, fx.api.port(), "/v1/boot/images/" + V1 + "/not-in-the-manifest", null).status())
+          .isEqualTo(404);
+      assertThat(get(http, fx.api.port(), "/v1/boot/images/v0.0.0-none/vmlinuz", null).status()).isEqualTo(404);
+      assertThat(get(http, fx.api.port(), "/v1/boot/images/" + V1 + "/..%2F..%2Fsecret.key", null).status())
+          .isIn(400, 404);
+      assertThat(get(http, fx.api.port(), "/v1/boot/images/..%2F" + V1 + "/vmlinuz", null).status())
+          .isIn(400, 404);
+      http.close().await();
+    }
+  }
+
+  @Test
+  void withoutAnImageInstalledTheScriptIsA404SayingHowToBuildOne(Vertx vertx) throws Exception {
+    Path bootDir = Files.createTempDirectory("boot");
+    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", bootDir.toString()))) {
+      HttpClient http = vertx.createHttpClient();
+      String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "pxe")
+          .put("role", "boot")).body().getString("token");
+      Answer answer = get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken));
+      assertThat(answer.status()).isEqualTo(404);
+      assertThat(new JsonObject(answer.body()).getString("message")).contains("images/node/build.sh --install");
+      assertThat(fx.count("SELECT count(*) FROM enrollment_tokens")).isZero(); // no token minted for nothing
+      // Two images and no default: the operator is told how to choose.
+      install(bootDir, V1, 1);
+      install(bootDir, V2, 2);
+      answer = get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken));
+      assertThat(answer.status()).isEqualTo(404);
+      assertThat(new JsonObject(answer.body()).getString("message")).contains("WARMMETAL_BOOT_IMAGE");
       http.close().await();
     }
   }

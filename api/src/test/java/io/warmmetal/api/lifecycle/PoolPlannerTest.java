@@ -3,11 +3,13 @@ package io.warmmetal.api.lifecycle;
 import static io.warmmetal.api.lifecycle.MachineState.IN_USE;
 import static io.warmmetal.api.lifecycle.MachineState.JOINING;
 import static io.warmmetal.api.lifecycle.MachineState.PREPARING;
+import static io.warmmetal.api.lifecycle.MachineState.REBOOTING;
 import static io.warmmetal.api.lifecycle.MachineState.STANDBY;
 import static io.warmmetal.api.lifecycle.MachineState.WARM;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warmmetal.api.lifecycle.PoolDecisions.Deficit;
+import io.warmmetal.api.lifecycle.PoolDecisions.Reboot;
 import io.warmmetal.api.lifecycle.PoolSnapshot.Member;
 import io.warmmetal.api.lifecycle.PoolSnapshot.Target;
 import java.util.List;
@@ -116,5 +118,45 @@ class PoolPlannerTest {
 
     assertThat(d.park()).containsExactly("w2");
     assertThat(d.powerOff()).containsExactly("w2");
+  }
+
+  private static Member on(String id, MachineState state, String image) {
+    return new Member(id, S, state, true, false, false, image);
+  }
+
+  @Test
+  void aPoolNamingAnImageRebootsOneMachineOnAnotherAtATimeStandbyBeforeWarm() {
+    Target pool = new Target(S, 1, 5, 0, "v2");
+    PoolDecisions d = decide(List.of(pool), on("w1", WARM, "v1"), on("s1", STANDBY, "v1"), on("w2", WARM, "v2"));
+    assertThat(d.reboot()).containsExactly(new Reboot("s1", STANDBY, "v2"));
+
+    // Standby done: the oldest warm one next; never two at once.
+    d = decide(List.of(pool), on("w1", WARM, "v1"), on("w3", WARM, null), on("w2", WARM, "v2"));
+    assertThat(d.reboot()).containsExactly(new Reboot("w1", WARM, "v2"));
+    d = decide(List.of(pool), on("w1", WARM, "v1"), on("r1", REBOOTING, null), on("w2", WARM, "v2"));
+    assertThat(d.reboot()).isEmpty();
+
+    // All on it, or no image named: nothing to do.
+    assertThat(decide(List.of(pool), on("w2", WARM, "v2")).reboot()).isEmpty();
+    assertThat(decide(List.of(new Target(S, 1, 5, 0)), on("w1", WARM, "v1")).reboot()).isEmpty();
+  }
+
+  @Test
+  void aMachineBeingRebootedDoesNotCountAsWarmAndStandbyOnAnotherImageIsNotPrepared() {
+    // The only warm machine is on the old image: when its turn comes it reboots, and a standby machine on the new
+    // image is prepared to keep minWarm.
+    PoolDecisions d = decide(List.of(new Target(S, 1, 5, 0, "v2")), on("w1", WARM, "v1"), on("s1", STANDBY, "v2"));
+    assertThat(d.reboot()).extracting(Reboot::machineId).containsExactly("w1");
+    assertThat(d.prepare()).containsExactly("s1");
+    // Short of warm machines, a standby one on the old image is not prepared: it is rebooted first.
+    d = decide(List.of(new Target(S, 2, 5, 0, "v2")), on("w1", WARM, "v2"), on("s2", STANDBY, "v1"));
+    assertThat(d.reboot()).extracting(Reboot::machineId).containsExactly("s2");
+    assertThat(d.prepare()).isEmpty();
+
+    // A machine switched off is not rebooted (it boots the pool's image when switched on), nor prepared.
+    d = decide(List.of(new Target(S, 1, 5, 0, "v2")), new Member("s3", S, STANDBY, true, true, true, "v1"));
+    assertThat(d.reboot()).isEmpty();
+    assertThat(d.prepare()).isEmpty();
+    assertThat(d.deficits()).containsExactly(new Deficit(S, 1, 1, true));
   }
 }

@@ -68,7 +68,7 @@ class PoolPassSpacingTest {
           }
           return Future.<Void>future(p -> vertx.setTimer(10, id -> p.complete())).map(x -> {
             running.decrementAndGet();
-            return new PoolDecisions(List.of(), List.of(), List.of(), List.of(), List.of());
+            return new PoolDecisions(List.of(), List.of(), List.of(), List.of(), List.of(), List.of());
           });
         });
   }

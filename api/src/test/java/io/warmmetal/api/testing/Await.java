@@ -1,6 +1,7 @@
 package io.warmmetal.api.testing;
 
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /** Waiting, in tests, for something asynchronous to become true — failing with what was awaited. */
 public final class Await {
@@ -11,10 +12,17 @@ public final class Await {
   }
 
   public static void until(String what, BooleanSupplier condition, long timeoutMillis) throws InterruptedException {
+    until(what, condition, timeoutMillis, () -> "");
+  }
+
+  /** As above; a timeout's message also says {@code why} (logs, events: what was going on). */
+  public static void until(String what, BooleanSupplier condition, long timeoutMillis, Supplier<String> why)
+      throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMillis;
     while (!condition.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting until " + what);
+        String context = why.get();
+        throw new AssertionError("timed out waiting until " + what + (context.isEmpty() ? "" : "\n" + context));
       }
       Thread.sleep(25);
     }

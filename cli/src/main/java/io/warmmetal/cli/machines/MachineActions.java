@@ -47,4 +47,13 @@ final class MachineActions {
       return "retire";
     }
   }
+
+  @Command(name = "reboot", description = "Tell the machines' agents to reboot: a network-booted server comes back "
+      + "with its pool's image (refused under an instance).")
+  static final class Reboot extends Action {
+    @Override
+    String action() {
+      return "reboot";
+    }
+  }
 }

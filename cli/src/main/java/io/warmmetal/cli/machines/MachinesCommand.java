@@ -16,7 +16,8 @@ import picocli.CommandLine.Parameters;
 /** {@code warmmetal machines …}: the fleet's servers. */
 @Command(name = "machines", description = "List and manage the fleet's machines.",
     subcommands = {MachinesCommand.Ls.class, MachinesCommand.Get.class, MachineActions.Cordon.class,
-        MachineActions.Uncordon.class, MachineActions.Retire.class, PowerCommand.class, RecoverCommand.class})
+        MachineActions.Uncordon.class, MachineActions.Retire.class, MachineActions.Reboot.class, PowerCommand.class,
+        RecoverCommand.class})
 public final class MachinesCommand extends GroupCommand {
   static List<Column> columns(Instant now) {
     return List.of(

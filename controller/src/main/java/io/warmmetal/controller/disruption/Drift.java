@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * Marks NodeClaims {@code Drifted} as upstream's drift controller does, with its reasons: {@code NodePoolDrifted}
  * (the NodePool's template hash is not the one the claim was made from, same hash version),
  * {@code RequirementsDrifted} (the claim's labels no longer meet the NodePool's requirements) and
- * {@code NodeClassDrifted} (the node class's hash changed: how nodes join, their kubelet, their images). The mark
- * goes when the cause does. Disruption replaces drifted nodes, within budgets.
+ * {@code NodeClassDrifted} (the node class's hash changed: how nodes join, their kubelet, their images) — and, as
+ * upstream's AWS provider reports {@code AMIDrift}, {@code ImageDrift}: the node class names a node image and the
+ * claim's machine booted another ({@code status.imageID}). The mark goes when the cause does. Disruption replaces drifted nodes, within budgets.
  */
 final class Drift {
   private static final Logger LOG = LoggerFactory.getLogger(Drift.class);
@@ -48,7 +49,8 @@ final class Drift {
       }
       WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
       String reason = reason(claim, pool, poolHashes.computeIfAbsent(pool, Hashes::nodePool),
-          nodeClass == null ? null : classHashes.computeIfAbsent(nodeClass, WarmMetalNodeClass::hash));
+          nodeClass == null ? null : classHashes.computeIfAbsent(nodeClass, WarmMetalNodeClass::hash),
+          nodeClass == null ? null : nodeClass.getSpec().image);
       boolean changed;
       if (reason != null) {
         changed = Conditions.set(claim.getStatus().conditions, Conditions.DRIFTED, true, reason, reason);
@@ -74,11 +76,15 @@ final class Drift {
 
   /** Why the claim has drifted from its NodePool and node class; null if it has not. */
   static String reason(NodeClaim claim, NodePool pool, WarmMetalNodeClass nodeClass) {
-    return reason(claim, pool, Hashes.nodePool(pool), nodeClass == null ? null : nodeClass.hash());
+    return reason(claim, pool, Hashes.nodePool(pool), nodeClass == null ? null : nodeClass.hash(),
+        nodeClass == null ? null : nodeClass.getSpec().image);
   }
 
-  /** As above, with the NodePool's and node class's hashes worked out already (null: no node class). */
-  static String reason(NodeClaim claim, NodePool pool, String poolHash, String classHash) {
+  /**
+   * As above, with the NodePool's and node class's hashes worked out already (null: no node class) and the image the
+   * node class names (null: any).
+   */
+  static String reason(NodeClaim claim, NodePool pool, String poolHash, String classHash, String image) {
     Map<String, String> annotations = claim.getMetadata().getAnnotations() == null ? Map.of()
         : claim.getMetadata().getAnnotations();
     String hash = annotations.get(Hashes.NODEPOOL_HASH_ANNOTATION);
@@ -96,6 +102,10 @@ final class Drift {
     String stamped = annotations.get(Hashes.NODECLASS_HASH_ANNOTATION);
     if (classHash != null && stamped != null && !stamped.equals(classHash)) {
       return "NodeClassDrifted";
+    }
+    String booted = claim.getStatus() == null ? null : claim.getStatus().imageID;
+    if (image != null && !image.isBlank() && booted != null && !booted.equals(image)) {
+      return "ImageDrift";
     }
     return null;
   }

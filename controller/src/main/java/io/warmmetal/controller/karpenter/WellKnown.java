@@ -21,6 +21,8 @@ public final class WellKnown {
   public static final String OS_LABEL = "kubernetes.io/os";
   public static final String HOSTNAME_LABEL = "kubernetes.io/hostname";
   public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
+  /** The machine label the API keeps equal to the node image a machine booted (its facts' image version). */
+  public static final String IMAGE_MACHINE_LABEL = "warmmetal.io/image";
   public static final String REGION_LABEL = "topology.kubernetes.io/region";
 
   /** Aliases upstream translates to the well-known keys in pods' selectors and affinity (its NormalizedLabels). */

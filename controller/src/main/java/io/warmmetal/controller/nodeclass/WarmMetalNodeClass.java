@@ -34,6 +34,13 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
     public Join join = new Join();
     public Kubelet kubelet;
     public List<String> prePullImages = new ArrayList<>();
+    /**
+     * The node image version its nodes run ({@code GET /v1/boot/images}, e.g. {@code v1.20.2-10b0691559cf}), as an
+     * EC2NodeClass names its AMI: launches take only machines booted from it, and nodes on another image drift
+     * ({@code ImageDrift}) and are replaced. Unset: any image. Not part of the node class's hash — changing it
+     * drifts only the nodes not on it. Pair it with the pool's image (the API's), which reboots warm machines onto it.
+     */
+    public String image;
     /** How long a launched instance may take to be running (a duration, e.g. {@code 2m}). */
     public String launchTimeout;
     /** How long a node may take to register and become ready (e.g. {@code 5m}). */

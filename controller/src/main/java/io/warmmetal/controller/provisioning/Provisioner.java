@@ -402,6 +402,13 @@ public final class Provisioner {
       }
       nodeLabels.put(r.getKey(), r.getValues().get(0));
     }
+    boolean placed = machineLabels != null;
+    // A node class that names its image takes only machines booted from it (the API labels each machine with it).
+    String image = nodeClass.getSpec().image;
+    if (image != null && !image.isBlank()) {
+      machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
+      machineLabels.put(WellKnown.IMAGE_MACHINE_LABEL, image);
+    }
     // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the shape the API
     // picks) and the zone (the machine's) the join adds.
     nodeLabels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
@@ -426,9 +433,7 @@ public final class Provisioner {
       claim.getMetadata().getAnnotations().put(WellKnown.INSTANCE_ANNOTATION, instance.get("id").asText());
       claim.getMetadata().getLabels().put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
       claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
-      if (machineLabels == null) {
-        whereItStands(api, nodeClass, instance.get("machineId").asText(), claim);
-      }
+      whatItIs(api, nodeClass, instance.get("machineId").asText(), claim, !placed);
       return () -> {
         NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
         updated.setStatus(claim.getStatus()); // the status write needs the resourceVersion the update made
@@ -453,14 +458,24 @@ public final class Provisioner {
   }
 
   /**
-   * A claim launched in no particular zone learns its machine's zone and region (the node class's machine label
-   * keys) at once, as upstream's claims know their offering's: kubectl shows it, spread and consolidation count it.
-   * The Node gets them by registration. A machine that cannot be read now leaves them to the Node's own labels.
+   * What the claim's machine is, read at once: the node image it booted ({@code status.imageID}, as upstream's claims
+   * record their AMI; drift compares it with the node class's), and — for a claim launched in no particular zone
+   * ({@code locate}) — its zone and region (the node class's machine label keys), as upstream's claims know their
+   * offering's: kubectl shows them, spread and consolidation count them. The Node gets them by registration. A
+   * machine that cannot be read now leaves them to the Node's own labels.
    */
-  private static void whereItStands(InstancesApi api, WarmMetalNodeClass nodeClass, String machineId, NodeClaim claim)
-      throws InterruptedException {
+  private static void whatItIs(InstancesApi api, WarmMetalNodeClass nodeClass, String machineId, NodeClaim claim,
+      boolean locate) throws InterruptedException {
     try {
-      JsonNode labels = api.machine(machineId).path("labels");
+      JsonNode machine = api.machine(machineId);
+      String image = machine.path("facts").path("image").path("version").asText(null);
+      if (image != null) {
+        claim.getStatus().imageID = image;
+      }
+      if (!locate) {
+        return;
+      }
+      JsonNode labels = machine.path("labels");
       String zone = labels.path(nodeClass.getSpec().zoneLabelOrDefault()).asText(null);
       String region = labels.path(nodeClass.getSpec().regionLabelOrDefault()).asText(null);
       if (zone != null) {

@@ -80,4 +80,23 @@ class DriftTest {
     nodeClass.getSpec().prePullImages.add("registry.example.com/agent:2");
     assertThat(Drift.reason(claim, pool, nodeClass)).isEqualTo("NodeClassDrifted");
   }
+
+  @Test
+  void aNodeOnAnotherImageThanTheNodeClassNamesIsImageDrift() {
+    NodeClaim claim = claim();
+    claim.setStatus(new NodeClaim.Status());
+    claim.getStatus().imageID = "v1.20.2-aaaaaaaaaaaa";
+    assertThat(Drift.reason(claim, pool, nodeClass)).as("no image named: any will do").isNull();
+    nodeClass.getSpec().image = "v1.20.2-aaaaaaaaaaaa";
+    assertThat(Drift.reason(claim, pool, nodeClass)).isNull();
+    // A new image: only the node not on it drifts (the image is not in the node class's hash).
+    nodeClass.getSpec().image = "v1.20.2-bbbbbbbbbbbb";
+    assertThat(Drift.reason(claim, pool, nodeClass)).isEqualTo("ImageDrift");
+    NodeClaim onIt = claim();
+    onIt.setStatus(new NodeClaim.Status());
+    onIt.getStatus().imageID = "v1.20.2-bbbbbbbbbbbb";
+    assertThat(Drift.reason(onIt, pool, nodeClass)).isNull();
+    // A machine that reported no image (not booted from WarmMetal's) is not held against it.
+    assertThat(Drift.reason(claim(), pool, nodeClass)).isNull();
+  }
 }

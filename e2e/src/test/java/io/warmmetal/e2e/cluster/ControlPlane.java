@@ -159,11 +159,13 @@ public final class ControlPlane implements AutoCloseable {
         apiVersion: kubelet.config.k8s.io/v1beta1
         kind: KubeletConfiguration
         cgroupDriver: cgroupfs
-        cgroupRoot: %6$s
         failSwapOn: false
+        # Where kubeadm join puts the cluster's CA on every node (kubeadm would default it to this control plane's
+        # certificatesDir, which only kubelets on this host could read).
+        authentication: {x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}}
         clusterDNS: [10.96.0.10]
         clusterDomain: cluster.local
-        """.formatted(a, CRI_SOCKET, VERSION, pki(), network.nodeAddress(), sandbox.cgroupRoot());
+        """.formatted(a, CRI_SOCKET, VERSION, pki(), network.nodeAddress());
   }
 
   private void daemon(String name, List<String> command) {

@@ -33,6 +33,15 @@ public final class KubeBinaries {
     return dir;
   }
 
+  /** The tag of the pause image built beside them (build/pause's TAG): the node image's sandbox image. */
+  public static String pauseTag() {
+    try {
+      return Files.readString(dir().resolve("pause.tag")).strip();
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("no pause.tag in " + dir() + ": run e2e/cluster/build-kubernetes.sh", e);
+    }
+  }
+
   public static Path of(String binary) {
     return dir().resolve(binary);
   }

@@ -41,12 +41,13 @@ public final class NetworkNamespace {
     return new NetworkNamespace(ns, subnet);
   }
 
-  /** A 10.200.N.0/24 and 10.201.N.0/24 this host routes nowhere yet. */
+  /** A 10.200.N.0/24, 10.201.N.0/24 and 10.202.N.0/24 (a {@link Rack}'s) this host routes nowhere yet. */
   private static int freeSubnet() {
     String routes = Commands.run("ip", "-4", "route", "show", "table", "all");
     List<Integer> free = new ArrayList<>();
     for (int n = 1; n < 255; n++) {
-      if (!routes.contains("10.200." + n + ".") && !routes.contains("10.201." + n + ".")) {
+      if (!routes.contains("10.200." + n + ".") && !routes.contains("10.201." + n + ".")
+          && !routes.contains("10.202." + n + ".")) {
         free.add(n);
       }
     }
@@ -68,6 +69,11 @@ public final class NetworkNamespace {
   /** The namespace's end of the link: reachable from this host. */
   public String address() {
     return "10.200." + subnet + ".2";
+  }
+
+  /** The first three octets of the subnet a {@link Rack} of virtual servers in the namespace gets. */
+  String rackPrefix() {
+    return "10.202." + subnet;
   }
 
   /** The address on the namespace's default route: what kubelets there take as their node IP. */

@@ -47,6 +47,18 @@ final class AgentPresence {
         return touched.compose(x -> Transitions.machine(tx, machineId, state, MachineState.STANDBY,
             "agent connected")).mapEmpty();
       }
+      if (state == MachineState.REBOOTING) {
+        // An agent that keeps its identity across reboots (installed on a disk) says hello again once it has run
+        // the reboot; until its result is in, a hello is the old session reconnecting before going down.
+        return touched
+            .compose(x -> tx.preparedQuery("""
+                    SELECT 1 FROM commands WHERE machine_id = $1 AND type = 'reboot' AND status = 'succeeded'
+                      AND finished_at >= (SELECT state_changed_at FROM machines WHERE id = $1)""")
+                .execute(Tuple.of(machineId)))
+            .compose(rebooted -> rebooted.size() == 0 ? Future.succeededFuture()
+                : Transitions.machine(tx, machineId, state, MachineState.STANDBY, "agent back after the reboot"))
+            .mapEmpty();
+      }
       if (state != MachineState.OFFLINE) {
         return touched.mapEmpty();
       }
@@ -114,6 +126,8 @@ final class AgentPresence {
             SELECT id, state, instance_id FROM machines
             WHERE state NOT IN ('offline', 'retired', 'enrolling')
               AND CASE
+                -- Told to reboot: silence is expected while it boots.
+                WHEN state = 'rebooting' THEN state_changed_at < now() - make_interval(secs => $2)
                 -- Switched off in standby: silence is expected.
                 WHEN power_state = 'off' AND state = 'standby' THEN false
                 -- Switched off, then claimed: the power-on and the boot get their time.

@@ -22,6 +22,8 @@ import java.util.List;
  *   <li>join: {@code joining → in-use}, instance {@code pending → running}; failed: both fail</li>
  *   <li>reset: {@code resetting → preparing} with a new prepare queued, instance {@code → terminated};
  *       failed: the machine is quarantined, the instance still terminates</li>
+ *   <li>reboot: the machine stays {@code rebooting} until it enrolls again or its agent reconnects; failed: it is
+ *       quarantined</li>
  * </ul>
  * Results come in the order the machine runs its commands: a result that would overtake an earlier open command is
  * refused. A result that arrives when the machine has moved on is recorded and changes nothing.
@@ -126,6 +128,9 @@ final class CommandResults {
       case "prepare" -> o.state == MachineState.PREPARING ? prepared(o) : done();
       case "join" -> o.state == MachineState.JOINING && o.instanceId.equals(o.claimedBy) ? joined(o) : done();
       case "reset" -> o.state == MachineState.RESETTING ? reset(o) : done();
+      case "reboot" -> o.state == MachineState.REBOOTING && !o.ok
+          ? Transitions.machine(o.tx, o.machineId, o.current, MachineState.FAILED, "reboot failed" + o.why).mapEmpty()
+          : done();
       default -> done();
     };
   }

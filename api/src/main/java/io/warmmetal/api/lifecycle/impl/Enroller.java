@@ -55,7 +55,7 @@ final class Enroller {
             .compose(grant -> machineFor(tx, host, shape, grant)
                 .compose(machineId -> grants.granted(tx, grant, machineId).map(machineId)))
             .compose(machineId -> sign(csr, machineId)
-                .compose(cert -> remember(tx, machineId, host, cert).map(x -> answer(machineId, cert))))));
+                .compose(cert -> remember(tx, machineId, host, shape, cert).map(x -> answer(machineId, cert))))));
   }
 
   /** The certificate request, parsed on a worker thread; 400 on {@code csr} if it is none. */
@@ -116,7 +116,7 @@ final class Enroller {
               // Said without the machine's id or state: a boot token is easy to come by; probing must teach nothing.
               throw Refusal.of(Reason.Conflict, "this hardware cannot re-enroll with a boot token now");
             }
-            return Future.succeededFuture(existing.getString("id"));
+            return startOver(tx, existing).map(existing.getString("id"));
           }
           String id = Ids.machineId();
           return Registrar.insert(tx, id, MachineState.ENROLLING, shape, host, grant.labels())
@@ -126,25 +126,61 @@ final class Enroller {
   }
 
   /**
+   * The same hardware enrolling again has restarted without its state (a network-booted server keeps nothing): what
+   * it was prepared for is gone. Unless it carries an instance or is quarantined, it starts over — {@code enrolling},
+   * its open commands cancelled — and its hello brings it to {@code standby}, where the pool prepares it again. A
+   * reboot the API ordered is done.
+   */
+  private static Future<Void> startOver(SqlConnection tx, Row existing) {
+    String id = existing.getString("id");
+    MachineState state = MachineState.fromWire(existing.getString("state"));
+    if (existing.getString("instance_id") != null || !Transitions.allowed(state, MachineState.ENROLLING)) {
+      return Future.succeededFuture();
+    }
+    return tx.preparedQuery("""
+            WITH c AS (
+              UPDATE commands SET status = 'succeeded', message = 'the server booted again', finished_at = now()
+              WHERE machine_id = $1 AND type = 'reboot' AND status IN ('queued', 'delivered')
+              RETURNING id, machine_id)
+            INSERT INTO events (type, subject, machine_id, to_state, reason)
+            SELECT 'CommandResult', id, machine_id, 'succeeded', 'reboot: the server booted again' FROM c""")
+        .execute(Tuple.of(id))
+        .compose(x -> Transitions.cancelMachineCommands(tx, id, "the server restarted"))
+        .compose(x -> Transitions.machine(tx, id, state, MachineState.ENROLLING,
+            "enrolled again: the server restarted"))
+        .mapEmpty();
+  }
+
+  /**
    * Whether a boot token may take this machine back: it carries no instance (whose join and its secrets would go to
    * whoever re-enrolls — the hardware identity is merely reported, and a boot credential sits in DHCP
-   * configuration), and it is booting after the API switched it on, or switched off, or out of contact (offline,
-   * failed, or never connected).
+   * configuration), and it is booting after the API switched it on or told it to reboot, or switched off, or out of
+   * contact (offline, failed, or never connected).
    */
   private static boolean idle(Row machine) {
     String state = machine.getString("state");
     return machine.getString("instance_id") == null
         && (Boolean.TRUE.equals(machine.getBoolean("booting")) || Boolean.TRUE.equals(machine.getBoolean("off"))
-            || state.equals("offline") || state.equals("failed") || state.equals("enrolling"));
+            || state.equals("offline") || state.equals("failed") || state.equals("enrolling")
+            || state.equals("rebooting"));
   }
 
-  private static Future<Void> remember(SqlConnection tx, String machineId, Host host, X509Certificate cert) {
-    return tx.preparedQuery("""
+  private static Future<Void> remember(SqlConnection tx, String machineId, Host host, String shape,
+      X509Certificate cert) {
+    return Registrar.upsertShape(tx, shape, host.facts())
+        .compose(x -> tx.preparedQuery("""
             UPDATE machines SET cert_serial = $2, next_cert_serial = NULL,
-              -- a new lease's address, but never under an instance: its tenant was told where it is
-              address = CASE WHEN instance_id IS NULL THEN coalesce($3, address) ELSE address END
+              -- a new lease's address, facts (the image it booted, say) and so shape, but never under an instance:
+              -- its tenant was told where it is and what it got
+              address = CASE WHEN instance_id IS NULL THEN coalesce($3, address) ELSE address END,
+              facts = CASE WHEN instance_id IS NULL THEN $4 ELSE facts END,
+              shape = CASE WHEN instance_id IS NULL THEN $5 ELSE shape END,
+              labels = CASE WHEN instance_id IS NULL THEN (labels - 'warmmetal.io/image')
+                || CASE WHEN $6::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('warmmetal.io/image', $6::text) END
+                ELSE labels END
             WHERE id = $1""")
-        .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), host.address()))
+        .execute(Tuple.of(machineId, cert.getSerialNumber().toString(16), host.address(), host.facts(), shape,
+            Registrar.imageOf(host.facts()))))
         .compose(x -> Transitions.note(tx, "MachineCertified", machineId, machineId,
             "client certificate " + cert.getSerialNumber().toString(16) + " issued", null));
   }

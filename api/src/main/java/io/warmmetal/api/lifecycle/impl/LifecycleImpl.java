@@ -22,6 +22,7 @@ import io.warmmetal.api.lifecycle.PoolDecisions;
 import io.warmmetal.api.lifecycle.Registration;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -76,6 +77,12 @@ public final class LifecycleImpl implements Lifecycle {
   @Override
   public Future<Machine> retire(String machineId) {
     return registrar.retire(machineId);
+  }
+
+  @Override
+  public Future<Machine> reboot(String machineId, String reason) {
+    return registrar.reboot(machineId, reason)
+        .onSuccess(m -> commits.publish(Committed.poolsMoved(List.of(machineId))));
   }
 
   @Override

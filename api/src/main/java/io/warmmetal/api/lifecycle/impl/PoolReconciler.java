@@ -52,24 +52,26 @@ final class PoolReconciler {
   }
 
   private static Future<PoolSnapshot> snapshot(SqlConnection tx) {
-    return tx.query("SELECT shape, min_warm, max_warm, deficit FROM pools ORDER BY shape").execute()
+    return tx.query("SELECT shape, min_warm, max_warm, deficit, image FROM pools ORDER BY shape").execute()
         .compose(pools -> {
           List<Target> targets = new ArrayList<>();
           pools.forEach(r -> targets.add(new Target(r.getString("shape"), r.getInteger("min_warm"),
-              r.getInteger("max_warm"), r.getInteger("deficit"))));
+              r.getInteger("max_warm"), r.getInteger("deficit"), r.getString("image"))));
           // Two index-driven halves rather than one OR over every machine: the pools' free members (the
           // claimable index, by shape) and the machines the API switches (machine_power).
           String[] pooled = targets.stream().map(Target::shape).toArray(String[]::new);
           return tx.preparedQuery("""
                   SELECT m.id, m.shape, m.state, true AS free,
                          EXISTS (SELECT 1 FROM machine_power p WHERE p.machine_id = m.id) AS power_control,
-                         coalesce(m.power_state = 'off', false) AS switched_off, m.seq
+                         coalesce(m.power_state = 'off', false) AS switched_off, m.seq,
+                         m.facts -> 'image' ->> 'version' AS image
                   FROM machines m
-                  WHERE m.shape = ANY ($1) AND m.state IN ('warm', 'preparing', 'standby')
+                  WHERE m.shape = ANY ($1) AND m.state IN ('warm', 'preparing', 'standby', 'rebooting')
                     AND NOT m.cordoned AND m.instance_id IS NULL
                   UNION
                   SELECT m.id, m.shape, m.state, NOT m.cordoned AND m.instance_id IS NULL AS free,
-                         true AS power_control, coalesce(m.power_state = 'off', false) AS switched_off, m.seq
+                         true AS power_control, coalesce(m.power_state = 'off', false) AS switched_off, m.seq,
+                         m.facts -> 'image' ->> 'version' AS image
                   FROM machine_power p JOIN machines m ON m.id = p.machine_id
                   WHERE m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'resetting')
                   ORDER BY seq""")
@@ -78,7 +80,7 @@ final class PoolReconciler {
                 List<Member> members = new ArrayList<>();
                 rows.forEach(r -> members.add(new Member(r.getString("id"), r.getString("shape"),
                     MachineState.fromWire(r.getString("state")), r.getBoolean("free"), r.getBoolean("power_control"),
-                    r.getBoolean("switched_off"))));
+                    r.getBoolean("switched_off"), r.getString("image"))));
                 return new PoolSnapshot(targets, members);
               });
         });
@@ -95,6 +97,16 @@ final class PoolReconciler {
             }
             prepared.add(id);
             return Transitions.enqueue(tx, id, null, "prepare").mapEmpty();
+          });
+    }
+    for (PoolDecisions.Reboot r : decisions.reboot()) {
+      chain = chain.compose(x -> Registrar.rebootFrom(tx, r.machineId(), r.from(), "rebooting into image "
+              + r.image() + ", its pool's"))
+          .compose(moved -> {
+            if (moved) {
+              prepared.add(r.machineId()); // its reboot is announced like a prepare
+            }
+            return Future.succeededFuture();
           });
     }
     for (String id : decisions.park()) {

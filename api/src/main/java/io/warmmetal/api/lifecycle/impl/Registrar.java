@@ -42,6 +42,28 @@ final class Registrar {
         .recover(err -> Future.failedFuture(duplicateIdentity(err)));
   }
 
+  /**
+   * The machine label that says which node image a machine booted (its facts' {@code image.version}), kept by the API
+   * — launches select on it ({@code machineLabels}) as on any label.
+   */
+  static final String IMAGE_LABEL = "warmmetal.io/image";
+
+  /** {@code labels} with {@link #IMAGE_LABEL} set from {@code facts} (or removed if they name no image). */
+  static JsonObject withImage(JsonObject labels, JsonObject facts) {
+    JsonObject all = labels == null ? new JsonObject() : labels.copy();
+    all.remove(IMAGE_LABEL);
+    String image = imageOf(facts);
+    if (image != null) {
+      all.put(IMAGE_LABEL, image);
+    }
+    return all;
+  }
+
+  static String imageOf(JsonObject facts) {
+    JsonObject image = facts == null ? null : facts.getJsonObject("image");
+    return image == null ? null : image.getString("version");
+  }
+
   /** A new machine row (and its shape's, if it is the first of it); no event. */
   static Future<Void> insert(SqlConnection tx, String id, MachineState state, String shape, Host host,
       JsonObject labels) {
@@ -50,11 +72,11 @@ final class Registrar {
                 INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""")
             .execute(Tuple.wrap(new Object[] {id, host.name(), state.wire(), shape, host.address(), host.facts(),
-                labels, host.systemUuid(), host.primaryMac()})))
+                withImage(labels, host.facts()), host.systemUuid(), host.primaryMac()})))
         .mapEmpty();
   }
 
-  private static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
+  static Future<Void> upsertShape(SqlConnection tx, String shape, JsonObject facts) {
     JsonArray gpus = new JsonArray();
     for (Map.Entry<String, Integer> g : ShapeNamer.gpuCounts(facts).entrySet()) {
       gpus.add(new JsonObject().put("model", g.getKey()).put("count", g.getValue()));
@@ -107,6 +129,36 @@ final class Registrar {
           .compose(x -> Transitions.machine(tx, machineId, state, MachineState.RETIRED, "retired by an operator"))
           .compose(x -> Lookups.machine(tx, machineId));
     }));
+  }
+
+  /**
+   * Tells an idle machine's agent to reboot: its open commands are cancelled, it goes {@code rebooting} with a
+   * {@code reboot} queued (and back through {@code enrolling} when it enrolls again, or {@code standby} when its agent
+   * reconnects after running the reboot). Refused for a machine that carries an instance or that no agent could be
+   * told (offline, enrolling, retired). Already rebooting: answered as it is.
+   */
+  Future<Machine> reboot(String machineId, String reason) {
+    return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
+      MachineState state = MachineState.fromWire(m.getString("state"));
+      if (state == MachineState.REBOOTING) {
+        return Lookups.machine(tx, machineId);
+      }
+      if (m.getString("instance_id") != null || !Transitions.allowed(state, MachineState.REBOOTING)) {
+        throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is " + state.wire()
+            + (m.getString("instance_id") != null ? " with instance " + m.getString("instance_id")
+                + ": a reboot would take the node down under its pods; terminate the instance first"
+                : ": only a warm, standby, preparing or failed machine's agent can be told to reboot"));
+      }
+      return rebootFrom(tx, machineId, state, reason).compose(x -> Lookups.machine(tx, machineId));
+    }));
+  }
+
+  /** {@code from → rebooting} with a reboot queued (its open commands cancelled); false if no longer in {@code from}. */
+  static Future<Boolean> rebootFrom(SqlConnection tx, String machineId, MachineState from, String reason) {
+    return Transitions.machine(tx, machineId, from, MachineState.REBOOTING, reason).compose(moved -> !moved
+        ? Future.succeededFuture(false)
+        : Transitions.cancelMachineCommands(tx, machineId, "superseded by a reboot")
+            .compose(x -> Transitions.enqueue(tx, machineId, null, "reboot")).map(true));
   }
 
   /** Locks a machine row for the rest of the transaction; refused as NotFound if there is none. */

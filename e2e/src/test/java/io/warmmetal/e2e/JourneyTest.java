@@ -1,0 +1,164 @@
+package io.warmmetal.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.enrollment.AgentProcessTest;
+import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.e2e.cluster.ControlPlane;
+import io.warmmetal.e2e.cluster.KubeBinaries;
+import io.warmmetal.e2e.cluster.NodeImage;
+import io.warmmetal.e2e.cluster.Rack;
+import io.warmmetal.e2e.cluster.RealCluster;
+import io.warmmetal.e2e.cluster.VirtualServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The journey the product exists for, on virtual servers booted from WarmMetal's node image: power on → the NIC's
+ * iPXE gets the API's boot URL from the rack's DHCP → kernel, initrd and layers from the API → systemd, containerd →
+ * the agent enrolls with a boot token → its pool prepares it (the shipped prepare script, for real) → warm; then a
+ * NodePool and pending pods → the controller → the API → each server's agent → {@code kubeadm join} (the kubelet
+ * started by systemd) against the real control plane → Ready nodes with Karpenter's labels → the pods Running on
+ * them; scale to zero → consolidation drains and terminates → the agents reset their hosts (no reboot) → warm
+ * again → the next pod reuses a machine; a reboot ordered through the API brings a server back through the network
+ * boot, enrolled again and warm. Two servers, so more than one real node joins the same control plane.
+ */
+@ExtendWith({VertxExtension.class, RealCluster.class})
+class JourneyTest {
+  static final int SERVERS = 2;
+  static final int MEMORY_MIB = 2048;
+  static final int CPUS = 2;
+
+  /** Pods that fill a 2-CPU node on their own, each running the image's pause (no registry to pull from here). */
+  static Deployment filler(int replicas) {
+    String pause = "k8s.gcr.io/pause:" + KubeBinaries.pauseTag();
+    return new DeploymentBuilder().withNewMetadata().withName("filler").withNamespace("default").endMetadata()
+        .withNewSpec().withReplicas(replicas).withNewSelector().addToMatchLabels("app", "filler").endSelector()
+        .withNewTemplate().withNewMetadata().addToLabels("app", "filler").endMetadata().withNewSpec()
+        .withTerminationGracePeriodSeconds(1L)
+        .addNewContainer().withName("pause").withImage(pause).withImagePullPolicy("Never")
+        .withNewResources().addToRequests("cpu", new Quantity("1")).addToRequests("memory", new Quantity("64Mi"))
+        .endResources().endContainer().endSpec().endTemplate().endSpec().build();
+  }
+
+  /** The API settings that let servers on the rack reach it: the agents' port on the host's end of the link. */
+  static Map<String, String> apiSettings(ControlPlane cluster, Path bootDir) {
+    String address = cluster.network().hostAddress();
+    Map<String, String> settings = new HashMap<>();
+    settings.put("WARMMETAL_AGENT_HOST", address);
+    settings.put("WARMMETAL_AGENT_NAMES", address + ",localhost,127.0.0.1");
+    settings.put("WARMMETAL_HEARTBEAT_SECONDS", "2");
+    settings.put("WARMMETAL_POOL_INTERVAL_MS", "1000");
+    settings.put("WARMMETAL_BOOT_DIR", bootDir.toString());
+    settings.put("WARMMETAL_BOOT_CMDLINE", "console=ttyS0,115200");
+    return settings;
+  }
+
+  @Test
+  void serversBootedFromTheImageBecomeNodesRunPodsResetAndRebootBackToWarm(Vertx vertx, ControlPlane cluster)
+      throws Exception {
+    KubernetesClient kube = cluster.admin();
+    Path bootDir = Files.createTempDirectory("warmmetal-boot");
+    String image = NodeImage.install(bootDir, AgentProcessTest.AGENT_JAR, null, true);
+    List<VirtualServer> servers = new ArrayList<>();
+    try (ApiFixture fx = ApiFixture.start(vertx, apiSettings(cluster, bootDir))) {
+      String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack")
+          .put("role", "boot")).body().getString("token");
+      String bootUrl = "http://boot:" + bootToken + "@" + Rack.API_HOST + ":" + fx.api.port()
+          + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}";
+      try (Rack rack = Rack.create(cluster, fx.api.port(), bootUrl);
+          Installation wm = Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"),
+              pool -> {
+                pool.getSpec().disruption = new NodePool.Disruption();
+                pool.getSpec().disruption.consolidationPolicy = "WhenEmpty";
+                pool.getSpec().disruption.consolidateAfter = "1s";
+              })) {
+        for (int i = 0; i < SERVERS; i++) {
+          servers.add(VirtualServer.powerOn(rack, i + 1, MEMORY_MIB, CPUS, null));
+        }
+        RackServers fleet = new RackServers(fx, rack, servers);
+        Map<VirtualServer, String> machines = fleet.awaitEnrolled();
+        String shape = fleet.shapeOf(machines.get(servers.get(0)));
+        fx.client.put("/v1/pools/" + shape, ApiFixture.ADMIN, new JsonObject().put("minWarm", SERVERS)
+            .put("maxWarm", SERVERS));
+        fleet.awaitAll("warm", machines.values());
+        for (String machine : machines.values()) {
+          JsonObject facts = fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getJsonObject("facts");
+          assertThat(facts.getJsonObject("image").getString("version")).isEqualTo(image);
+          assertThat(facts.getJsonObject("image").getString("kubernetesVersion")).isEqualTo(ControlPlane.VERSION);
+        }
+
+        // Pending pods → the controller → the API → kubeadm join on each server → the pods Running there.
+        wm.startController();
+        kube.apps().deployments().inNamespace("default").resource(filler(SERVERS)).create();
+        List<Pod> running = fleet.awaitRunningPods(kube, "filler", SERVERS);
+        Set<String> nodes = running.stream().map(p -> p.getSpec().getNodeName()).collect(Collectors.toSet());
+        assertThat(nodes).hasSize(SERVERS);
+        Set<String> providerIds = new java.util.HashSet<>();
+        for (String nodeName : nodes) {
+          Node node = kube.nodes().withName(nodeName).get();
+          providerIds.add(node.getSpec().getProviderID());
+          assertThat(node.getMetadata().getLabels())
+              .containsEntry("node.kubernetes.io/instance-type", shape)
+              .containsEntry("karpenter.sh/nodepool", "default")
+              .containsEntry("karpenter.sh/capacity-type", "on-demand")
+              .containsEntry("karpenter.sh/registered", "true")
+              .containsEntry("karpenter.sh/initialized", "true")
+              .containsEntry("team", "ml");
+          assertThat(node.getStatus().getNodeInfo().getKubeletVersion()).isEqualTo(ControlPlane.VERSION);
+          assertThat(node.getStatus().getNodeInfo().getContainerRuntimeVersion()).startsWith("containerd://");
+        }
+        assertThat(providerIds).containsExactlyInAnyOrderElementsOf(machines.values().stream()
+            .map(m -> "warmmetal://" + m).toList());
+
+        // Scale to zero: the empty nodes are consolidated away, the servers reset in place (no reboot) and warm.
+        kube.apps().deployments().inNamespace("default").withName("filler").scale(0);
+        Await.until("the nodes gone", () -> kube.nodes().list().getItems().isEmpty()
+            && kube.resources(NodeClaim.class).list().getItems().isEmpty(), 300_000);
+        fleet.awaitAll("warm", machines.values());
+        assertThat(fleet.boots(servers.get(0))).as("reset without a reboot").isEqualTo(1);
+
+        // The next pod reuses a machine: a second join of the same server.
+        kube.apps().deployments().inNamespace("default").withName("filler").scale(1);
+        Pod again = fleet.awaitRunningPods(kube, "filler", 1).get(0);
+        String reused = kube.nodes().withName(again.getSpec().getNodeName()).get().getSpec().getProviderID()
+            .substring("warmmetal://".length());
+        assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1", reused)).isEqualTo(2);
+
+        // A reboot through the API: the idle server network-boots again, enrolls again, is prepared, warm.
+        VirtualServer idle = servers.stream().filter(s -> !machines.get(s).equals(reused)).findFirst().orElseThrow();
+        String idleMachine = machines.get(idle);
+        assertThat(fx.client.post("/v1/machines/" + idleMachine + "/reboot", ApiFixture.ADMIN, null).body()
+            .getString("state")).isEqualTo("rebooting");
+        Await.until("the server booted again", () -> fleet.boots(idle) == 2, 300_000);
+        fleet.awaitAll("warm", List.of(idleMachine));
+        assertThat(fx.client.get("/v1/machines/" + idleMachine + "/commands", ApiFixture.ADMIN).body()
+            .getJsonArray("items").stream().map(c -> (JsonObject) c)
+            .filter(c -> "reboot".equals(c.getString("type"))).map(c -> c.getString("status")).toList())
+            .containsExactly("succeeded");
+      }
+    } finally {
+      servers.forEach(VirtualServer::close);
+    }
+  }
+}

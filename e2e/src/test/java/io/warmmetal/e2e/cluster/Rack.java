@@ -1,0 +1,123 @@
+package io.warmmetal.e2e.cluster;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A rack for virtual servers, as an operator wires one: a LAN (a bridge in the control plane's network namespace,
+ * {@code 10.202.N.0/24}, no route out) with a DHCP server — Debian's dnsmasq, configured as the docs tell an operator
+ * to — that hands iPXE the API's boot URL, so a server powered on here network-boots from the API. The namespace
+ * routes the LAN to this host's end of its link, where the API listens for agents; its HTTP port (on loopback) is
+ * relayed there by socat. {@link VirtualServer}s plug into it.
+ */
+public final class Rack implements AutoCloseable {
+  static final String BRIDGE = "wmrack0";
+
+  private final ControlPlane cluster;
+  private final Path dir;
+  private final String prefix;
+  private final List<Daemon> daemons = new ArrayList<>();
+  private int taps;
+
+  private Rack(ControlPlane cluster, Path dir) {
+    this.cluster = cluster;
+    this.dir = dir;
+    this.prefix = cluster.network().rackPrefix();
+  }
+
+  /**
+   * Sets up the LAN and its DHCP server, which boots iPXE clients from {@code bootUrl} — iPXE fills in
+   * {@code ${netX/mac}} and {@code ${uuid}} — after relaying {@code apiHttpPort} (on 127.0.0.1) to the host's end
+   * of the link, port for port. {@code bootUrl} may name {@link #API_HOST} for that address.
+   */
+  public static Rack create(ControlPlane cluster, int apiHttpPort, String bootUrl) throws Exception {
+    Rack rack = new Rack(cluster, Files.createDirectories(cluster.sandbox().dir.resolve("rack")));
+    try {
+      rack.setUp(apiHttpPort, bootUrl.replace(API_HOST, cluster.network().hostAddress()));
+      return rack;
+    } catch (Throwable t) {
+      rack.close();
+      throw t;
+    }
+  }
+
+  /** Stands for the host's end of the namespace's link in a boot URL. */
+  public static final String API_HOST = "{api-host}";
+
+  private void setUp(int apiHttpPort, String bootUrl) throws Exception {
+    NetworkNamespace net = cluster.network();
+    List<String> ns = List.of("ip", "-n", net.name());
+    Commands.run(concat(ns, "link", "add", BRIDGE, "type", "bridge"));
+    Commands.run(concat(ns, "addr", "add", gateway() + "/24", "dev", BRIDGE));
+    Commands.run(concat(ns, "link", "set", BRIDGE, "up"));
+    // The namespace forwards between the LAN and the link; this host routes the LAN back through it.
+    Commands.run(net.enter(List.of("sysctl", "-qw", "net.ipv4.ip_forward=1")));
+    Commands.run("ip", "route", "add", prefix + ".0/24", "via", net.address(), "dev", cluster.sandbox().hostLink());
+    daemons.add(Daemon.start("api-relay", List.of("socat", "TCP-LISTEN:" + apiHttpPort + ",bind="
+        + net.hostAddress() + ",fork,reuseaddr", "TCP:127.0.0.1:" + apiHttpPort), dir.resolve("relay.log"),
+        Map.of()));
+    // dnsmasq as a rack's DHCP server: leases on the LAN; PXE ROMs that are not iPXE would get undionly.kpxe over
+    // TFTP (dnsmasq's option 175 test tells iPXE apart), iPXE gets the boot URL. No DNS (port 0).
+    Path conf = dir.resolve("dnsmasq.conf");
+    Files.writeString(conf, String.join("\n",
+        "port=0", "interface=" + BRIDGE, "bind-interfaces", "dhcp-authoritative",
+        "dhcp-range=" + prefix + ".100," + prefix + ".199,255.255.255.0,12h",
+        "dhcp-option=option:router," + gateway(), "dhcp-leasefile=" + dir.resolve("leases"),
+        "dhcp-match=set:ipxe,175", "dhcp-boot=tag:!ipxe,undionly.kpxe", "dhcp-boot=tag:ipxe," + bootUrl, ""));
+    daemons.add(Daemon.start("dnsmasq", net.enter(List.of("dnsmasq", "--keep-in-foreground", "--log-dhcp",
+        "--log-facility=-", "--conf-file=" + conf, "--pid-file=" + dir.resolve("dnsmasq.pid"))),
+        dir.resolve("dnsmasq.log"), Map.of()));
+    Thread.sleep(200);
+    daemons.forEach(Daemon::checkAlive);
+  }
+
+  /** The LAN's router (the namespace) and DHCP server. */
+  public String gateway() {
+    return prefix + ".1";
+  }
+
+  /** A tap device on the LAN for a server's NIC; QEMU opens it by name from inside the namespace. */
+  String plugIn() {
+    String tap = "wmtap" + taps++;
+    List<String> ns = List.of("ip", "-n", cluster.network().name());
+    Commands.run(concat(ns, "tuntap", "add", "dev", tap, "mode", "tap"));
+    Commands.run(concat(ns, "link", "set", tap, "master", BRIDGE));
+    Commands.run(concat(ns, "link", "set", tap, "up"));
+    return tap;
+  }
+
+  void unplug(String tap) {
+    Commands.attempt("ip", "-n", cluster.network().name(), "link", "del", tap);
+  }
+
+  /** DHCP's log, for a failure's message. */
+  public String dhcpLog(int lines) {
+    return daemons.size() > 1 ? daemons.get(1).tail(lines) : "";
+  }
+
+  ControlPlane cluster() {
+    return cluster;
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  private static List<String> concat(List<String> head, String... tail) {
+    List<String> all = new ArrayList<>(head);
+    all.addAll(List.of(tail));
+    return all;
+  }
+
+  @Override
+  public void close() {
+    for (int i = daemons.size() - 1; i >= 0; i--) {
+      daemons.get(i).close();
+    }
+    Commands.attempt("ip", "route", "del", prefix + ".0/24");
+    Commands.attempt("ip", "-n", cluster.network().name(), "link", "del", BRIDGE);
+  }
+}
