@@ -182,7 +182,7 @@ kube_dir=$cache/kubernetes/$kube_key
 build_kubernetes() {
   local work=$cache/work/kubernetes-$kube_key root
   root=$work/root
-  rm -rf "$work" && mkdir -p "$root/usr/bin" "$root/usr/share/warmmetal/images" "$root/etc/containerd/conf.d" \
+  rm -rf "$work" && mkdir -p "$root/usr/bin" "$root/usr/share/warmmetal/images" \
     "$root/usr/lib/warmmetal" "$work/pause/usr/bin"
   log "building the Kubernetes $kube_version layer $kube_key"
   cp -a "$here/kubernetes/files/." "$root/"
@@ -190,9 +190,8 @@ build_kubernetes() {
   install -m 0755 "$kube_bin/pause" "$work/pause/pause"
   sh "$here/lib/image-archive.sh" "$pause_ref" "$work/pause" '["/pause"]' "$root/usr/share/warmmetal/images/pause.tar"
   [ -z "$extra_images" ] || cp "$extra_images"/*.tar "$root/usr/share/warmmetal/images/"
-  printf '# The sandbox image every pod starts with, imported from %s by the agent'"'"'s prepare.\n%s\n  %s\n' \
-    /usr/share/warmmetal/images/pause.tar '[plugins."io.containerd.grpc.v1.cri"]' "sandbox_image = \"$pause_ref\"" \
-    > "$root/etc/containerd/conf.d/10-sandbox.toml"
+  sed "s|@PAUSE_IMAGE@|$pause_ref|" "$root/etc/containerd/config.toml.in" > "$root/etc/containerd/config.toml"
+  rm "$root/etc/containerd/config.toml.in"
   printf 'WARMMETAL_KUBE_VERSION=%s\n' "$kube_version" > "$root/usr/lib/warmmetal/kubernetes.env"
   mkdir -p "$work/out"
   squash "$root" "$work/out/kubernetes.squashfs"

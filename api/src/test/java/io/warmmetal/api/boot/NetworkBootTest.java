@@ -44,9 +44,9 @@ class NetworkBootTest {
   private static final String V1 = "v1.20.2-aaaaaaaaaaaa";
   private static final String V2 = "v1.20.2-bbbbbbbbbbbb";
 
-  private record Answer(int status, String contentType, Buffer body) {}
+  record Answer(int status, String contentType, Buffer body) {}
 
-  private static Answer get(HttpClient http, int port, String path, String authorization) {
+  static Answer get(HttpClient http, int port, String path, String authorization) {
     RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost("127.0.0.1").setPort(port)
         .setURI(path);
     if (authorization != null) {
@@ -58,7 +58,7 @@ class NetworkBootTest {
         .timeout(30, java.util.concurrent.TimeUnit.SECONDS).await();
   }
 
-  private static String basic(String token) {
+  static String basic(String token) {
     return "Basic " + Base64.getEncoder().encodeToString(("boot:" + token).getBytes(StandardCharsets.UTF_8));
   }
 

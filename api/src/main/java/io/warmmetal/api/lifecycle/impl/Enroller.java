@@ -55,7 +55,33 @@ final class Enroller {
             .compose(grant -> machineFor(tx, host, shape, grant)
                 .compose(machineId -> grants.granted(tx, grant, machineId).map(machineId)))
             .compose(machineId -> sign(csr, machineId)
-                .compose(cert -> remember(tx, machineId, host, shape, cert).map(x -> answer(machineId, cert))))));
+                .compose(cert -> remember(tx, machineId, host, shape, cert).map(x -> answer(machineId, cert))))))
+        .recover(err -> err instanceof Refusal r && REFUSALS_TO_RECORD.contains(r.reason())
+            ? recordRefusal(host, r).transform(x -> Future.failedFuture(err)) : Future.failedFuture(err));
+  }
+
+  /** Refusals an operator wants to see on the machine: a boot with a wrong, used or expired token, say. */
+  private static final java.util.Set<Reason> REFUSALS_TO_RECORD = java.util.EnumSet.of(Reason.Unauthorized,
+      Reason.Conflict);
+
+  /**
+   * Says on the machine this hardware already is, if any, that its enrollment was refused and why — at most once a
+   * minute per machine: the request is not authenticated, so it may record nothing else, and nothing for hardware
+   * the fleet does not know.
+   */
+  private Future<Void> recordRefusal(Host host, Refusal refusal) {
+    return db.preparedQuery("""
+            INSERT INTO events (type, subject, machine_id, reason, details)
+            SELECT 'EnrollmentRefused', m.id, m.id, $3, jsonb_build_object('name', $4::text, 'address', $5::text)
+            FROM machines m
+            WHERE (m.system_uuid = $1 OR m.primary_mac = $2) AND m.state <> 'retired'
+              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.machine_id = m.id AND e.type = 'EnrollmentRefused'
+                                AND e.at > now() - interval '1 minute')
+            LIMIT 1""")
+        .execute(Tuple.of(host.systemUuid(), host.primaryMac(), "enrollment refused: " + refusal.getMessage(),
+            host.name(), host.address()))
+        .<Void>mapEmpty()
+        .recover(err -> Future.succeededFuture()); // the refusal is the answer; recording it is a courtesy
   }
 
   /** The certificate request, parsed on a worker thread; 400 on {@code csr} if it is none. */
