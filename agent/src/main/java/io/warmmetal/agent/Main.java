@@ -8,6 +8,7 @@ import io.warmmetal.agent.commands.CommandLog;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.host.HostFacts;
+import io.warmmetal.agent.logging.AgentLogging;
 import java.net.InetAddress;
 import java.net.URI;
 import java.nio.file.Files;
@@ -73,11 +74,16 @@ public final class Main implements Callable<Integer> {
     System.exit(new CommandLine(new Main()).execute(args));
   }
 
-  /** The agent's logging configuration, unless one is given; call before the first logger is made. */
+  /**
+   * The agent's logging ({@code AgentLogging}) and networking settings, unless given otherwise; call before the first
+   * logger and the first Vert.x instance are made.
+   */
   public static void useAgentLogging() {
-    if (System.getProperty("logback.configurationFile") == null) {
-      // Named apart from the API's logback.xml, so the two never shadow each other on one classpath.
-      System.setProperty("logback.configurationFile", "logback-agent.xml");
+    System.setProperty(AgentLogging.PROPERTY, "true");
+    // The JDK's resolver (the host's /etc/hosts and DNS) rather than Netty's: the agent resolves one name, and
+    // Netty's DNS client is some 250 classes to load at every start.
+    if (System.getProperty("vertx.disableDnsResolver") == null) {
+      System.setProperty("vertx.disableDnsResolver", "true");
     }
   }
 

@@ -69,16 +69,21 @@ class AdminCommandsTest {
     var placeholder = fx.run("boot", "--label", "rack=r1");
     assertThat(placeholder.code()).isZero();
     assertThat(placeholder.out().trim())
-        .isEqualTo("http://boot:<boot token>@127.0.0.1:" + fx.api.api.port() + "/v1/boot/ipxe?labels=rack%3Dr1");
+        .isEqualTo("http://boot:<boot token>@127.0.0.1:" + fx.api.api.port()
+            + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}&labels=rack%3Dr1");
 
     var minted = fx.run("boot", "--create-token", "pxe", "--dnsmasq");
     assertThat(minted.code()).as(minted.toString()).isZero();
     String line = minted.out().lines().filter(l -> l.startsWith("dhcp-boot=tag:ipxe,")).findFirst().orElseThrow();
-    URI url = URI.create(line.substring("dhcp-boot=tag:ipxe,".length()));
+    assertThat(minted.out()).contains("dhcp-option=tag:ipxe,encap:175,176,1");
+    // iPXE fills in the server's identity.
+    URI url = URI.create(line.substring("dhcp-boot=tag:ipxe,".length()).replace("${netX/mac}", "52:54:00:00:00:01")
+        .replace("${uuid}", "00000000-0000-0000-0000-000000000001"));
     // As iPXE does: the URL's credentials as Basic authentication.
     String basic = Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
     var script = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + url.getPort() + url.getRawPath())).header("Authorization", "Basic " + basic)
+            URI.create("http://127.0.0.1:" + url.getPort() + url.getRawPath() + "?" + url.getRawQuery()))
+        .header("Authorization", "Basic " + basic)
         .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(script.statusCode()).isEqualTo(200);
     assertThat(script.body()).startsWith("#!ipxe");

@@ -15,7 +15,9 @@ import io.warmmetal.api.enrollment.AgentProcessTest;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.KubeBinaries;
 import io.warmmetal.e2e.cluster.NodeImage;
@@ -25,7 +27,6 @@ import io.warmmetal.e2e.cluster.VirtualServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -40,14 +41,19 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * NodePool and pending pods → the controller → the API → each server's agent → {@code kubeadm join} (the kubelet
  * started by systemd) against the real control plane → Ready nodes with Karpenter's labels → the pods Running on
  * them; scale to zero → consolidation drains and terminates → the agents reset their hosts (no reboot) → warm
- * again → the next pod reuses a machine; a reboot ordered through the API brings a server back through the network
- * boot, enrolled again and warm. Two servers, so more than one real node joins the same control plane.
+ * again → the next pod reuses a machine. Then a second image version: the pool names it and reboots its idle
+ * server into it (back through the network boot, enrolled again, prepared, warm); the node class names it and the
+ * node still on the first image drifts ({@code ImageDrift}), is replaced on the upgraded server and drained, and its
+ * server, reset, is ordered to reboot onto the new image too. Two servers, so more than one real node joins the same control
+ * plane; a third with too little RAM ends {@code failed} saying so, never warm.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
 class JourneyTest {
   static final int SERVERS = 2;
   static final int MEMORY_MIB = 2048;
   static final int CPUS = 2;
+  /** Below the image's WARMMETAL_MIN_MEMORY_MIB (1536): it boots, and its prepare refuses it. */
+  static final int SMALL_MEMORY_MIB = 1024;
 
   /** Pods that fill a 2-CPU node on their own, each running the image's pause (no registry to pull from here). */
   static Deployment filler(int replicas) {
@@ -61,19 +67,6 @@ class JourneyTest {
         .endResources().endContainer().endSpec().endTemplate().endSpec().build();
   }
 
-  /** The API settings that let servers on the rack reach it: the agents' port on the host's end of the link. */
-  static Map<String, String> apiSettings(ControlPlane cluster, Path bootDir) {
-    String address = cluster.network().hostAddress();
-    Map<String, String> settings = new HashMap<>();
-    settings.put("WARMMETAL_AGENT_HOST", address);
-    settings.put("WARMMETAL_AGENT_NAMES", address + ",localhost,127.0.0.1");
-    settings.put("WARMMETAL_HEARTBEAT_SECONDS", "2");
-    settings.put("WARMMETAL_POOL_INTERVAL_MS", "1000");
-    settings.put("WARMMETAL_BOOT_DIR", bootDir.toString());
-    settings.put("WARMMETAL_BOOT_CMDLINE", "console=ttyS0,115200");
-    return settings;
-  }
-
   @Test
   void serversBootedFromTheImageBecomeNodesRunPodsResetAndRebootBackToWarm(Vertx vertx, ControlPlane cluster)
       throws Exception {
@@ -81,12 +74,10 @@ class JourneyTest {
     Path bootDir = Files.createTempDirectory("warmmetal-boot");
     String image = NodeImage.install(bootDir, AgentProcessTest.AGENT_JAR, null, true);
     List<VirtualServer> servers = new ArrayList<>();
-    try (ApiFixture fx = ApiFixture.start(vertx, apiSettings(cluster, bootDir))) {
+    try (ApiFixture fx = ApiFixture.start(vertx, Rack.apiSettings(cluster, bootDir))) {
       String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack")
           .put("role", "boot")).body().getString("token");
-      String bootUrl = "http://boot:" + bootToken + "@" + Rack.API_HOST + ":" + fx.api.port()
-          + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}";
-      try (Rack rack = Rack.create(cluster, fx.api.port(), bootUrl);
+      try (Rack rack = Rack.create(cluster, fx.api.port(), Rack.bootUrl(bootToken, fx.api.port()));
           Installation wm = Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"),
               pool -> {
                 pool.getSpec().disruption = new NodePool.Disruption();
@@ -96,12 +87,21 @@ class JourneyTest {
         for (int i = 0; i < SERVERS; i++) {
           servers.add(VirtualServer.powerOn(rack, i + 1, MEMORY_MIB, CPUS, null));
         }
+        VirtualServer small = VirtualServer.powerOn(rack, SERVERS + 1, SMALL_MEMORY_MIB, 1, null);
         RackServers fleet = new RackServers(fx, rack, servers);
+        RackServers smallFleet = new RackServers(fx, rack, List.of(small));
         Map<VirtualServer, String> machines = fleet.awaitEnrolled();
+        String smallMachine = smallFleet.awaitEnrolled().get(small);
         String shape = fleet.shapeOf(machines.get(servers.get(0)));
         fx.client.put("/v1/pools/" + shape, ApiFixture.ADMIN, new JsonObject().put("minWarm", SERVERS)
             .put("maxWarm", SERVERS));
+        fx.client.put("/v1/pools/" + fleet.shapeOf(smallMachine), ApiFixture.ADMIN, new JsonObject()
+            .put("minWarm", 1).put("maxWarm", 1));
         fleet.awaitAll("warm", machines.values());
+        smallFleet.awaitAll("failed", List.of(smallMachine));
+        assertThat(fx.client.get("/v1/events?machineId=" + smallMachine, ApiFixture.ADMIN).raw())
+            .contains("a node needs at least 1536 MiB");
+        small.close();
         for (String machine : machines.values()) {
           JsonObject facts = fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getJsonObject("facts");
           assertThat(facts.getJsonObject("image").getString("version")).isEqualTo(image);
@@ -145,17 +145,47 @@ class JourneyTest {
             .substring("warmmetal://".length());
         assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1", reused)).isEqualTo(2);
 
-        // A reboot through the API: the idle server network-boots again, enrolls again, is prepared, warm.
+        // A second image (it carries one more image archive): the pool reboots its idle server into it.
+        Path archives = KubeBinaries.buildTestImages(Files.createTempDirectory("warmmetal-images"));
+        Files.delete(archives.resolve("pause.tar"));
+        String next = NodeImage.install(bootDir, AgentProcessTest.AGENT_JAR, archives, false);
+        assertThat(next).isNotEqualTo(image);
         VirtualServer idle = servers.stream().filter(s -> !machines.get(s).equals(reused)).findFirst().orElseThrow();
         String idleMachine = machines.get(idle);
-        assertThat(fx.client.post("/v1/machines/" + idleMachine + "/reboot", ApiFixture.ADMIN, null).body()
-            .getString("state")).isEqualTo("rebooting");
-        Await.until("the server booted again", () -> fleet.boots(idle) == 2, 300_000);
+        fx.client.put("/v1/pools/" + shape, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1)
+            .put("maxWarm", SERVERS).put("image", next));
+        Await.until("the idle server rebooted onto " + next, () -> fleet.boots(idle) == 2, RackServers.BOOT_MILLIS,
+            () -> fleet.story(idleMachine));
         fleet.awaitAll("warm", List.of(idleMachine));
+        assertThat(fleet.image(idleMachine)).isEqualTo(next);
         assertThat(fx.client.get("/v1/machines/" + idleMachine + "/commands", ApiFixture.ADMIN).body()
             .getJsonArray("items").stream().map(c -> (JsonObject) c)
             .filter(c -> "reboot".equals(c.getString("type"))).map(c -> c.getString("status")).toList())
             .containsExactly("succeeded");
+
+        // The node class names it too: the node on the first image drifts, is replaced on the upgraded server and
+        // drained; its server is reset and rebooted onto the new image as well.
+        kube.resources(WarmMetalNodeClass.class).withName("default").edit(nc -> {
+          nc.getSpec().image = next;
+          return nc;
+        });
+        Await.until("the node on " + image + " drifted", () -> kube.resources(NodeClaim.class).list().getItems()
+            .stream().anyMatch(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions,
+                Conditions.DRIFTED) && "ImageDrift".equals(Conditions.get(c.getStatus().conditions,
+                Conditions.DRIFTED).getReason())), 120_000, () -> fleet.story(null));
+        Await.until("the pod running on the upgraded server", () -> {
+          List<Pod> pods = kube.pods().inNamespace("default").withLabel("app", "filler").list().getItems().stream()
+              .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())).toList();
+          return pods.size() == 1 && kube.nodes().withName(pods.get(0).getSpec().getNodeName()).get() != null
+              && ("warmmetal://" + idleMachine).equals(kube.nodes().withName(pods.get(0).getSpec().getNodeName())
+                  .get().getSpec().getProviderID());
+        }, RackServers.BOOT_MILLIS, () -> fleet.story(null));
+        // (Its pool reboots it next, as it did the idle one: that boot is not waited for.)
+        Await.until("the replaced server reset and its reboot onto " + next + " ordered",
+            () -> "rebooting".equals(fleet.machine(reused).getString("state")), RackServers.BOOT_MILLIS,
+            () -> fleet.story(reused));
+        assertThat(kube.resources(NodeClaim.class).list().getItems()).singleElement()
+            .satisfies(c -> assertThat(c.getStatus().imageID).isEqualTo(next));
       }
     } finally {
       servers.forEach(VirtualServer::close);

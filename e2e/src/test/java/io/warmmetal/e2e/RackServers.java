@@ -54,6 +54,12 @@ final class RackServers {
     return machine(machineId).getString("shape");
   }
 
+  /** The node image the machine reports it booted (null if none). */
+  String image(String machineId) {
+    JsonObject image = machine(machineId).getJsonObject("facts").getJsonObject("image");
+    return image == null ? null : image.getString("version");
+  }
+
   JsonObject machine(String machineId) {
     return fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN).body();
   }

@@ -20,14 +20,13 @@ import io.warmmetal.api.testing.Await;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.BootImageFixture;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.Base64;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
@@ -75,38 +74,11 @@ class NetworkBootTest {
     return params;
   }
 
-  /** An image directory as build.sh installs one (its files random bytes), with the manifest describing them. */
-  static Map<String, byte[]> install(Path bootDir, String version, long seed) throws Exception {
-    Path dir = Files.createDirectories(bootDir.resolve(version));
-    Random random = new Random(seed);
-    Map<String, byte[]> files = new HashMap<>();
-    JsonArray layers = new JsonArray();
-    JsonObject manifest = new JsonObject().put("version", version).put("digest", "sha256:" + "0".repeat(64))
-        .put("kubernetesVersion", "v1.20.2").put("kernelVersion", "6.1.0-57-amd64").put("os", "Debian 12 (bookworm)")
-        .put("cmdline", "quiet systemd.unified_cgroup_hierarchy=0");
-    for (String name : new String[] {"vmlinuz", "initrd.img", "agent.squashfs", "os.squashfs"}) {
-      byte[] content = new byte[50_000 + random.nextInt(1000)];
-      random.nextBytes(content);
-      Files.write(dir.resolve(name), content);
-      files.put(name, content);
-      JsonObject entry = new JsonObject().put("name", name).put("size", content.length)
-          .put("sha256", HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content)));
-      switch (name) {
-        case "vmlinuz" -> manifest.put("kernel", entry);
-        case "initrd.img" -> manifest.put("initrd", entry);
-        default -> layers.add(entry);
-      }
-    }
-    Files.writeString(dir.resolve("image.json"), manifest.put("layers", layers).encodePrettily());
-    Files.writeString(dir.resolve("not-in-the-manifest"), "x");
-    return files;
-  }
-
   @Test
   void theIpxeScriptBootsThePoolsImageWithItsDigestsAndAFreshSingleUseEnrollmentToken(Vertx vertx) throws Exception {
     Path bootDir = Files.createTempDirectory("boot");
-    Map<String, byte[]> v1 = install(bootDir, V1, 7);
-    install(bootDir, V2, 8);
+    Map<String, byte[]> v1 = BootImageFixture.install(bootDir, V1, 7);
+    BootImageFixture.install(bootDir, V2, 8);
     Files.createSymbolicLink(bootDir.resolve("default"), Path.of(V1));
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", bootDir.toString(),
         "WARMMETAL_BOOT_CMDLINE", "console=ttyS0"))) {
@@ -223,8 +195,8 @@ class NetworkBootTest {
       assertThat(new JsonObject(answer.body()).getString("message")).contains("images/node/build.sh --install");
       assertThat(fx.count("SELECT count(*) FROM enrollment_tokens")).isZero(); // no token minted for nothing
       // Two images and no default: the operator is told how to choose.
-      install(bootDir, V1, 1);
-      install(bootDir, V2, 2);
+      BootImageFixture.install(bootDir, V1, 1);
+      BootImageFixture.install(bootDir, V2, 2);
       answer = get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken));
       assertThat(answer.status()).isEqualTo(404);
       assertThat(new JsonObject(answer.body()).getString("message")).contains("WARMMETAL_BOOT_IMAGE");

@@ -13,6 +13,7 @@ import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.BootImageFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.fleet.SimulatedAgent;
 import java.net.URI;
@@ -59,8 +60,8 @@ class RestartAndRebootTest {
   @Test
   void aRestartedServerStartsOverARebootEndsWhenItEnrollsAgainAndRefusalsAreSaid(Vertx vertx) throws Exception {
     Path bootDir = Files.createTempDirectory("boot");
-    NetworkBootTest.install(bootDir, OLD, 1);
-    NetworkBootTest.install(bootDir, NEW, 2);
+    BootImageFixture.install(bootDir, OLD, 1);
+    BootImageFixture.install(bootDir, NEW, 2);
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", bootDir.toString(),
         "WARMMETAL_BOOT_IMAGE", OLD))) {
       URI agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());

@@ -172,6 +172,30 @@ class ChannelTest {
   }
 
   @Test
+  void aQuarantinedMachineGoingSilentStaysFailedAndOthersStillGoOffline() throws Exception {
+    Path state = Files.createTempDirectory("warmmetal-sim");
+    JsonObject failing = new JsonObject().put("name", "sim-failing").put("facts", ApiFixture.facts(16, 64))
+        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+    Executor failsPrepare = (command, progress) -> Future.succeededFuture(command.kind() == CommandKind.PREPARE
+        ? Outcome.failed("this host has 1000 MiB of RAM") : Outcome.ok("done"));
+    SimulatedAgent quarantined = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, failing, state,
+        failsPrepare).await();
+    fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    Await.until("failed", () -> "failed".equals(state(quarantined.machineId())));
+    fx.client.delete("/v1/pools/" + SHAPE, ApiFixture.ADMIN);
+    JsonObject other = new JsonObject().put("name", "sim-other").put("facts", ApiFixture.facts(16, 64))
+        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+    SimulatedAgent silent = SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, other,
+        Files.createTempDirectory("warmmetal-sim"), simulated()).await();
+    Await.until("standby", () -> "standby".equals(state(silent.machineId())));
+    quarantined.stop().await();
+    silent.stop().await();
+    // Both silent: the one in standby goes offline (the sweep is not stopped by the quarantined one), which stays.
+    Await.until("offline after the silence", () -> "offline".equals(state(silent.machineId())));
+    assertThat(state(quarantined.machineId())).isEqualTo("failed");
+  }
+
+  @Test
   void anAgentThatNeverFinishesItsJoinFailsTheInstanceAndIsQuarantined() throws Exception {
     Executor hangsOnJoin = (command, progress) -> {
       seen.add(command);

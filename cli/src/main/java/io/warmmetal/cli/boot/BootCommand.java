@@ -12,7 +12,8 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code warmmetal boot}: the URL DHCP/iPXE chains to, {@code <api>/v1/boot/ipxe} with a boot token as Basic
- * credentials (iPXE can put credentials only in a URL). A token is printed only when this command just minted it;
+ * credentials (iPXE can put credentials only in a URL) and the server's MAC and SMBIOS UUID, which iPXE fills in (the
+ * API boots the image its machine's pool names). A token is printed only when this command just minted it;
  * otherwise the URL carries a placeholder to fill in.
  */
 @Command(name = "boot", description = "Print the iPXE chain URL (and, with --dnsmasq, the dnsmasq lines).")
@@ -40,6 +41,7 @@ public final class BootCommand extends SessionCommand {
     if (dnsmasq) {
       out.println("dhcp-match=set:ipxe,175");
       out.println("dhcp-boot=tag:!ipxe,undionly.kpxe");
+      out.println("dhcp-option=tag:ipxe,encap:175,176,1"); // iPXE takes the lease at once (no ProxyDHCP wait)
       out.println("dhcp-boot=tag:ipxe," + url);
     } else {
       out.println(url);
@@ -52,15 +54,19 @@ public final class BootCommand extends SessionCommand {
     return 0;
   }
 
-  /** {@code http://boot:SECRET@host:port/v1/boot/ipxe?labels=k%3Dv,…}: labels sorted, so the line is stable. */
+  /**
+   * {@code http://boot:SECRET@host:port/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}&labels=k%3Dv,…}: labels sorted, so
+   * the line is stable.
+   */
   static String url(URI api, String secret, Map<String, String> labels) {
     StringBuilder b = new StringBuilder(api.getScheme()).append("://boot:").append(secret).append('@')
         .append(api.getRawAuthority().replaceFirst("^.*@", ""))
-        .append(api.getRawPath() == null ? "" : api.getRawPath().replaceAll("/$", "")).append("/v1/boot/ipxe");
+        .append(api.getRawPath() == null ? "" : api.getRawPath().replaceAll("/$", ""))
+        .append("/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}");
     if (labels != null && !labels.isEmpty()) {
       StringJoiner j = new StringJoiner(",");
       new TreeMap<>(labels).forEach((k, v) -> j.add(enc(k) + "%3D" + enc(v)));
-      b.append("?labels=").append(j);
+      b.append("&labels=").append(j);
     }
     return b.toString();
   }

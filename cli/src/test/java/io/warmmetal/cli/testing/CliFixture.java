@@ -60,8 +60,10 @@ public final class CliFixture implements BeforeAllCallback, AfterAllCallback, Be
 
   private void start() throws Exception {
     vertx = Vertx.vertx();
-    api = ApiFixture.start(vertx);
     home = Files.createTempDirectory("warmmetal-cli-test");
+    Path boot = Files.createDirectories(home.resolve("boot"));
+    io.warmmetal.api.testing.BootImageFixture.install(boot, "v1.20.2-aaaaaaaaaaaa", 1);
+    api = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", boot.toString()));
   }
 
   public String url() {

@@ -42,6 +42,15 @@ public final class KubeBinaries {
     }
   }
 
+  /**
+   * Builds the test images ({@code warmmetal.test/pause:1}, {@code warmmetal.test/busybox:1}) into {@code out} as
+   * archives a node imports: {@code cluster/build-images.sh}.
+   */
+  public static Path buildTestImages(Path out) {
+    Commands.run(List.of("bash", script().resolveSibling("build-images.sh").toString(), out.toString()));
+    return out;
+  }
+
   public static Path of(String binary) {
     return dir().resolve(binary);
   }

@@ -102,8 +102,7 @@ public final class NodeHost implements AutoCloseable {
       }
       Thread.sleep(100);
     }
-    Commands.run(List.of("bash", KubeBinaries.script().resolveSibling("build-images.sh").toString(),
-        images().toString()));
+    KubeBinaries.buildTestImages(images());
   }
 
   private static List<Path> cgroupHierarchies() throws java.io.IOException {

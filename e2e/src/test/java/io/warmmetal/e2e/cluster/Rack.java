@@ -15,6 +15,8 @@ import java.util.Map;
  */
 public final class Rack implements AutoCloseable {
   static final String BRIDGE = "wmrack0";
+  /** Stands for the host's end of the namespace's link in a boot URL. */
+  public static final String API_HOST = "{api-host}";
 
   private final ControlPlane cluster;
   private final Path dir;
@@ -44,8 +46,6 @@ public final class Rack implements AutoCloseable {
     }
   }
 
-  /** Stands for the host's end of the namespace's link in a boot URL. */
-  public static final String API_HOST = "{api-host}";
 
   private void setUp(int apiHttpPort, String bootUrl) throws Exception {
     NetworkNamespace net = cluster.network();
@@ -66,12 +66,32 @@ public final class Rack implements AutoCloseable {
         "port=0", "interface=" + BRIDGE, "bind-interfaces", "dhcp-authoritative",
         "dhcp-range=" + prefix + ".100," + prefix + ".199,255.255.255.0,12h",
         "dhcp-option=option:router," + gateway(), "dhcp-leasefile=" + dir.resolve("leases"),
-        "dhcp-match=set:ipxe,175", "dhcp-boot=tag:!ipxe,undionly.kpxe", "dhcp-boot=tag:ipxe," + bootUrl, ""));
+        "dhcp-match=set:ipxe,175", "dhcp-boot=tag:!ipxe,undionly.kpxe", "dhcp-boot=tag:ipxe," + bootUrl,
+        // iPXE's no-pxedhcp: take the lease at once instead of waiting seconds for a ProxyDHCP offer.
+        "dhcp-option=tag:ipxe,encap:175,176,1", ""));
     daemons.add(Daemon.start("dnsmasq", net.enter(List.of("dnsmasq", "--keep-in-foreground", "--log-dhcp",
         "--log-facility=-", "--conf-file=" + conf, "--pid-file=" + dir.resolve("dnsmasq.pid"))),
         dir.resolve("dnsmasq.log"), Map.of()));
     Thread.sleep(200);
     daemons.forEach(Daemon::checkAlive);
+  }
+
+  /**
+   * The API settings that let servers on a rack reach it: the agents' port on this host's end of the link (its
+   * certificate names that address first, so the boot script sends agents there), the images from {@code bootDir},
+   * a serial console on the kernel command line, heartbeats and pool passes quick enough for a test.
+   */
+  public static Map<String, String> apiSettings(ControlPlane cluster, Path bootDir) {
+    String address = cluster.network().hostAddress();
+    return Map.of("WARMMETAL_AGENT_HOST", address, "WARMMETAL_AGENT_NAMES", address + ",localhost,127.0.0.1",
+        "WARMMETAL_HEARTBEAT_SECONDS", "2", "WARMMETAL_POOL_INTERVAL_MS", "1000",
+        "WARMMETAL_BOOT_DIR", bootDir.toString(), "WARMMETAL_BOOT_CMDLINE", "console=ttyS0,115200");
+  }
+
+  /** The boot URL an operator gives DHCP for iPXE: a boot token as Basic credentials; iPXE fills in the identity. */
+  public static String bootUrl(String bootToken, int apiHttpPort) {
+    return "http://boot:" + bootToken + "@" + API_HOST + ":" + apiHttpPort
+        + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}";
   }
 
   /** The LAN's router (the namespace) and DHCP server. */

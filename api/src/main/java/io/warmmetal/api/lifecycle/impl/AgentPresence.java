@@ -124,7 +124,8 @@ final class AgentPresence {
   Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
     return Tx.run(db, tx -> tx.preparedQuery("""
             SELECT id, state, instance_id FROM machines
-            WHERE state NOT IN ('offline', 'retired', 'enrolling')
+            -- A quarantined (failed) machine stays failed, heard or not: it waits for an operator.
+            WHERE state NOT IN ('offline', 'retired', 'enrolling', 'failed')
               AND CASE
                 -- Told to reboot: silence is expected while it boots.
                 WHEN state = 'rebooting' THEN state_changed_at < now() - make_interval(secs => $2)
