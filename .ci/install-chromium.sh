@@ -6,5 +6,6 @@ missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  flock /var/lock/warmmetal-apt.lock apt-get update -qq \
+    && DEBIAN_FRONTEND=noninteractive flock /var/lock/warmmetal-apt.lock apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -19,6 +19,8 @@ packages=(golang-go rsync dpkg-dev gcc libc6-dev etcd-server containerd runc con
   ebtables ethtool iproute2 util-linux mount openssl golang-github-modern-go-reflect2-dev)
 
 log() { echo "build-kubernetes: $*" >&2; }
+# apt, one at a time across WarmMetal's build scripts (CI runs the node image's build beside this one).
+apt_get() { flock /var/lock/warmmetal-apt.lock apt-get "$@"; }
 
 missing=()
 for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p"); done
@@ -38,8 +40,8 @@ SRC
 fi
 if [ ${#missing[@]} -gt 0 ] || [ $need_update = 1 ] || ! apt-cache showsrc kubernetes >/dev/null 2>&1; then
   log "installing ${missing[*]:-nothing}"
-  apt-get update -qq
-  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  apt_get update -qq
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
 version=$(apt-cache showsrc kubernetes | awk '/^Version:/ {print $2; exit}')
@@ -60,7 +62,7 @@ if [ -f "$out/bin/.complete" ]; then
     log "adding pause to $out/bin"
     work="$out/pause-src"
     rm -rf "$work" && mkdir -p "$work"
-    (cd "$work" && apt-get source -qq --download-only kubernetes >&2 && tar -xzf kubernetes_*.orig.tar.gz --wildcards \
+    (cd "$work" && apt_get source -qq --download-only kubernetes >&2 && tar -xzf kubernetes_*.orig.tar.gz --wildcards \
       --strip-components=1 '*/build/pause')
     build_pause "$work" "$out/bin"
     rm -rf "$work"
@@ -74,7 +76,7 @@ mkdir -p "$out"
 work="$out/src"
 rm -rf "$work" "$out/bin" "$out/bin.tmp"
 mkdir -p "$work"
-(cd "$work" && apt-get source -qq --download-only kubernetes >&2 && dpkg-source -x --no-check kubernetes_*.dsc tree >&2)
+(cd "$work" && apt_get source -qq --download-only kubernetes >&2 && dpkg-source -x --no-check kubernetes_*.dsc tree >&2)
 tree="$work/tree"
 
 # The vendored reflect2 v1.0.1 crashes every binary built with Go >= 1.18 ("fatal error: fault" in mapiternext on the

@@ -60,7 +60,7 @@ for tool in mmdebstrap:mmdebstrap mksquashfs:squashfs-tools zstd:zstd; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   log "installing ${missing[*]}"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  apt_get update -qq && DEBIAN_FRONTEND=noninteractive apt_get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 export JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 java_home=$JAVA_HOME
@@ -69,8 +69,8 @@ java_home=$JAVA_HOME
 packages=$(grep -o '^[^#]*' "$here/os/packages" | awk 'NF {print $1}' | paste -sd, -)
 # What apt would install from nothing (with versions): the OS layer is rebuilt when Debian updates any of it.
 newest_list=$(ls -t /var/lib/apt/lists/*Release 2>/dev/null | head -n 1)
-[ -n "$newest_list" ] && [ $(( $(date +%s) - $(stat -c %Y "$newest_list") )) -lt 86400 ] || apt-get update -qq
-resolved=$(apt-get -s -qq -o Dir::State::Status=/dev/null -o APT::Install-Recommends=0 install ${packages//,/ } \
+[ -n "$newest_list" ] && [ $(( $(date +%s) - $(stat -c %Y "$newest_list") )) -lt 86400 ] || apt_get update -qq
+resolved=$(apt_get -s -qq -o Dir::State::Status=/dev/null -o APT::Install-Recommends=0 install ${packages//,/ } \
   | awk '/^Inst / {print $2, $3}' | tr -d '(' | LC_ALL=C sort)
 [ -n "$resolved" ] || { log "apt resolved none of os/packages: is a Debian mirror configured?"; exit 1; }
 os_key=$( { echo "$resolved"; tree_hash "$here/os" "$here/lib"; cat "$java_home/release"; echo "$SOURCE_DATE_EPOCH"; } \

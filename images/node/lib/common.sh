@@ -1,5 +1,7 @@
 # Helpers the node image's build scripts share (sourced).
 log() { echo "node-image: $*" >&2; }
+# apt, one at a time across WarmMetal's build scripts (CI runs this build beside the Kubernetes one).
+apt_get() { flock /var/lock/warmmetal-apt.lock apt-get "$@"; }
 # sha256 of files and directory trees (names, modes and contents), for cache keys.
 tree_hash() {
   for p in "$@"; do

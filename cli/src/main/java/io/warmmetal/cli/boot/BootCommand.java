@@ -42,6 +42,9 @@ public final class BootCommand extends SessionCommand {
       out.println("dhcp-match=set:ipxe,175");
       out.println("dhcp-boot=tag:!ipxe,undionly.kpxe");
       out.println("dhcp-option=tag:ipxe,encap:175,176,1"); // iPXE takes the lease at once (no ProxyDHCP wait)
+      // iPXE waits ~12 s for an IPv6 router; answer it where the rack has none (the interface needs an IPv6 address)
+      out.println("# enable-ra");
+      out.println("# dhcp-range=::,constructor:<the rack's interface>,ra-only");
       out.println("dhcp-boot=tag:ipxe," + url);
     } else {
       out.println(url);

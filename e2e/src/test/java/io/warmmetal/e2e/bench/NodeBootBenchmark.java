@@ -82,9 +82,7 @@ public final class NodeBootBenchmark {
     JsonObject manifest = new JsonObject(Files.readString(bootDir.resolve(image).resolve("image.json")));
     List<Map<String, Long>> results = new ArrayList<>();
     try (ApiFixture fx = ApiFixture.start(vertx, Rack.apiSettings(cluster, bootDir))) {
-      String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack")
-          .put("role", "boot")).body().getString("token");
-      try (Rack rack = Rack.create(cluster, fx.api.port(), Rack.bootUrl(bootToken, fx.api.port()));
+      try (Rack rack = Rack.forApi(cluster, fx);
           Installation wm = Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"),
               pool -> {
                 pool.getSpec().disruption = new NodePool.Disruption();

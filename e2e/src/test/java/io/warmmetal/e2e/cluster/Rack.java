@@ -1,5 +1,7 @@
 package io.warmmetal.e2e.cluster;
 
+import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.testing.ApiFixture;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -9,12 +11,20 @@ import java.util.Map;
 /**
  * A rack for virtual servers, as an operator wires one: a LAN (a bridge in the control plane's network namespace,
  * {@code 10.202.N.0/24}, no route out) with a DHCP server — Debian's dnsmasq, configured as the docs tell an operator
- * to — that hands iPXE the API's boot URL, so a server powered on here network-boots from the API. The namespace
+ * to — that hands iPXE the API's boot URL, so a server powered on here network-boots from the API (and answers
+ * iPXE's IPv6 router solicitation, which it would otherwise wait for). The namespace
  * routes the LAN to this host's end of its link, where the API listens for agents; its HTTP port (on loopback) is
  * relayed there by socat. {@link VirtualServer}s plug into it.
  */
 public final class Rack implements AutoCloseable {
   static final String BRIDGE = "wmrack0";
+  /** A rack booting from {@code fx}'s API with a boot token minted for it, as an operator sets one up. */
+  public static Rack forApi(ControlPlane cluster, ApiFixture fx) throws Exception {
+    String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack")
+        .put("role", "boot")).body().getString("token");
+    return create(cluster, fx.api.port(), bootUrl(bootToken, fx.api.port()));
+  }
+
   /** Stands for the host's end of the namespace's link in a boot URL. */
   public static final String API_HOST = "{api-host}";
 
@@ -52,6 +62,9 @@ public final class Rack implements AutoCloseable {
     List<String> ns = List.of("ip", "-n", net.name());
     Commands.run(concat(ns, "link", "add", BRIDGE, "type", "bridge"));
     Commands.run(concat(ns, "addr", "add", gateway() + "/24", "dev", BRIDGE));
+    // An IPv6 prefix on the LAN only so that dnsmasq can answer router solicitations (below).
+    Commands.run(concat(ns, "addr", "add", "fd00:" + prefix.replace("10.", "").replace('.', ':') + "::1/64", "dev",
+        BRIDGE));
     Commands.run(concat(ns, "link", "set", BRIDGE, "up"));
     // The namespace forwards between the LAN and the link; this host routes the LAN back through it.
     Commands.run(net.enter(List.of("sysctl", "-qw", "net.ipv4.ip_forward=1")));
@@ -68,7 +81,10 @@ public final class Rack implements AutoCloseable {
         "dhcp-option=option:router," + gateway(), "dhcp-leasefile=" + dir.resolve("leases"),
         "dhcp-match=set:ipxe,175", "dhcp-boot=tag:!ipxe,undionly.kpxe", "dhcp-boot=tag:ipxe," + bootUrl,
         // iPXE's no-pxedhcp: take the lease at once instead of waiting seconds for a ProxyDHCP offer.
-        "dhcp-option=tag:ipxe,encap:175,176,1", ""));
+        "dhcp-option=tag:ipxe,encap:175,176,1",
+        // iPXE also waits ~12 s for an IPv6 router before it boots: a router advertisement (no addresses, no
+        // route out) ends that wait.
+        "enable-ra", "dhcp-range=::,constructor:" + BRIDGE + ",ra-only", ""));
     daemons.add(Daemon.start("dnsmasq", net.enter(List.of("dnsmasq", "--keep-in-foreground", "--log-dhcp",
         "--log-facility=-", "--conf-file=" + conf, "--pid-file=" + dir.resolve("dnsmasq.pid"))),
         dir.resolve("dnsmasq.log"), Map.of()));
