@@ -69,6 +69,9 @@ ln -sf ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
 
 # Nothing that differs between two builds of the same packages, nothing left of the build.
 : > "$root/etc/machine-id"
+# Accounts made by packages' scripts record the day they were made: the build's day becomes SOURCE_DATE_EPOCH's.
+sed -i -E "s/^([^:]*:[^:]*:)[0-9]+:/\1$((SOURCE_DATE_EPOCH / 86400)):/" "$root/etc/shadow"
+rm -f "$root/etc/passwd-" "$root/etc/group-" "$root/etc/shadow-" "$root/etc/gshadow-"
 rm -rf "$root/boot"/* "$root/var/cache"/* "$root/var/log"/* "$root/var/lib/apt/lists"/* "$root/tmp"/* \
   "$root/var/lib/dpkg"/*-old "$root/etc/initramfs-tools" "$root/var/lib/systemd/catalog/database" \
   "$root/etc/ssl/certs/java"

@@ -53,6 +53,15 @@ p = json.load(open(sys.argv[1]))["params"]
 version = tuple(int(x) for x in re.findall(r"\d+", sys.argv[2])[:2])
 cri, node_name, node_ip, cgroup_driver = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 k = p["kubernetes"]
+# The version skew policy: a kubelet never newer than the control plane, at most 2 minor versions older (3 from
+# 1.28). Refused here, before kubeadm changes anything: the machine fails saying why, and no join is half done.
+if k.get("controlPlaneVersion"):
+    plane = tuple(int(x) for x in re.findall(r"\d+", k["controlPlaneVersion"])[:2])
+    behind = 3 if plane >= (1, 28) else 2
+    if version > plane or plane[1] - version[1] > behind or plane[0] != version[0]:
+        sys.exit("kubelet %s cannot join control plane %s: a kubelet may be at most %d minor versions older than "
+                 "the control plane, and never newer (boot this machine into an image for the cluster's version)"
+                 % (sys.argv[2], k["controlPlaneVersion"], behind))
 label = re.compile(r"^([a-z0-9.-]+/)?[A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?$")
 # The labels a Karpenter node carries: the launch's (NodePool, template labels, capacity type), the instance type the
 # API chose, and the machine's topology (zone, region). arch, os and hostname the kubelet sets itself.

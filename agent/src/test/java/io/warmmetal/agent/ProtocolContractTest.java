@@ -42,7 +42,7 @@ class ProtocolContractTest {
   private static final JoinParams JOIN = new JoinParams("warmmetal://m-1", "x86-16c-64g",
       Map.of("topology.kubernetes.io/zone", "rack-1"),
       new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.0123456789abcdef", Map.of("team", "ml"),
-          List.of(new Taint("gpu", "yes", "NoSchedule"))), "IyEvYmluL3NoCg==");
+          List.of(new Taint("gpu", "yes", "NoSchedule")), "v1.20.2"), "IyEvYmluL3NoCg==");
 
   @Test
   void theJoinScriptReadsExactlyWhatTheRecordsAndTheContractsDefine() throws IOException {

@@ -189,5 +189,35 @@ class ScriptExecutorTest {
     }
     bad.getInputStream().readAllBytes();
     assertThat(bad.waitFor()).isNotZero();
+
+    // A kubelet the control plane does not accept (the skew policy) fails before kubeadm is asked to do anything;
+    // one it accepts joins, the cgroup driver and the node's address passed to the kubelet.
+    params.getJsonObject("kubernetes").put("nodeLabels", new JsonObject().put("team", "ml"));
+    pb.environment().put("FAKE_VERSION", "v1.20.2");
+    pb.environment().put("WARMMETAL_KUBELET_CGROUP_DRIVER", "systemd");
+    pb.environment().put("WARMMETAL_NODE_IP", "10.0.0.9");
+    for (String plane : List.of("v1.23.0", "v1.19.7", "v2.0.0")) {
+      Files.deleteIfExists(seen);
+      Process refused = pb.start();
+      params.getJsonObject("kubernetes").put("controlPlaneVersion", plane);
+      try (var in = refused.getOutputStream()) {
+        in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+      }
+      String said = new String(refused.getInputStream().readAllBytes());
+      assertThat(refused.waitFor()).as(plane).isNotZero();
+      assertThat(said).contains("kubelet v1.20.2 cannot join control plane " + plane);
+      assertThat(seen).as("kubeadm was not run").doesNotExist();
+    }
+    Process accepted = pb.start();
+    params.getJsonObject("kubernetes").put("controlPlaneVersion", "v1.22.17");
+    try (var in = accepted.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    String said = new String(accepted.getInputStream().readAllBytes());
+    assertThat(accepted.waitFor()).as(said).isZero();
+    JsonObject args = new JsonObject(Files.readString(seen)).getJsonObject("nodeRegistration")
+        .getJsonObject("kubeletExtraArgs");
+    assertThat(args.getString("cgroup-driver")).isEqualTo("systemd");
+    assertThat(args.getString("node-ip")).isEqualTo("10.0.0.9");
   }
 }

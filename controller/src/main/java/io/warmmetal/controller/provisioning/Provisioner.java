@@ -58,6 +58,7 @@ public final class Provisioner {
   static final Duration UNAVAILABLE_FOR = Duration.ofSeconds(10);
 
   private final KubernetesClient kube;
+  private final ControlPlaneVersion controlPlane;
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
@@ -85,6 +86,7 @@ public final class Provisioner {
       return t;
     });
     this.kube = kube;
+    this.controlPlane = new ControlPlaneVersion(kube);
     this.apis = apis;
     this.scheduler = scheduler;
     this.daemonSets = daemonSets;
@@ -419,8 +421,8 @@ public final class Provisioner {
         nodeClass.getSpec().join.caCertHash,
         BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)), nodeLabels,
         all.stream().map(t -> new io.warmmetal.protocol.commands.Taint(t.getKey(),
-            t.getValue() == null || t.getValue().isEmpty() ? null : t.getValue(), t.getEffect())).toList())
-        .toJson()));
+            t.getValue() == null || t.getValue().isEmpty() ? null : t.getValue(), t.getEffect())).toList(),
+        controlPlane.get()).toJson()));
     if (claim.getStatus() == null) {
       claim.setStatus(new NodeClaim.Status());
     }

@@ -10,11 +10,18 @@ import java.util.Map;
 
 /**
  * How a host joins a cluster with kubeadm, as a launch's {@code kubernetes} ({@code KubernetesJoin} in
- * openapi.yaml): the control-plane endpoint, its CA's hash, a bootstrap token, and the Node's labels and taints. The
- * token is a secret: null where it is withheld (stored, or shown back to a client).
+ * openapi.yaml): the control-plane endpoint, its CA's hash, a bootstrap token, the Node's labels and taints, and the
+ * control plane's version if known (the join refuses a kubelet the version skew policy does not allow). The token is a
+ * secret: null where it is withheld (stored, or shown back to a client).
  */
 public record KubernetesJoin(String apiServer, String caCertHash, String bootstrapToken, Map<String, String> nodeLabels,
-    List<Taint> taints) {
+    List<Taint> taints, String controlPlaneVersion) {
+
+  /** A join that does not say the control plane's version. */
+  public KubernetesJoin(String apiServer, String caCertHash, String bootstrapToken, Map<String, String> nodeLabels,
+      List<Taint> taints) {
+    this(apiServer, caCertHash, bootstrapToken, nodeLabels, taints, null);
+  }
 
   public KubernetesJoin {
     if (apiServer == null || caCertHash == null) {
@@ -37,12 +44,13 @@ public record KubernetesJoin(String apiServer, String caCertHash, String bootstr
       taints.add(Taint.fromJson(t));
     }
     return new KubernetesJoin(Fields.string(json, "apiServer"), Fields.string(json, "caCertHash"),
-        Fields.optionalString(json, "bootstrapToken"), Fields.strings(json, "nodeLabels"), taints);
+        Fields.optionalString(json, "bootstrapToken"), Fields.strings(json, "nodeLabels"), taints,
+        Fields.optionalString(json, "controlPlaneVersion"));
   }
 
   /** The same join with this token (a stored join gets its token back when it is sent to the host). */
   public KubernetesJoin withBootstrapToken(String token) {
-    return new KubernetesJoin(apiServer, caCertHash, token, nodeLabels, taints);
+    return new KubernetesJoin(apiServer, caCertHash, token, nodeLabels, taints, controlPlaneVersion);
   }
 
   public JsonObject toJson() {
@@ -52,6 +60,9 @@ public record KubernetesJoin(String apiServer, String caCertHash, String bootstr
     }
     JsonArray taintList = new JsonArray();
     taints.forEach(t -> taintList.add(t.toJson()));
+    if (controlPlaneVersion != null) {
+      json.put("controlPlaneVersion", controlPlaneVersion);
+    }
     return json.put("nodeLabels", Fields.toObject(nodeLabels)).put("taints", taintList);
   }
 
