@@ -101,6 +101,20 @@ public final class VirtualServer implements AutoCloseable {
     return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
   }
 
+  /**
+   * The QEMU process's resident memory in MiB: the guest RAM the server has touched so far (QEMU allocates it on
+   * first touch) plus QEMU's own few tens of MiB — an upper bound of what the booted OS uses, page cache included.
+   */
+  public long residentMiB() {
+    try {
+      String status = Files.readString(Path.of("/proc", String.valueOf(qemu.pid()), "status"));
+      return status.lines().filter(l -> l.startsWith("VmRSS:")).findFirst()
+          .map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024).orElseThrow();
+    } catch (IOException e) {
+      throw new IllegalStateException(name + " is off: " + e.getMessage(), e);
+    }
+  }
+
   /** Cuts the power. */
   @Override
   public void close() {
