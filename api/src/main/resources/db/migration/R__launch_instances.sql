@@ -1,7 +1,8 @@
 -- The RunInstances transaction: the one source of launch_instances_batch and of the launch_instances signatures kept
 -- for older API replicas. Flyway re-applies this file after the versioned migrations whenever it changes, so the
 -- next revision is a diff of this file (V2, V6, V10 and V15 hold the history). Should a revision change a return
--- type or drop a parameter, DROP the old function at the top of this file: CREATE OR REPLACE cannot.
+-- type or drop a parameter, DROP the old function at the top of this file: CREATE OR REPLACE cannot. Likewise a
+-- constraint the previous revision relied on is dropped at its end (V21's old key).
 --
 -- One call launches a batch of requests (the API gathers the launches that arrive while earlier ones are in the
 -- database) in one transaction: each request is claimed on its own, then every claimed machine is bound, and its
@@ -14,14 +15,18 @@
 --
 -- Per request, in order:
 -- Every request belongs to a project (p_projects): its launch row and instances carry it, and its client token is
--- unique within it (with the caller).
+-- unique within it, whichever of the project's API tokens (p_callers) sends it: a rotated credential retrying a
+-- launch gets the same launch (V21; a launch from before V21 whose token another caller of its project had used
+-- first is token_per_caller, and its own caller's retry still finds it).
 --
--- 1. With a client token the launch row is written first: a concurrent launch with the same token waits on that
---    insert until this one commits (then replays it) or rolls back (then goes on) instead of racing it for machines.
---    Callers sort a batch by (caller, client token), so two batches never wait on each other's rows in opposite
---    orders.
+-- 1. With a client token the launch row is written first: a concurrent launch with the same token in the project
+--    waits on that insert until this one commits (then replays it) or rolls back (then goes on) instead of racing it
+--    for machines. Callers sort a batch by (project, client token), the key, so two batches never wait on each
+--    other's rows in opposite orders.
 -- 2. Requested names or aliases → shape names, most preferred first, each once (a name wins over an alias that
---    happens to spell it, as in GET /v1/shapes/{shape}). None: outcome 'no-such-shape'.
+--    happens to spell it, as in GET /v1/shapes/{shape}). A shape the project's quota closes (maxInstances 0) is
+--    passed over: for the project it does not exist (GET /v1/shapes does not show it either). None left: outcome
+--    'no-such-shape', with 'closed' naming the shapes passed over for their quota, if any (an operator is told).
 -- 3. Machines are claimed warm first, then preparing (p_allow_preparing), then standby (p_allow_standby), each shape
 --    in order, only those whose labels hold every pair of p_machine_labels, with FOR UPDATE SKIP LOCKED, so
 --    concurrent launches neither share a machine nor wait for each other. Each step starts at a random place in the
@@ -50,6 +55,7 @@ DECLARE
   v_outcomes   jsonb[] := '{}';
   v_existing   record;
   v_names      text[];
+  v_closed     text[];
   v_state      text;
   v_shape      text;
   v_row        record;
@@ -80,10 +86,15 @@ BEGIN
     IF p_client_tokens[i] IS NOT NULL THEN
       INSERT INTO launches (id, caller, client_token, request_hash, project)
       VALUES (p_launch_ids[i], p_callers[i], p_client_tokens[i], p_request_hashes[i], p_projects[i])
-      ON CONFLICT (project, caller, client_token) DO NOTHING;
+      ON CONFLICT (project, client_token) WHERE NOT token_per_caller DO NOTHING;
       IF NOT FOUND THEN
         SELECT id, request_hash INTO v_existing FROM launches
-        WHERE project = p_projects[i] AND caller = p_callers[i] AND client_token = p_client_tokens[i];
+        WHERE project = p_projects[i] AND caller = p_callers[i] AND client_token = p_client_tokens[i]
+          AND token_per_caller;
+        IF NOT FOUND THEN
+          SELECT id, request_hash INTO v_existing FROM launches
+          WHERE project = p_projects[i] AND client_token = p_client_tokens[i] AND NOT token_per_caller;
+        END IF;
         v_outcomes := v_outcomes || jsonb_build_object('outcome',
             CASE WHEN v_existing.request_hash = p_request_hashes[i] THEN 'replayed' ELSE 'mismatch' END,
             'launchId', v_existing.id);
@@ -91,16 +102,24 @@ BEGIN
       END IF;
     END IF;
 
-    SELECT array_agg(name ORDER BY ord) INTO v_names FROM (
-      SELECT name, min(ord) AS ord FROM (
+    SELECT array_agg(name ORDER BY ord) FILTER (WHERE NOT closed), array_agg(name ORDER BY ord) FILTER (WHERE closed)
+      INTO v_names, v_closed FROM (
+      SELECT candidates.name, min(ord) AS ord,
+             EXISTS (SELECT 1 FROM project_quotas q
+                     WHERE q.project = p_projects[i] AND q.shape = candidates.name AND q.max_instances = 0) AS closed
+      FROM (
         SELECT coalesce((SELECT s.name FROM shapes s WHERE s.name = r.wanted),
                         (SELECT s.name FROM shapes s WHERE s.alias = r.wanted)) AS name, r.ord
         FROM jsonb_array_elements_text(p_shapes[i]) WITH ORDINALITY AS r(wanted, ord)) candidates
-      WHERE name IS NOT NULL
-      GROUP BY name) resolved;
+      WHERE candidates.name IS NOT NULL
+      GROUP BY candidates.name) resolved;
     IF v_names IS NULL THEN
       DELETE FROM launches WHERE id = p_launch_ids[i];
-      v_outcomes := v_outcomes || jsonb_build_object('outcome', 'no-such-shape');
+      v_outcomes := v_outcomes || CASE WHEN v_closed IS NULL THEN jsonb_build_object('outcome', 'no-such-shape')
+        ELSE jsonb_build_object('outcome', 'no-such-shape', 'closed', to_jsonb(v_closed), 'project', p_projects[i],
+          'quotas', (
+            SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use))
+            FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_closed))) END;
       CONTINUE;
     END IF;
 
@@ -275,3 +294,7 @@ BEGIN
   END CASE;
 END
 $$;
+
+-- The client tokens' key before V21, (project, caller, client_token), goes in the transaction that replaced the
+-- function naming it in ON CONFLICT, so no launch meets a function whose arbiter is gone.
+ALTER TABLE launches DROP CONSTRAINT IF EXISTS launches_project_caller_client_token_key;

@@ -35,8 +35,13 @@ final class ConfigCommand extends GroupCommand {
         throw new UsageProblem("no value for " + key);
       }
       ConfigFile file = session().configFile();
+      String exposed = file.exposedToken();
       file.set(key, v.strip());
       session().err().println(key + " set in " + file.path());
+      if (exposed != null) { // set writes it 0600: fixed now, but the old token may have been read meanwhile
+        session().err().println("note: " + file.path() + " was " + exposed + " with a token in it; it is rw------- now."
+            + " If someone may have read that token, revoke it.");
+      }
       return 0;
     }
   }

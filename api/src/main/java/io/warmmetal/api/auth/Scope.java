@@ -14,10 +14,12 @@ import java.util.regex.Pattern;
  * projects (admin, fleet-reader) see every project unless they name one in the {@code WarmMetal-Project} header,
  * and launch into the one they name, or else their own.
  *
- * @param project what the request may see and change: one project, or null for every project
- * @param home    where what it creates goes (never null)
+ * @param project  what the request may see and change: one project, or null for every project
+ * @param home     where what it creates goes (never null)
+ * @param operator the token's role reaches across projects: it also sees what a project's quota closes to the
+ *                 project's own tokens (a shape with {@code maxInstances} 0)
  */
-public record Scope(String project, String home) {
+public record Scope(String project, String home, boolean operator) {
   public static final String HEADER = "WarmMetal-Project";
   private static final Pattern NAME = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
 
@@ -26,15 +28,15 @@ public record Scope(String project, String home) {
     Principal principal = AuthHandler.principal(ctx);
     String named = ctx.request().getHeader(HEADER);
     if (named == null || named.isEmpty()) {
-      return Future.succeededFuture(principal.role().acrossProjects() ? new Scope(null, principal.project())
-          : new Scope(principal.project(), principal.project()));
+      return Future.succeededFuture(principal.role().acrossProjects()
+          ? new Scope(null, principal.project(), true) : new Scope(principal.project(), principal.project(), false));
     }
     if (!NAME.matcher(named).matches()) {
       return Future.failedFuture(ApiError.invalid(HEADER, HEADER + " must be a project name (lowercase letters,"
           + " digits and '-', at most 63)"));
     }
     if (named.equals(principal.project())) {
-      return Future.succeededFuture(new Scope(named, named));
+      return Future.succeededFuture(new Scope(named, named, principal.role().acrossProjects()));
     }
     if (!principal.role().acrossProjects()) {
       return Future.failedFuture(ApiError.of(ErrorCode.Forbidden, "this token belongs to project '"
@@ -45,19 +47,19 @@ public record Scope(String project, String home) {
           if (rows.size() == 0) {
             throw ApiError.notFound("project", named);
           }
-          return new Scope(named, named);
+          return new Scope(named, named, true);
         });
   }
 
   /** The request's caller, acting in this scope. */
   public static Caller caller(RoutingContext ctx, Scope scope) {
     Principal p = AuthHandler.principal(ctx);
-    return new Caller(p.tokenId(), p.name(), scope.project());
+    return new Caller(p.tokenId(), p.name(), scope.project(), scope.operator());
   }
 
   /** The request's caller creating something: it lands in {@link #home}. */
   public static Caller creator(RoutingContext ctx, Scope scope) {
     Principal p = AuthHandler.principal(ctx);
-    return new Caller(p.tokenId(), p.name(), scope.home());
+    return new Caller(p.tokenId(), p.name(), scope.home(), scope.operator());
   }
 }

@@ -28,6 +28,8 @@ public final class AgentChannel {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
   private static final OutageLog SWEEP_OUTAGE = new OutageLog(LOG, "Channel sweep failed, database unavailable",
       "sweeps", Duration.ofSeconds(60));
+  private static final OutageLog LISTEN_OUTAGE = new OutageLog(LOG,
+      "Command notifications interrupted, database unavailable", "connections", Duration.ofSeconds(60));
   static final String NOTIFY_CHANNEL = "warmmetal_commands";
 
   /** How often agents beat, when silence makes a machine offline, how long a join may take. */
@@ -65,7 +67,11 @@ public final class AgentChannel {
     lifecycle.onCommit(committed -> announcer.commandsQueued(committed.commandsFor()));
     subscriber.channel(NOTIFY_CHANNEL)
         .handler(payload -> announcer.fromOthers(payload).forEach(this::deliverTo))
-        .subscribeHandler(v -> sessions.all().forEach(delivery::deliver)); // catch up on every (re)subscribe
+        .subscribeHandler(v -> {
+          // Without a handler Vert.x prints the connection's failure (a restart's FATAL) as a raw stack trace.
+          subscriber.actualConnection().exceptionHandler(this::listenFailed);
+          sessions.all().forEach(delivery::deliver); // catch up on every (re)subscribe
+        });
     timer = vertx.setPeriodic(timing.heartbeat().toMillis(), id -> sweep());
     return subscriber.connect();
   }
@@ -76,6 +82,13 @@ public final class AgentChannel {
     }
     sessions.all().forEach(s -> s.close((short) 1001, "server going away"));
     return subscriber.close();
+  }
+
+  /** The LISTEN connection failed; the subscriber connects again (every 500 ms) and then catches up. */
+  private void listenFailed(Throwable err) {
+    if (!LISTEN_OUTAGE.ifTransient(err)) {
+      LOG.warn("Command notifications: the database connection failed: {}", err.getMessage());
+    }
   }
 
   private void deliverTo(String machineId) {

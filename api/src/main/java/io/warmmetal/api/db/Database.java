@@ -32,15 +32,16 @@ public final class Database {
   /** The longest a request waits for a pooled connection before it is answered 503 (the database is overloaded). */
   static final int POOL_WAIT_SECONDS = 10;
 
+  /** The shared pool; a connection it lends logs its failure instead of printing it ({@link QuietPool}). */
   public static Pool pool(Vertx vertx, PgConnectOptions options, int size) {
     options.setCachePreparedStatements(true).setPipeliningLimit(256);
-    return PgBuilder.pool()
+    return new QuietPool(PgBuilder.pool()
         .with(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS)) // TLS stays the connect options'
         .with(new PoolOptions().setMaxSize(size).setName("warmmetal").setShared(false)
             .setConnectionTimeout(POOL_WAIT_SECONDS).setConnectionTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS))
         .connectingTo(options)
         .using(vertx)
-        .build();
+        .build());
   }
 
   /** Applies pending migrations from {@code db/migration} on a worker thread (Flyway speaks JDBC). */

@@ -24,7 +24,7 @@ public final class ProjectRoutes {
         if (scope.project() != null && !scope.project().equals(name)) {
           throw ApiError.notFound("project", name); // another project's: as if it did not exist
         }
-        return projects.get(name);
+        return projects.get(name).map(project -> scope.operator() ? project : withoutClosedShapes(project));
       });
     });
     ops.json("putProject", 200, ctx -> {
@@ -35,5 +35,15 @@ public final class ProjectRoutes {
       given.fieldNames().forEach(shape -> quotas.put(shape, given.getJsonObject(shape).getInteger("maxInstances")));
       return projects.put(p.path("project"), quotas);
     });
+  }
+
+  /**
+   * A project's own tokens do not see its quotas of 0: the shapes they close do not exist for it (GET /v1/shapes
+   * leaves them out, a launch naming one is told there is no such shape).
+   */
+  private static JsonObject withoutClosedShapes(JsonObject project) {
+    JsonObject quotas = project.getJsonObject("quotas");
+    quotas.fieldNames().removeIf(shape -> quotas.getJsonObject(shape).getInteger("maxInstances") == 0);
+    return project;
   }
 }

@@ -5,18 +5,21 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.auth.Scope;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
  * What a project may launch, shown on its shapes: each shape it has a quota for carries {@code quota} (the most live
- * instances, and how many it has), and a shape its quota closes (0) is not its to see.
+ * instances, and how many it has), and a shape its quota closes (0) does not exist for the project's own tokens —
+ * as a launch naming it is answered (no such shape). An operator sees it, with its quota.
  */
 final class ProjectQuotas {
   private ProjectQuotas() {}
 
-  /** {@code shapes} as {@code project} sees them; null: as the operator does (unchanged). */
-  static Future<JsonArray> apply(SqlClient db, String project, JsonArray shapes) {
+  /** {@code shapes} as the request's scope sees them; across every project: unchanged. */
+  static Future<JsonArray> apply(SqlClient db, Scope scope, JsonArray shapes) {
+    String project = scope.project();
     if (project == null) {
       return Future.succeededFuture(shapes);
     }
@@ -32,7 +35,7 @@ final class ProjectQuotas {
             JsonObject quota = quotas.get(shape.getString("name"));
             if (quota == null) {
               visible.add(shape);
-            } else if (quota.getInteger("maxInstances") > 0) {
+            } else if (quota.getInteger("maxInstances") > 0 || scope.operator()) {
               visible.add(shape.copy().put("quota", quota));
             }
           }

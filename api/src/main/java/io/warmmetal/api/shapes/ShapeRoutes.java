@@ -23,13 +23,13 @@ public final class ShapeRoutes {
   public static void mount(Operations ops, Pool db) {
     ops.json("listShapes", 200, ctx -> Scope.of(ctx, db)
         .compose(scope -> ShapeQueries.list(db, topology(Params.of(ctx)))
-            .compose(items -> ProjectQuotas.apply(db, scope.project(), items)))
+            .compose(items -> ProjectQuotas.apply(db, scope, items)))
         .map(items -> new JsonObject().put("items", items)));
     ops.json("getShape", 200, ctx -> {
       Params p = Params.of(ctx);
       String name = p.path("shape");
       return Scope.of(ctx, db).compose(scope -> ShapeQueries.get(db, name, topology(p))
-          .compose(shape -> ProjectQuotas.apply(db, scope.project(), new JsonArray().add(shape)))
+          .compose(shape -> ProjectQuotas.apply(db, scope, new JsonArray().add(shape)))
           .map(visible -> {
             if (visible.isEmpty()) {
               throw ApiError.notFound("shape", name); // closed to this project by its quota

@@ -2,6 +2,10 @@ package io.warmmetal.api.db;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -10,10 +14,12 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.StandardErrorCapture;
 import io.warmmetal.api.testing.TcpProxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -21,14 +27,18 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
 
 /**
  * PostgreSQL itself stopped (a fast shutdown: every connection dropped) and started again under a stream of
  * launches and reads: meanwhile only 503s with Retry-After — never a 500 — and service is back within 3 s of the
  * database accepting connections again. A launch whose answer was a 503 is retried with its client token: none is
  * lost, none launched twice. The server restarts on another port, so a TCP proxy keeps the API's address for it.
+ * The restart is one WARN line per source in the log, and nothing on standard error: no stack trace, logged or
+ * printed (docs/errors-and-retries.md, "In the log").
  */
 @ExtendWith(VertxExtension.class)
 class DatabaseRestartTest {
@@ -48,6 +58,9 @@ class DatabaseRestartTest {
         + "/warmmetal";
     ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_DATABASE_URL", url));
     EmbeddedPostgres again = null;
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    StandardErrorCapture printed = null;
     try {
       fx.registerMachines(2000, ApiFixture.facts(8, 32), true);
       Map<Integer, Long> statuses = new ConcurrentHashMap<>();
@@ -63,6 +76,9 @@ class DatabaseRestartTest {
       }
 
       Thread.sleep(1500);
+      logged.start();
+      root.addAppender(logged);
+      printed = new StandardErrorCapture();
       long stopping = System.nanoTime();
       pg.close(); // pg_ctl stop -m fast: the server goes, its connections with it
       Thread.sleep(1500);
@@ -72,6 +88,8 @@ class DatabaseRestartTest {
       Thread.sleep(4000);
       running.set(false);
       Future.join(java.util.Arrays.asList(clients)).await();
+      printed.close();
+      root.detachAppender(logged);
 
       long backAfterMillis = (firstSuccessAfterRestart.get() - restartedAt.get()) / 1_000_000;
       System.out.printf("database restart under load: %s by status; down %.1f s (stop to restart), service back"
@@ -88,7 +106,23 @@ class DatabaseRestartTest {
           + " HAVING count(*) > 1) twice")).isZero();
       assertThat(fx.count("SELECT count(*) FROM machines m WHERE m.instance_id IS NOT NULL AND NOT EXISTS"
           + " (SELECT 1 FROM instances i WHERE i.id = m.instance_id)")).isZero();
+
+      // The log: one WARN per source (its burst's first failure), no ERROR, no stack trace; standard error empty.
+      List<ILoggingEvent> events = List.copyOf(logged.list);
+      assertThat(printed.text()).as("printed to standard error").isEmpty();
+      assertThat(events).as("no ERROR and no stack trace: " + events)
+          .noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.ERROR) || e.getThrowableProxy() != null);
+      Map<String, Long> warnings = events.stream().filter(e -> e.getLevel() == Level.WARN)
+          .collect(Collectors.groupingBy(e -> e.getLoggerName() + " " + e.getFormattedMessage().split(": ")[0],
+              TreeMap::new, Collectors.counting()));
+      System.out.println("warnings over the restart, by source: " + warnings);
+      assertThat(warnings).as("the outage was logged").isNotEmpty();
+      assertThat(warnings.values()).as("one line per source: " + warnings).allMatch(n -> n == 1);
     } finally {
+      if (printed != null) {
+        printed.close();
+      }
+      root.detachAppender(logged);
       fx.close();
       if (again != null) {
         again.close();

@@ -5,14 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.vertx.pgclient.PgConnectOptions;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.TestDatabase;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.Map;
-import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -22,13 +19,9 @@ class ProjectsMigrationTest {
 
   @Test
   void whatExistedBeforeProjectsMovesIntoTheDefaultProject(Vertx vertx) throws Exception {
-    String url = TestDatabase.freshDatabaseUrl();
-    PgConnectOptions options = PgConnectOptions.fromUri(url);
-    String jdbc = "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();
-    Flyway.configure().dataSource(jdbc, options.getUser(), options.getPassword())
-        .locations("classpath:db/migration").target("16").load().migrate();
+    String url = TestDatabase.freshDatabaseAt("16");
     String secret = "wm_token-from-before-projects-0123456789";
-    try (Connection c = DriverManager.getConnection(jdbc, options.getUser(), options.getPassword())) {
+    try (Connection c = TestDatabase.connect(url)) {
       c.createStatement().execute("INSERT INTO api_tokens (id, name, role, token_hash) VALUES ('tok-00000000000000aa',"
           + " 'old-client', 'client', sha256(convert_to('" + secret + "', 'UTF8')))");
       c.createStatement().execute("INSERT INTO launches (id, caller, client_token, request_hash)"

@@ -1,5 +1,6 @@
 package io.warmmetal.api.testing;
 
+import io.vertx.pgclient.PgConnectOptions;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.db.EmbeddedPostgres;
 import java.nio.file.Files;
@@ -8,6 +9,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.flywaydb.core.Flyway;
 
 /**
  * The real PostgreSQL the tests run against, one per test JVM, with a fresh database per fixture:
@@ -39,6 +41,28 @@ public final class TestDatabase {
     }
     return "postgresql://" + options.getUser() + ":" + options.getPassword() + "@" + options.getHost() + ":"
         + options.getPort() + "/" + name;
+  }
+
+  /**
+   * A {@code postgresql://} URL of a new database migrated up to {@code version} only: the schema of an older
+   * release, for a test to fill before the API migrates it the rest of the way.
+   */
+  public static String freshDatabaseAt(String version) throws Exception {
+    String url = freshDatabaseUrl();
+    PgConnectOptions options = PgConnectOptions.fromUri(url);
+    Flyway.configure().dataSource(jdbcUrl(options), options.getUser(), options.getPassword())
+        .locations("classpath:db/migration").target(version).load().migrate();
+    return url;
+  }
+
+  /** A JDBC connection to the database of a {@code postgresql://} URL. */
+  public static Connection connect(String url) throws Exception {
+    PgConnectOptions options = PgConnectOptions.fromUri(url);
+    return DriverManager.getConnection(jdbcUrl(options), options.getUser(), options.getPassword());
+  }
+
+  private static String jdbcUrl(PgConnectOptions options) {
+    return "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();
   }
 
   private static String startServer() throws Exception {

@@ -6,9 +6,12 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -17,6 +20,8 @@ import java.util.Set;
 public final class ConfigFile {
   public static final Set<String> KEYS = Set.of("api", "token", "project", "ca-file");
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  private static final Set<PosixFilePermission> OWNER = EnumSet.of(PosixFilePermission.OWNER_READ,
+      PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
 
   private final Path path;
 
@@ -38,6 +43,22 @@ public final class ConfigFile {
 
   public Path path() {
     return path;
+  }
+
+  /**
+   * The file's permissions if it holds a token and others than its owner may read or write it (as ssh refuses a
+   * private key others can read); null if it is private, holds no token, or the file system has no POSIX modes.
+   */
+  public String exposedToken() {
+    try {
+      Set<PosixFilePermission> mode = Files.getPosixFilePermissions(path);
+      boolean shared = mode.stream().anyMatch(p -> !OWNER.contains(p));
+      return shared && read().containsKey("token") ? PosixFilePermissions.toString(mode) : null;
+    } catch (NoSuchFileException | UnsupportedOperationException e) {
+      return null;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + path + ": " + e.getMessage(), e);
+    }
   }
 
   public Map<String, String> read() {

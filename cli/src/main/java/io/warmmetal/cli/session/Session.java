@@ -92,8 +92,18 @@ public final class Session {
     return ConfigFile.locate(env);
   }
 
+  /**
+   * Flags over environment over the config file. A config file holding a token that others may read is refused, as
+   * ssh refuses a private key others can read: a secret on a shared machine is not left there without a word.
+   */
   public Settings settings() {
-    return Settings.resolve(new Settings.Flags(api, token, project, caFile), env, configFile().read());
+    ConfigFile file = configFile();
+    String exposed = file.exposedToken();
+    if (exposed != null) {
+      throw new UsageProblem(file.path() + " holds a token and others may read it (" + exposed + "); run `chmod 600 "
+          + file.path() + "` (and if someone may have read the token, revoke it and set a new one)");
+    }
+    return Settings.resolve(new Settings.Flags(api, token, project, caFile), env, file.read());
   }
 
   /** The API client for the resolved settings; a missing API URL is a usage error. */

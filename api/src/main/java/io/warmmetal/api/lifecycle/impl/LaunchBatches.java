@@ -32,13 +32,12 @@ final class LaunchBatches {
   private static final String BATCH_SQL = "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
       + " $11, $12, $13, $14, $15, $16, $17, $18) AS outcomes";
   /**
-   * Batches are ordered by (project, caller, client token): two batches then take launch rows' locks in the same
-   * order.
+   * Batches are ordered by (project, client token), the launch rows' key (whichever caller sends it): two batches
+   * then wait for each other's rows in the same order, never in opposite ones. Ties keep their arrival order.
    */
-  private static final Comparator<Pending> LOCK_ORDER = Comparator
-      .comparing((Pending p) -> p.request.project())
-      .thenComparing(p -> p.request.caller())
-      .thenComparing(p -> p.request.clientToken(), Comparator.nullsLast(Comparator.naturalOrder()));
+  private static final Comparator<Request> LOCK_ORDER = Comparator
+      .comparing(Request::project)
+      .thenComparing(Request::clientToken, Comparator.nullsLast(Comparator.naturalOrder()));
 
   private final Pool db;
   private final int maxBatch;
@@ -126,7 +125,7 @@ final class LaunchBatches {
     if (batch == null) {
       return;
     }
-    batch.sort(LOCK_ORDER);
+    batch.sort(Comparator.comparing(Pending::request, LOCK_ORDER));
     long sentAt = System.nanoTime();
     observer.sent(batch.stream().mapToLong(p -> sentAt - p.queuedAt).toArray());
     execute(batch).onComplete(ar -> {

@@ -96,8 +96,8 @@ final class Launcher {
           + spec.clientToken() + "' was used by an earlier launch with different parameters", "clientToken", null));
       case "insufficient" -> Future.failedFuture(insufficient(spec, outcome));
       case "quota-exceeded" -> Future.failedFuture(overQuota(spec, outcome));
-      case "no-such-shape" -> Future.failedFuture(Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes",
-          "no such shape: " + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)"));
+      case "no-such-shape" -> Future.failedFuture(outcome.containsKey("closed") && spec.caller().operator()
+          ? closedByQuota(spec, outcome) : noSuchShape(spec));
       default -> Future.failedFuture(new IllegalStateException("unexpected launch outcome " + outcome));
     });
   }
@@ -119,13 +119,32 @@ final class Launcher {
     return new Launch(launchId, spec.clientToken(), instances, false);
   }
 
-  private static Refusal overQuota(LaunchSpec spec, JsonObject outcome) {
-    JsonObject details = new JsonObject().put("project", outcome.getString("project")).put("minCount", spec.minCount())
+  /**
+   * None of the shapes exists for the project. One its quota closes (0) is answered exactly so to the project's own
+   * tokens, which do not see it: a refusal naming the quota would tell them it exists.
+   */
+  private static Refusal noSuchShape(LaunchSpec spec) {
+    return Refusal.invalid(spec.shapes().size() == 1 ? "shape" : "shapes",
+        "no such shape: " + String.join(", ", spec.shapes()) + " (GET /v1/shapes lists them)");
+  }
+
+  /** An operator, who sees every shape, is told which quota closed the shapes it named. */
+  private static Refusal closedByQuota(LaunchSpec spec, JsonObject outcome) {
+    return new Refusal(Reason.QuotaExceeded, "project '" + outcome.getString("project") + "' may have no instances of "
+        + String.join(", ", outcome.getJsonArray("closed").getList()) + " (its quota is 0)", null,
+        quotaDetails(spec, outcome));
+  }
+
+  private static JsonObject quotaDetails(LaunchSpec spec, JsonObject outcome) {
+    return new JsonObject().put("project", outcome.getString("project")).put("minCount", spec.minCount())
         .put("quotas", outcome.getJsonObject("quotas"));
+  }
+
+  private static Refusal overQuota(LaunchSpec spec, JsonObject outcome) {
     return new Refusal(Reason.QuotaExceeded, "project '" + outcome.getString("project") + "' may have only "
         + outcome.getInteger("claimable") + " more instance(s) of " + String.join(", ",
             outcome.getJsonArray("shapes").getList()) + " under its quotas; minCount is " + spec.minCount(), null,
-        details);
+        quotaDetails(spec, outcome));
   }
 
   private static Refusal insufficient(LaunchSpec spec, JsonObject outcome) {

@@ -95,7 +95,7 @@ class LaunchBatchesTest {
     LaunchBatches batches = batches(100);
     LaunchBatches.Request same = request("tok-same", SHAPE, 1, 1);
 
-    // A batch goes in (caller, client token) order: tok-a-too-many claims the two machines left, then lets them go.
+    // A batch goes in (project, client token) order: tok-a-too-many claims the two machines left, then lets them go.
     List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
         batches.submit(request("tok-first", SHAPE, 1, 1)),
         batches.submit(request("tok-a-too-many", SHAPE, 5, 5)),
@@ -120,6 +120,29 @@ class LaunchBatchesTest {
     assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(3);
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(3);
     assertThat(sizes).containsExactly(1, 6);
+  }
+
+  @Test
+  void aBatchGoesInClientTokenOrderWhicheverCallerSentEachLaunch() {
+    fx.registerMachines(1, ApiFixture.facts(16, 64), true);
+    LaunchBatches batches = batches(100);
+    // Were the caller part of the order, tok-b-one (caller tok-a) would go first and take the machine.
+    LaunchBatches.Request two = byCaller(request("tok-a-two", SHAPE, 2, 2), "tok-z");
+    LaunchBatches.Request one = byCaller(request("tok-b-one", SHAPE, 1, 1), "tok-a");
+    LaunchBatches.Request rotated = byCaller(sameToken(one, Ids.launchId(), one.requestHash()), "tok-rotated");
+
+    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
+        batches.submit(request("tok-first", "no-such-shape", 1, 1)), // goes alone; the rest queue behind it
+        batches.submit(one), batches.submit(rotated), batches.submit(two)));
+
+    JsonObject tooMany = outcomes.get(3).result();
+    assertThat(tooMany.getString("outcome")).isEqualTo("insufficient");
+    assertThat(tooMany.getInteger("claimable")).as("went before tok-b-one").isEqualTo(1);
+    assertThat(outcomes.get(1).result().getString("outcome")).isEqualTo("launched");
+    // The same client token from another caller of the project is the same launch.
+    assertThat(outcomes.get(2).result().getString("outcome")).isEqualTo("replayed");
+    assertThat(outcomes.get(2).result().getString("launchId")).isEqualTo(one.launchId());
+    assertThat(sizes).containsExactly(1, 3);
   }
 
   @Test
@@ -168,6 +191,12 @@ class LaunchBatchesTest {
     return new LaunchBatches.Request(Ids.launchId(), "default", "tok-test", clientToken, Ids.sha256(clientToken + shape + min),
         List.of(shape), false, min, max, new JsonObject(), null, null, false, false, new JsonObject(), instanceIds,
         joinIds, new String[max]);
+  }
+
+  private static LaunchBatches.Request byCaller(LaunchBatches.Request r, String caller) {
+    return new LaunchBatches.Request(r.launchId(), r.project(), caller, r.clientToken(), r.requestHash(), r.shapes(),
+        r.allowPreparing(), r.min(), r.max(), r.labels(), r.kubernetes(), r.secrets(), r.hasUserData(),
+        r.allowStandby(), r.machineLabels(), r.instanceIds(), r.joinIds(), r.prepareIds());
   }
 
   private static LaunchBatches.Request sameToken(LaunchBatches.Request r, String launchId, byte[] hash) {
