@@ -39,11 +39,13 @@ public final class InstancesApi {
   public static final class ApiException extends IOException {
     private final int status;
     private final String code;
+    private final String field;
 
-    ApiException(int status, String code, String message) {
+    ApiException(int status, String code, String message, String field) {
       super(status + " " + code + ": " + message);
       this.status = status;
       this.code = code;
+      this.field = field;
     }
 
     public int status() {
@@ -52,6 +54,19 @@ public final class InstancesApi {
 
     public String code() {
       return code;
+    }
+
+    /** The input the API named as the problem, or null. */
+    public String field() {
+      return field;
+    }
+
+    /**
+     * Whether the launch named only shapes the API does not offer this project (any more): deleted since the plan,
+     * or closed to it by a quota of 0, which the API answers the same way so as not to tell the project it exists.
+     */
+    public boolean noSuchShape() {
+      return status == 400 && ("shape".equals(field) || "shapes".equals(field));
     }
   }
 
@@ -122,7 +137,8 @@ public final class InstancesApi {
     HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     JsonNode json = response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
     if (response.statusCode() >= 400) {
-      throw new ApiException(response.statusCode(), json.path("code").asText(), json.path("message").asText());
+      throw new ApiException(response.statusCode(), json.path("code").asText(), json.path("message").asText(),
+          json.path("field").asText(null));
     }
     return json;
   }

@@ -444,10 +444,11 @@ public final class Provisioner {
         return null;
       };
     } catch (InstancesApi.ApiException e) {
-      if (e.status() == 503 || "QuotaExceeded".equals(e.code())) {
-        // No capacity of the acceptable shapes now (or no room under the project's quota, which upstream's
-        // providers also report as insufficient capacity): forget this claim and leave those shapes out of plans
-        // for a while; the next pass plans its pods again with live counts.
+      if (e.status() == 503 || "QuotaExceeded".equals(e.code()) || e.noSuchShape()) {
+        // No capacity of the acceptable shapes now (or no room under the project's quota, or shapes no longer
+        // offered — a quota of 0 reads as none — which upstream's providers also report as insufficient capacity):
+        // forget this claim and leave those shapes out of plans for a while; the next pass plans its pods again
+        // with live counts.
         LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
         events.publish(KarpenterEvents.insufficientCapacity(claim, e.getMessage()));
         java.time.Instant now = java.time.Instant.now();
