@@ -28,7 +28,10 @@
 --    passed over: for the project it does not exist (GET /v1/shapes does not show it either). None left: outcome
 --    'no-such-shape', with 'closed' naming the shapes passed over for their quota, if any (an operator is told).
 -- 3. Machines are claimed warm first, then preparing (p_allow_preparing), then standby (p_allow_standby), each shape
---    in order, only those whose labels hold every pair of p_machine_labels, with FOR UPDATE SKIP LOCKED, so
+--    in order, only those whose labels hold every pair of p_machine_labels and — when the join names the control
+--    plane's version (p_kubernetes' controlPlaneVersion) — whose kubelet it accepts (V23's kubelet_version: never
+--    newer, at most 2 minor versions older, 3 from 1.28; a machine that does not say is not passed over: its join
+--    checks again), with FOR UPDATE SKIP LOCKED, so
 --    concurrent launches neither share a machine nor wait for each other. Each step starts at a random place in the
 --    machines (and wraps around): claims spread out instead of all queueing on, and skipping past, the same first
 --    rows. Machines an earlier request of this batch took are skipped (this transaction holds their locks). The
@@ -75,6 +78,9 @@ DECLARE
   v_addresses  text[] := '{}';
   v_cap        bigint;
   v_capped     boolean;
+  v_plane      text[];
+  v_newest     integer;  -- the kubelet versions the request's control plane accepts, as V23's kubelet_version
+  v_oldest     integer;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('warmmetal-quota'), hashtext(holder.name))
   FROM (SELECT DISTINCT u.name FROM unnest(p_projects) AS u(name)
@@ -123,6 +129,10 @@ BEGIN
       CONTINUE;
     END IF;
 
+    v_plane := regexp_match(p_kubernetes[i] ->> 'controlPlaneVersion', '^v?([0-9]{1,3})\.([0-9]{1,3})(\.|$|-|\+)');
+    v_newest := v_plane[1]::integer * 1000 + v_plane[2]::integer;
+    v_oldest := v_newest - CASE WHEN v_plane[2]::integer >= 28 THEN 3 ELSE 2 END;
+
     v_first := coalesce(array_length(v_machines, 1), 0) + 1;
     v_n := 0;
     v_capped := false;
@@ -144,6 +154,7 @@ BEGIN
             SELECT id, shape, state, address FROM machines
             WHERE shape = v_shape AND state = v_state AND NOT cordoned AND instance_id IS NULL
               AND (p_machine_labels[i] = '{}' OR labels @> p_machine_labels[i])
+              AND (v_newest IS NULL OR kubelet_version IS NULL OR kubelet_version BETWEEN v_oldest AND v_newest)
               AND seq >= v_from AND seq < v_until
               AND id <> ALL (v_machines)
             ORDER BY seq LIMIT least(p_maxes[i] - v_n, v_cap)
@@ -173,6 +184,14 @@ BEGIN
       v_outcomes := v_outcomes || jsonb_build_object(
         'outcome', CASE WHEN v_capped THEN 'quota-exceeded' ELSE 'insufficient' END,
         'claimable', v_n, 'shapes', to_jsonb(v_names), 'project', p_projects[i],
+        'kubeletVersions', CASE WHEN v_newest IS NULL THEN NULL
+          ELSE jsonb_build_object('oldest', (v_oldest / 1000) || '.' || (v_oldest % 1000),
+                                  'newest', (v_newest / 1000) || '.' || (v_newest % 1000)) END,
+        'passedOver', CASE WHEN v_newest IS NULL THEN NULL ELSE (
+          SELECT count(*) FROM machines m
+          WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
+            AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+            AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest) END,
         'quotas', (
           SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use))
           FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
@@ -184,6 +203,8 @@ BEGIN
             FROM unnest(v_names) AS n
             LEFT JOIN machines m ON m.shape = n AND NOT m.cordoned AND m.instance_id IS NULL
                                   AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+                                  AND (v_newest IS NULL OR m.kubelet_version IS NULL
+                                       OR m.kubelet_version BETWEEN v_oldest AND v_newest)
                                   AND m.id <> ALL (v_machines)
             GROUP BY n) per_shape));
       CONTINUE;

@@ -207,6 +207,48 @@ class LaunchTest {
     assertThat(launch(request(zone("rack-2")).put("clientToken", "tok-none")).status()).isEqualTo(201);
   }
 
+  /** Facts of a machine booted from a node image whose kubelet is {@code version}. */
+  private static JsonObject bootedWith(String version) {
+    return ApiFixture.facts(8, 32).put("image", new JsonObject().put("version", version + "-0123456789ab")
+        .put("kubernetesVersion", version));
+  }
+
+  private Response launchJoining(String controlPlaneVersion) {
+    JsonObject join = new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:" + "ab".repeat(32))
+        .put("bootstrapToken", "abcdef.0123456789abcdef");
+    if (controlPlaneVersion != null) {
+      join.put("controlPlaneVersion", controlPlaneVersion);
+    }
+    return launch(new JsonObject().put("shape", "x86-8c-32g").put("maxCount", 10).put("kubernetes", join));
+  }
+
+  private List<String> machinesOf(Response launched) {
+    assertThat(launched.status()).as(launched.body().encode()).isEqualTo(201);
+    return launched.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("machineId"))
+        .toList();
+  }
+
+  @Test
+  void aJoinNamingItsControlPlaneTakesOnlyMachinesWhoseKubeletItAccepts() {
+    String v120 = fx.registerMachines(1, bootedWith("v1.20.2"), true).get(0);
+    String v124 = fx.registerMachines(1, bootedWith("v1.24.0"), true).get(0);  // newer than a 1.22 control plane
+    String v119 = fx.registerMachines(1, bootedWith("v1.19.16"), true).get(0); // three minor versions behind 1.22
+    String unsaid = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0); // prepared by hand: its join checks
+
+    assertThat(machinesOf(launchJoining("v1.22.3"))).containsExactlyInAnyOrder(v120, unsaid);
+    Response refused = launchJoining("v1.22.3");
+    assertThat(refused.status()).isEqualTo(503);
+    assertThat(refused.errorCode()).isEqualTo("InsufficientCapacity");
+    assertThat(refused.body().getString("message"))
+        .contains("whose kubelet the control plane accepts (v1.20 to v1.22; 2 other(s) passed over)");
+    assertThat(refused.body().getJsonObject("details").getJsonObject("kubeletVersions"))
+        .isEqualTo(new JsonObject().put("oldest", "1.20").put("newest", "1.22"));
+    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm'")).isEqualTo(2);
+
+    assertThat(machinesOf(launchJoining("v1.24.1+k3s1"))).containsExactly(v124);
+    assertThat(machinesOf(launchJoining(null))).containsExactly(v119); // no version: nothing is passed over
+  }
+
   @Test
   void machineLabelsApplyToPreparingAndStandbyMachinesAlike() {
     fx.registerMachines(1, ApiFixture.facts(8, 32), false, zone("rack-1"));

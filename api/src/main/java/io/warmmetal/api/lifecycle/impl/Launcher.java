@@ -157,8 +157,17 @@ final class Launcher {
       labelled = " with labels " + spec.machineLabels().stream().map(e -> e.getKey() + "=" + e.getValue())
           .collect(Collectors.joining(","));
     }
+    // Machines whose kubelet the join's control plane does not accept were passed over: say so, or an operator
+    // looking at warm machines would not see why none was taken.
+    String kubelets = "";
+    JsonObject versions = outcome.getJsonObject("kubeletVersions");
+    if (versions != null) {
+      details.put("kubeletVersions", versions).put("passedOver", outcome.getLong("passedOver"));
+      kubelets = " whose kubelet the control plane accepts (v" + versions.getString("oldest") + " to v"
+          + versions.getString("newest") + "; " + outcome.getLong("passedOver") + " other(s) passed over)";
+    }
     return new Refusal(Reason.InsufficientCapacity, "only " + outcome.getInteger("claimable")
-        + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList()) + labelled
+        + " machine(s) of " + String.join(", ", outcome.getJsonArray("shapes").getList()) + labelled + kubelets
         + " can be had now; minCount is " + spec.minCount(), null, details);
   }
 }
