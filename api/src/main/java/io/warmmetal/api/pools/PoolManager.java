@@ -29,9 +29,12 @@ public final class PoolManager {
   private final Vertx vertx;
   private final Lifecycle lifecycle;
   private final Duration interval;
+  private final Duration spacing;
   private final StandbyPower standby;
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicBoolean again = new AtomicBoolean();
+  /** When the last pass began ({@link System#nanoTime()}), 0 before the first. */
+  private volatile long lastStarted;
   /** A pass a second fails while the database is down: one line per burst. */
   private final OutageLog outage = new OutageLog(LOG, "Pool reconciliation failed, database unavailable", "passes",
       Duration.ofSeconds(60));
@@ -39,10 +42,15 @@ public final class PoolManager {
 
   /** {@code power}: how the standby tier switches machines (their power control). */
   public PoolManager(Vertx vertx, Pool db, Lifecycle lifecycle, MachinePower power, Duration interval) {
+    this(vertx, db, lifecycle, power, interval, SPACING);
+  }
+
+  PoolManager(Vertx vertx, Pool db, Lifecycle lifecycle, MachinePower power, Duration interval, Duration spacing) {
     this.standby = new StandbyPower(db, power);
     this.vertx = vertx;
     this.lifecycle = lifecycle;
     this.interval = interval;
+    this.spacing = spacing;
   }
 
   public void start() {
@@ -67,16 +75,26 @@ public final class PoolManager {
   }
 
   /**
-   * Asks for a pass soon: at once if none ran in the last {@link #SPACING}, else that long after the last began. A
-   * burst of launches, each of which nudges, so costs the database a few passes a second, not one per commit (a pass
-   * reads every pooled machine).
+   * Asks for a pass soon: at once if none began in the last {@link #SPACING}, else that long after the last began;
+   * nudges meanwhile fold into that one pass. A burst of launches, each of which nudges, so costs the database a few
+   * passes a second, not one per commit.
    */
   public void nudge() {
     if (!running.compareAndSet(false, true)) {
       again.set(true);
       return;
     }
-    long started = System.nanoTime();
+    afterSpacing(this::run);
+  }
+
+  /** Whether no pass is running or waiting for its turn (then none comes before the next nudge or tick). */
+  boolean idle() {
+    return !running.get();
+  }
+
+  private void run() {
+    again.set(false); // this pass covers every nudge so far
+    lastStarted = System.nanoTime();
     pass()
         .onFailure(err -> {
           if (!outage.ifTransient(err)) {
@@ -84,16 +102,23 @@ public final class PoolManager {
           }
         })
         .onComplete(ar -> {
-          if (!again.getAndSet(false)) {
+          if (!again.get()) {
             running.set(false);
-            return;
+            // A nudge between the test and the release found the pass running and was folded: take it up.
+            if (!again.get() || !running.compareAndSet(false, true)) {
+              return;
+            }
           }
-          long waitMs = SPACING.toMillis() - (System.nanoTime() - started) / 1_000_000;
-          vertx.setTimer(Math.max(1, waitMs), id -> {
-            running.set(false);
-            nudge();
-          });
+          afterSpacing(this::run);
         });
   }
 
+  private void afterSpacing(Runnable action) {
+    long waitMs = lastStarted == 0 ? 0 : spacing.toMillis() - (System.nanoTime() - lastStarted) / 1_000_000;
+    if (waitMs <= 0) {
+      action.run();
+    } else {
+      vertx.setTimer(waitMs, id -> action.run());
+    }
+  }
 }

@@ -6,9 +6,11 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.PoolDecisions;
+import io.warmmetal.api.testing.Await;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -23,6 +25,7 @@ class PoolPassSpacingTest {
   private final AtomicInteger passes = new AtomicInteger();
   private final AtomicInteger running = new AtomicInteger();
   private final AtomicInteger overlapped = new AtomicInteger();
+  private final List<Long> starts = new CopyOnWriteArrayList<>();
 
   @AfterEach
   void close() {
@@ -38,21 +41,38 @@ class PoolPassSpacingTest {
       Thread.sleep(10);
     }
     long elapsedMs = (System.nanoTime() - start) / 1_000_000;
-    Thread.sleep(2 * PoolManager.SPACING.toMillis()); // the pass folded from the last nudges
+    Await.until("the pass folded from the last nudges", manager::idle);
 
-    // Passes start at least 200 ms apart: five a second while nudged, the one folded from the last nudges, and a
-    // timer's slack — where one per nudge would be about 90 here.
-    long spaced = elapsedMs / 200 + 3;
+    // Passes start at least 200 ms apart: five a second while nudged and the one folded from the last nudges —
+    // where one per nudge would be about 90 here.
+    long spaced = elapsedMs / PoolManager.SPACING.toMillis() + 2;
     assertThat(passes.get()).as("passes for 100 nudges over %d ms", elapsedMs).isBetween(2, (int) spaced);
     assertThat(overlapped).as("passes running at once").hasValue(0);
   }
 
   @Test
-  void aNudgeAfterAQuietSpellRunsAPassAtOnce() throws Exception {
-    PoolManager manager = new PoolManager(vertx, null, countingLifecycle(), null, Duration.ofHours(1));
+  void theFirstNudgeRunsAPassAtOnce() throws Exception {
+    // With an hour's spacing, a pass seen within the wait proves the nudge did not wait for a spacing.
+    PoolManager manager = new PoolManager(vertx, null, countingLifecycle(), null, Duration.ofHours(1),
+        Duration.ofHours(1));
     vertx.runOnContext(x -> manager.nudge());
-    Thread.sleep(PoolManager.SPACING.toMillis() / 2);
-    assertThat(passes).hasValue(1);
+    Await.until("the first pass", () -> passes.get() == 1);
+  }
+
+  @Test
+  void nudgesWithinTheSpacingFoldIntoOnePassThatWaitsForIt() throws Exception {
+    Duration spacing = Duration.ofMillis(500);
+    PoolManager manager = new PoolManager(vertx, null, countingLifecycle(), null, Duration.ofHours(1), spacing);
+    vertx.runOnContext(x -> manager.nudge());
+    Await.until("the first pass", () -> passes.get() == 1);
+    for (int i = 0; i < 5; i++) {
+      vertx.runOnContext(x -> manager.nudge());
+    }
+    Await.until("the manager idle again", () -> passes.get() >= 2 && manager.idle());
+    assertThat(passes).as("passes for 6 nudges within the spacing").hasValue(2);
+    assertThat(starts.get(1) - starts.get(0)).as("ns between the passes' starts")
+        .isGreaterThanOrEqualTo(spacing.toNanos());
+    assertThat(overlapped).as("passes running at once").hasValue(0);
   }
 
   /** A lifecycle whose pool pass takes 10 ms, decides nothing, and is counted; nothing else is called. */
@@ -63,6 +83,7 @@ class PoolPassSpacingTest {
             throw new UnsupportedOperationException(method.getName());
           }
           passes.incrementAndGet();
+          starts.add(System.nanoTime());
           if (running.incrementAndGet() > 1) {
             overlapped.incrementAndGet();
           }
