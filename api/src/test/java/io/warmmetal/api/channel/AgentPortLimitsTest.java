@@ -25,6 +25,7 @@ import io.vertx.core.net.TrustOptions;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.RawHttp;
@@ -37,12 +38,22 @@ import io.warmmetal.protocol.channel.Welcome;
 import java.io.IOException;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.file.Files;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLSocket;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -176,6 +187,28 @@ class AgentPortLimitsTest {
           + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
       assertThat(readUntilClosed(s, 5)).startsWith("HTTP/1.1 401");
     }
+  }
+
+  @Test
+  void aClientCertificateAnotherCaIssuedFailsTheHandshake() throws Exception {
+    CertificateAuthority other = CertificateAuthority.loadOrCreate(Files.createTempDirectory("other-ca"),
+        Optional.empty(), Optional.empty());
+    KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+    generator.initialize(new ECGenParameterSpec("secp256r1"));
+    KeyPair keys = generator.generateKeyPair();
+    X509Certificate foreign = other.signAgent(new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"),
+        keys.getPublic()).build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())),
+        identity.machineId(), Duration.ofDays(1));
+    AgentIdentity impostor = new AgentIdentity(identity.machineId(), CertificateAuthority.pem(keys.getPrivate()),
+        CertificateAuthority.pem(foreign), identity.caPem());
+    String answer;
+    try (SSLSocket s = connectTls("127.0.0.1", impostor)) {
+      send(s, renewWithoutCsr()); // TLS 1.3: the server's verdict on the certificate comes after the client's Finished
+      answer = readUntilClosed(s, 5);
+    } catch (IOException refused) {
+      answer = "";
+    }
+    assertThat(answer).as("no HTTP answer at all: the handshake failed").isEmpty();
   }
 
   @Test
