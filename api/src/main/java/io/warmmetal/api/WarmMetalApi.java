@@ -1,5 +1,6 @@
 package io.warmmetal.api;
 
+import com.sun.management.UnixOperatingSystemMXBean;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
@@ -28,6 +29,7 @@ import io.warmmetal.api.events.EventRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.HttpLimits;
 import io.warmmetal.api.http.Operations;
+import io.warmmetal.api.http.SlowClients;
 import io.warmmetal.api.instances.InstanceRoutes;
 import io.warmmetal.api.lifecycle.LaunchBatching;
 import io.warmmetal.api.lifecycle.Lifecycle;
@@ -45,6 +47,7 @@ import io.warmmetal.api.ssh.SshKeys;
 import io.warmmetal.api.ssh.SshRoutes;
 import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.protocol.CaPin;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -60,6 +63,8 @@ public final class WarmMetalApi {
   private static final Logger LOG = LoggerFactory.getLogger(WarmMetalApi.class);
   public static final String CONTRACT = "openapi.yaml";
   public static final String AGENT_CONTRACT = "agent-api.yaml";
+  /** Jars, logs, the embedded database's files, SSH and BMC sessions: a generous allowance. */
+  private static final int DESCRIPTORS_BESIDES_CONNECTIONS = 512;
 
   private final Vertx vertx;
   private final ApiConfig config;
@@ -129,11 +134,12 @@ public final class WarmMetalApi {
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics))
               .compose(x -> channel.start())
-              .compose(x -> deployAgentPort())
+              .compose(x -> deployAgentPort(metrics))
               .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
               .<Void>mapEmpty();
         })
         .onSuccess(x -> {
+          warnIfCapsExceedDescriptors();
           poolManager.start();
           // Enrollment tokens pile up (one per network boot): those a week past their end go, hourly.
           cleanupTimer = vertx.setPeriodic(60_000, 3_600_000, id -> enrollmentTokens.deleteStale(Duration.ofDays(7))
@@ -141,6 +147,26 @@ public final class WarmMetalApi {
           LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
               config.agentHost(), agentPort, ca.pin());
         });
+  }
+
+  /**
+   * The connection caps are what keeps a flood of connections from using up the process's file descriptors (which
+   * would stop both ports, and the database pool): they are no use above the process's limit.
+   */
+  private void warnIfCapsExceedDescriptors() {
+    if (!(ManagementFactory.getOperatingSystemMXBean() instanceof UnixOperatingSystemMXBean os)) {
+      return;
+    }
+    long limit = os.getMaxFileDescriptorCount();
+    long needed = (long) config.httpMaxConnections() + config.agentMaxConnections() + config.dbPoolSize()
+        + DESCRIPTORS_BESIDES_CONNECTIONS;
+    if (needed > limit) {
+      LOG.warn("The connection caps (WARMMETAL_HTTP_MAX_CONNECTIONS {} + WARMMETAL_AGENT_MAX_CONNECTIONS {}) with "
+              + "the database pool and open files need about {} file descriptors, but this process may open {}: "
+              + "raise its limit (ulimit -n, LimitNOFILE, the container's nofile) or lower the caps, or a flood of "
+              + "connections can use them all up and stop both ports", config.httpMaxConnections(),
+          config.agentMaxConnections(), needed, limit);
+    }
   }
 
   /** SSH: stored keys, installing agents over SSH, recovery. */
@@ -171,11 +197,13 @@ public final class WarmMetalApi {
   private Future<Void> deploy(OpenAPIContract contract, TokenStore tokens, FleetMetrics metrics) {
     AuthHandler auth = new AuthHandler(contract, tokens);
     AtomicReference<ApiVerticle> first = new AtomicReference<>();
-    HttpLimits limits = new HttpLimits(config.httpIdleTimeout(), config.httpHeaderTimeout(), config.httpBodyTimeout(),
-        new HttpLimits.Connections(config.httpMaxConnections()));
+    SlowClients slowClients = new SlowClients("API port", new HttpLimits(config.httpIdleTimeout(),
+        config.httpHeaderTimeout(), config.httpBodyTimeout(), config.httpMaxConnections(),
+        config.httpMaxConnectionsPerAddress()));
+    metrics.connections("api", slowClients.connections()::open, slowClients.connections()::refused);
     return vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
-              ops -> mountOperations(ops, tokens), router -> mountOperational(router, metrics), limits);
+              ops -> mountOperations(ops, tokens), router -> mountOperational(router, metrics), slowClients);
           first.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(config.verticles()))
@@ -195,7 +223,7 @@ public final class WarmMetalApi {
   }
 
   /** The agents' TLS port, with a server certificate issued now by the CA for the configured names. */
-  private Future<Void> deployAgentPort() {
+  private Future<Void> deployAgentPort(FleetMetrics metrics) {
     return vertx.executeBlocking(() -> {
           CertificateAuthority.Issued server = ca.issueServer(config.agentNames(), Duration.ofDays(825));
           String caPem = CertificateAuthority.pem(ca.certificate());
@@ -203,11 +231,15 @@ public final class WarmMetalApi {
               CertificateAuthority.pem(server.certificate()) + caPem, caPem);
         }, false)
         .compose(tls -> OpenAPIContract.from(vertx, AGENT_CONTRACT).compose(contract -> {
+          HttpLimits limits = new HttpLimits(config.agentIdleTimeout(), config.agentHeaderTimeout(),
+              config.agentBodyTimeout(), config.agentMaxConnections(), config.agentMaxConnectionsPerAddress());
           AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(), tls,
-              ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle), channel.handshakeHandler());
+              limits, config.agentHandshakeTimeout(), ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle),
+              channel.handshakeHandler());
           return vertx.deployVerticle(verticle).onSuccess(id -> {
             agentDeploymentId = id;
             agentPort = verticle.actualPort();
+            metrics.connections("agents", verticle.connections()::open, verticle.connections()::refused);
           });
         }))
         .mapEmpty();

@@ -12,18 +12,34 @@ import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.openapi.contract.OpenAPIContract;
+import io.warmmetal.api.http.ConnectionCaps;
 import io.warmmetal.api.http.ContractRouter;
+import io.warmmetal.api.http.HttpLimits;
 import io.warmmetal.api.http.Operations;
-
-import java.util.List;
+import io.warmmetal.api.http.SlowClients;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The agents' TLS port: TLS 1.3 with a server certificate from the API's CA, client certificates requested (the
- * channel requires one; enrollment, which hands them out, does not). Routes come from {@code agent-api.yaml}.
+ * The agents' TLS port: TLS 1.3 with a server certificate from the API's CA; routes from {@code agent-api.yaml}; the
+ * same limits as the API port (its own settings), a TLS handshake timeout, and client certificates required for all
+ * but enrollment.
+ *
+ * <p>Why client certificates are requested at the TLS layer and required at the HTTP layer: enrollment is how an
+ * agent gets its certificate, so the handshake cannot demand one (ClientAuth.REQUIRED would lock out every new
+ * server), and a second port just for enrollment would be one more thing to expose through the load balancer. So the
+ * handshake asks for a certificate and fails on one the CA did not issue (ClientAuth.REQUEST), and a connection
+ * without one may only enroll: any other request is a 401 in the error shape, the channel's WebSocket upgrade a 401,
+ * and it gets one request before it is closed. Connections with a verified certificate (agents renewing, or holding
+ * the channel) do not count toward the per-address cap — a load balancer may show a whole fleet from one address —
+ * while connections without one (enrollments, and anything that has not finished its handshake) do.
  */
 public final class AgentPortVerticle extends VerticleBase {
   private static final int BODY_LIMIT = 64 * 1024;
+  /** What an agent without a certificate legitimately calls: enrollment, which hands the certificate out. */
+  private static final Set<String> WITHOUT_CERTIFICATE = Set.of("/v1/enroll");
 
   /** The agent port's TLS material, PEM: its key, its certificate chain (leaf then CA), the CA to trust. */
   public record TlsMaterial(String keyPem, String chainPem, String caPem) {}
@@ -32,43 +48,53 @@ public final class AgentPortVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final TlsMaterial tls;
+  private final SlowClients slowClients;
+  private final Duration handshakeTimeout;
   private final Consumer<Operations> mountOperations;
   private final Handler<ServerWebSocketHandshake> channel;
   private HttpServer server;
 
-  public AgentPortVerticle(OpenAPIContract contract, String host, int port, TlsMaterial tls,
-      Consumer<Operations> mountOperations, Handler<ServerWebSocketHandshake> channel) {
+  /** @param handshakeTimeout how long a connection may take to complete its TLS handshake */
+  public AgentPortVerticle(OpenAPIContract contract, String host, int port, TlsMaterial tls, HttpLimits limits,
+      Duration handshakeTimeout, Consumer<Operations> mountOperations, Handler<ServerWebSocketHandshake> channel) {
     this.contract = contract;
     this.host = host;
     this.port = port;
     this.tls = tls;
+    this.slowClients = new SlowClients("agent port", limits).requiringClientCertificates(WITHOUT_CERTIFICATE);
+    this.handshakeTimeout = handshakeTimeout;
     this.mountOperations = mountOperations;
     this.channel = channel;
   }
 
   @Override
   public Future<?> start() {
-    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, List.of(), mountOperations);
-    HttpServerOptions options = new HttpServerOptions()
+    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, slowClients.rootHandlers(), mountOperations);
+    slowClients.timeBodies(router, Integer.MIN_VALUE);
+    HttpServerOptions options = slowClients.apply(new HttpServerOptions()
         .setHost(host)
         .setPort(port)
         .setSsl(true)
-        .setEnabledSecureTransportProtocols(java.util.Set.of("TLSv1.3"))
+        .setEnabledSecureTransportProtocols(Set.of("TLSv1.3"))
         .setKeyCertOptions(new PemKeyCertOptions()
             .addKeyValue(Buffer.buffer(tls.keyPem()))
             .addCertValue(Buffer.buffer(tls.chainPem())))
         .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(tls.caPem())))
-        .setClientAuth(ClientAuth.REQUEST);
-    return vertx.createHttpServer(options)
-        .webSocketHandshakeHandler(channel)
-        .webSocketHandler(ws -> { }) // accepted sockets are wired by the handshake handler
-        .requestHandler(router)
-        .listen()
-        .onSuccess(s -> server = s);
+        .setClientAuth(ClientAuth.REQUEST)
+        .setSslHandshakeTimeout(handshakeTimeout.toMillis())
+        .setSslHandshakeTimeoutUnit(TimeUnit.MILLISECONDS));
+    HttpServer http = vertx.createHttpServer(options)
+        .webSocketHandshakeHandler(slowClients.webSocketHandshakes(channel))
+        .webSocketHandler(ws -> { }); // accepted sockets are wired by the handshake handler
+    return slowClients.listen(http, router).onSuccess(s -> server = s);
   }
 
   public int actualPort() {
     return server.actualPort();
   }
 
+  /** The port's open connections and refusals. */
+  public ConnectionCaps connections() {
+    return slowClients.connections();
+  }
 }

@@ -65,12 +65,27 @@ import java.util.Optional;
  *                           ({@code WARMMETAL_POWER_OBSERVE_WORKERS}, 4)
  * @param httpIdleTimeout    an API connection with nothing sent either way this long is closed
  *                           ({@code WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS}, default 60)
- * @param httpHeaderTimeout  how long a new API connection may take to send its first request's headers before it is
+ * @param httpHeaderTimeout  how long each request on an API connection may take to send its headers, from its first
+ *                           byte (a new connection's first request: from the connection), before the connection is
  *                           closed ({@code WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS}, default 10)
  * @param httpBodyTimeout    how long a request's body may take to arrive before it is answered 408
  *                           ({@code WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS}, default 30)
  * @param httpMaxConnections open API connections at most; one beyond is closed at once
  *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS}, default 4096)
+ * @param httpMaxConnectionsPerAddress open API connections from one client address (IPv6: one /64) at most
+ *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS}, default 1024; behind a proxy that
+ *                           does not keep client addresses, the proxy's)
+ * @param agentIdleTimeout   the agent port's idle timeout, until a connection becomes the channel's WebSocket
+ *                           ({@code WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS}, default 60)
+ * @param agentHeaderTimeout the agent port's header timeout ({@code WARMMETAL_AGENT_HEADER_TIMEOUT_SECONDS}, 10)
+ * @param agentBodyTimeout   the agent port's body timeout ({@code WARMMETAL_AGENT_BODY_TIMEOUT_SECONDS}, 30)
+ * @param agentHandshakeTimeout how long a connection to the agent port may take to complete its TLS handshake
+ *                           ({@code WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS}, default 10)
+ * @param agentMaxConnections open agent-port connections at most, channels included
+ *                           ({@code WARMMETAL_AGENT_MAX_CONNECTIONS}, default 12288: 10,000 agents with room)
+ * @param agentMaxConnectionsPerAddress open agent-port connections from one address that have not shown a client
+ *                           certificate (enrolling, or still in their TLS handshake) at most; agents with certificates
+ *                           count only toward the total ({@code WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS}, 1024)
  * @param console            serve the fleet console at /console/ ({@code WARMMETAL_CONSOLE}, default true)
  */
 public record ApiConfig(
@@ -111,6 +126,13 @@ public record ApiConfig(
     Duration httpHeaderTimeout,
     Duration httpBodyTimeout,
     int httpMaxConnections,
+    int httpMaxConnectionsPerAddress,
+    Duration agentIdleTimeout,
+    Duration agentHeaderTimeout,
+    Duration agentBodyTimeout,
+    Duration agentHandshakeTimeout,
+    int agentMaxConnections,
+    int agentMaxConnectionsPerAddress,
     boolean console) {
 
   public static ApiConfig fromEnv() {
@@ -168,6 +190,13 @@ public record ApiConfig(
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
         r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000),
+        r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", 1024, 1, 1_000_000),
+        Duration.ofSeconds(r.integer("WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS", 60, 1, 86400)),
+        Duration.ofSeconds(r.integer("WARMMETAL_AGENT_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_AGENT_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
+        Duration.ofSeconds(r.integer("WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", 10, 1, 3600)),
+        r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS", 12288, 1, 1_000_000),
+        r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", 1024, 1, 1_000_000),
         r.bool("WARMMETAL_CONSOLE", true));
   }
 

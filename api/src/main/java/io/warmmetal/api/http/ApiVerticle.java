@@ -8,8 +8,8 @@ import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -31,16 +31,17 @@ public final class ApiVerticle extends VerticleBase {
   private final Consumer<Router> mountOperational;
   private final Handler<RoutingContext> authenticate;
   private final Function<String, Handler<RoutingContext>> guard;
-  private final HttpLimits limits;
+  private final SlowClients slowClients;
   private HttpServer server;
 
   /**
    * @param authenticate runs before validation on every request
    * @param guard        per operation, runs before its handler (the permission check)
+   * @param slowClients  the port's guard, shared by its verticles
    */
   public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
       Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
-      Consumer<Router> mountOperational, HttpLimits limits) {
+      Consumer<Router> mountOperational, SlowClients slowClients) {
     this.contract = contract;
     this.host = host;
     this.port = port;
@@ -48,16 +49,16 @@ public final class ApiVerticle extends VerticleBase {
     this.guard = guard;
     this.mountOperations = mountOperations;
     this.mountOperational = mountOperational;
-    this.limits = limits;
+    this.slowClients = slowClients;
   }
 
   @Override
   public Future<?> start() {
-    SlowClients slowClients = new SlowClients(vertx, limits);
-    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT,
-        List.of(slowClients::bodyRead, ApiVerticle::accessLog, authenticate), guard, mountOperations);
+    List<Handler<RoutingContext>> rootHandlers = new ArrayList<>(slowClients.rootHandlers());
+    rootHandlers.addAll(List.of(ApiVerticle::accessLog, authenticate));
+    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, rootHandlers, guard, mountOperations);
     // Ahead of every route but the reroute below, so the body timer runs while the body handler reads.
-    router.route().order(Integer.MIN_VALUE + 1).handler(slowClients::startBodyTimer);
+    slowClients.timeBodies(router, Integer.MIN_VALUE + 1);
     mountOperational.accept(router);
     // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
     // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.
@@ -66,19 +67,9 @@ public final class ApiVerticle extends VerticleBase {
       int colon = path.lastIndexOf(':');
       ctx.reroute(ctx.request().method(), path.substring(0, colon) + "/" + path.substring(colon + 1));
     });
-    for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
-      router.errorHandler(status, ErrorResponses::handle);
-    }
-    HttpServerOptions options = new HttpServerOptions().setHost(host).setPort(port).setCompressionSupported(true)
-        .setIdleTimeout((int) limits.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
-        // HTTP/1.1 only: with cleartext HTTP/2 on, a connection exists for Vert.x (and the limits above) only once
-        // its first bytes arrive, so a client that connects and sends nothing would escape both cap and timeout.
-        .setHttp2ClearTextEnabled(false);
-    return vertx.createHttpServer(options)
-        .connectionHandler(slowClients::connected)
-        .requestHandler(slowClients.requests(router))
-        .listen()
-        .onSuccess(s -> server = s);
+    HttpServerOptions options = slowClients.apply(new HttpServerOptions().setHost(host).setPort(port)
+        .setCompressionSupported(true));
+    return slowClients.listen(vertx.createHttpServer(options), router).onSuccess(s -> server = s);
   }
 
   public int actualPort() {

@@ -52,6 +52,17 @@ public final class ContractRouter {
     };
   }
 
+  /**
+   * Answers in the error shape whatever Vert.x Web ends with a bare status (no route, a body too large, an Expect it
+   * cannot meet, ...): every 4xx, and 500.
+   */
+  private static void handleErrors(Router router) {
+    for (int status = 400; status < 500; status++) {
+      router.errorHandler(status, ErrorResponses::handle);
+    }
+    router.errorHandler(500, ErrorResponses::handle);
+  }
+
   public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
       List<Handler<RoutingContext>> rootHandlers, Consumer<Operations> mountOperations) {
     return create(vertx, contract, bodyLimit, rootHandlers, operationId -> RoutingContext::next, mountOperations);
@@ -71,9 +82,7 @@ public final class ContractRouter {
     // Security is the root handlers' job (before validation); the builder's own would only repeat it, after.
     builder.getRoutes().forEach(r -> r.setDoSecurity(false).addFailureHandler(ErrorResponses::handle));
     Router router = builder.createRouter();
-    for (int status : new int[] {400, 404, 405, 413, 415, 500}) {
-      router.errorHandler(status, ErrorResponses::handle);
-    }
+    handleErrors(router);
     return router;
   }
 }

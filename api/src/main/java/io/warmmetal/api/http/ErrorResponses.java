@@ -2,6 +2,7 @@ package io.warmmetal.api.http;
 
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.Future;
+import io.vertx.core.VertxException;
 import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
 import io.vertx.pgclient.PgException;
@@ -118,17 +119,26 @@ public final class ErrorResponses {
     if (TransientFailures.isTransient(failure)) {
       return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
     }
-    if (failure == null || ctx.failure() instanceof HttpException) {
+    boolean refusedByVertx = status >= 400 && status < 500; // Vert.x Web's own refusals, such as a missing Host
+    if (failure == null || ctx.failure() instanceof HttpException || refusedByVertx) {
       return switch (status) {
         case 404 -> ApiError.of(ErrorCode.NotFound, "no such resource: " + ctx.request().path());
         case 405 -> ApiError.of(ErrorCode.MethodNotAllowed,
             ctx.request().method() + " is not allowed on " + ctx.request().path());
+        case 408 -> ApiError.of(ErrorCode.RequestTimeout, "the request came too slowly");
         case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
+        case 414 -> ApiError.of(ErrorCode.UriTooLong, "the request URL is too long");
         case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
-        case 400 -> ApiError.of(ErrorCode.ValidationError, "bad request");
-        // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
-        default -> java.util.Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
-            ApiError.of(ErrorCode.InternalError, "internal error"));
+        case 417 -> ApiError.of(ErrorCode.ExpectationFailed, "the only Expect this server meets is 100-continue");
+        case 431 -> ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
+        case 400 -> ApiError.of(ErrorCode.ValidationError, failure instanceof VertxException e && e.getMessage() != null
+            ? e.getMessage() : "bad request");
+        // Any other refusal Vert.x raises itself is still the caller's: a 400, never an internal error.
+        default -> refusedByVertx
+            ? ApiError.of(ErrorCode.ValidationError, "the request was refused (HTTP " + status + ")")
+            // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
+            : java.util.Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
+                ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
     ApiError escape = failure instanceof IllegalArgumentException ? MalformedEscapes.find(ctx.request().uri()) : null;

@@ -1,61 +1,140 @@
 package io.warmmetal.api.http;
 
+import io.netty.handler.codec.http.TooLongHttpHeaderException;
+import io.netty.handler.codec.http.TooLongHttpLineException;
+import io.vertx.core.Future;
 import io.vertx.core.Handler;
-import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.net.impl.ConnectionBase;
+import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
-import java.util.HashMap;
-import java.util.Map;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One API verticle's guard against slow and piled-up clients, on its event loop: a connection beyond the cap is
- * closed at once; one whose first request's headers do not come within the header timeout is closed (Vert.x has no
- * such timeout); a request whose body does not arrive within the body timeout is answered 408 and its connection
- * closed; a URL with a malformed %-escape is answered 400 before routing.
+ * One port's guard against slow, piled-up and unknown clients; one per port, shared by the port's verticles.
+ * <ul>
+ *   <li>connections are capped in total and per client address from the moment they are accepted
+ *       ({@link ConnectionCaps});</li>
+ *   <li>every request on a connection must bring its headers in time, and a connection idle too long is closed
+ *       ({@link RequestClock}, Vert.x's idle timeout);</li>
+ *   <li>a request whose body does not arrive within the body timeout is answered 408 and its connection closed;</li>
+ *   <li>a URL with a malformed %-escape is answered 400 before routing, and what Vert.x cannot parse at all in the
+ *       error shape too;</li>
+ *   <li>on a port that asks for client certificates ({@link #requiringClientCertificates}), a connection without
+ *       one may call only the open paths, once.</li>
+ * </ul>
  */
-final class SlowClients {
+public final class SlowClients {
   private static final Logger LOG = LoggerFactory.getLogger(SlowClients.class);
   private static final String BODY_TIMER = "warmmetal.bodyTimer";
 
-  private final Vertx vertx;
   private final HttpLimits limits;
-  /** Connections whose first request has not come yet, with the timer that closes them. */
-  private final Map<HttpConnection, Long> awaitingHeaders = new HashMap<>();
+  private final ConnectionCaps caps;
+  /** The paths a connection without a client certificate may call; null on a port without client certificates. */
+  private final Set<String> openPaths;
 
-  SlowClients(Vertx vertx, HttpLimits limits) {
-    this.vertx = vertx;
+  /** @param port the port's name in log lines, e.g. "API port" */
+  public SlowClients(String port, HttpLimits limits) {
+    this(limits, new ConnectionCaps(port, limits.maxConnections(), limits.maxConnectionsPerAddress()), null);
+  }
+
+  private SlowClients(HttpLimits limits, ConnectionCaps caps, Set<String> openPaths) {
     this.limits = limits;
+    this.caps = caps;
+    this.openPaths = openPaths;
   }
 
-  /** The server's connection handler. */
-  void connected(HttpConnection conn) {
-    if (!limits.connections().tryOpen()) {
-      LOG.debug("Closing a connection from {}: the connection cap is reached", conn.remoteAddress());
-      conn.close();
-      return;
-    }
-    long timer = vertx.setTimer(limits.headerTimeout().toMillis(), id -> {
-      if (awaitingHeaders.remove(conn) != null) {
-        LOG.debug("Closing a connection from {}: no request headers in time", conn.remoteAddress());
-        conn.close();
+  /**
+   * The same guard for a TLS port that asks for client certificates (and has the TLS handshake verify those it
+   * gets): a connection without one may call only {@code openPaths} — anything else is a 401 in the error shape, a
+   * WebSocket upgrade a bare 401 — and only once (its response says {@code Connection: close}); a connection with
+   * one is exempt from the per-address cap, since many clients with certificates may share an address (behind a load
+   * balancer).
+   */
+  public SlowClients requiringClientCertificates(Set<String> openPaths) {
+    return new SlowClients(limits, caps, Set.copyOf(openPaths));
+  }
+
+  /** The port's open connections and refusals. */
+  public ConnectionCaps connections() {
+    return caps;
+  }
+
+  /** The server options with the limits Vert.x applies itself: the idle timeout; HTTP/1.1 only. */
+  public HttpServerOptions apply(HttpServerOptions options) {
+    return options
+        .setIdleTimeout((int) limits.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
+        // HTTP/1.1 only: the clocks read HTTP/1.1, and with cleartext HTTP/2 on a connection exists for Vert.x only
+        // once its first bytes arrive, so a client that connects and sends nothing would escape the header timeout.
+        .setHttp2ClearTextEnabled(false)
+        .setUseAlpn(false);
+  }
+
+  /**
+   * Listens with the guard in place: the caps from accept, each connection's clocks, Vert.x's own refusals in the
+   * error shape, then {@code requests}.
+   */
+  public Future<HttpServer> listen(HttpServer server, Handler<HttpServerRequest> requests) {
+    return server
+        .connectionHandler(this::connected)
+        .invalidRequestHandler(SlowClients::invalidRequest)
+        .requestHandler(requests(requests))
+        .listen()
+        .onSuccess(caps::install);
+  }
+
+  /** Root handlers, after the body handler: the body is in, its timer stops. */
+  public List<Handler<RoutingContext>> rootHandlers() {
+    return List.of(this::bodyRead);
+  }
+
+  /** Times every request's body: a route ahead of all others (but {@code order - 1}, if one is there). */
+  public void timeBodies(Router router, int order) {
+    router.route().order(order).handler(this::startBodyTimer);
+  }
+
+  /** The WebSocket handshakes the port accepts: on a port with client certificates, only from a connection with one. */
+  public Handler<ServerWebSocketHandshake> webSocketHandshakes(Handler<ServerWebSocketHandshake> next) {
+    return handshake -> {
+      if (openPaths != null && !hasClientCertificate(handshake)) {
+        handshake.reject(401); // Vert.x's handshake refusal has no body of ours; the connection closes after it
+        return;
       }
-    });
-    awaitingHeaders.put(conn, timer);
-    conn.closeHandler(v -> {
-      limits.connections().closed();
-      cancel(awaitingHeaders.remove(conn));
-    });
+      next.handle(handshake);
+    };
   }
 
-  /** The server's request handler: headers have come; a URL that cannot be routed is refused here. */
-  Handler<HttpServerRequest> requests(Handler<HttpServerRequest> router) {
+  private void connected(HttpConnection conn) {
+    RequestClock clock = RequestClock.start(((ConnectionBase) conn).channel(), limits);
+    if (openPaths != null) {
+      if (hasClientCertificate(conn)) {
+        caps.exemptFromAddressCap(((ConnectionBase) conn).channel());
+      } else {
+        clock.oneRequestOnly();
+      }
+    }
+  }
+
+  /** Headers have come; a request this port refuses whatever its route is refused here. */
+  private Handler<HttpServerRequest> requests(Handler<HttpServerRequest> router) {
     return request -> {
-      cancel(awaitingHeaders.remove(request.connection()));
-      ApiError malformed = MalformedEscapes.find(request.uri());
-      if (malformed == null) {
+      ApiError refusal = null;
+      if (openPaths != null && !openPaths.contains(request.path()) && !hasClientCertificate(request.connection())) {
+        refusal = ApiError.of(ErrorCode.Unauthorized, "present the agent's client certificate (mutual TLS); without "
+            + "one this port answers only " + String.join(", ", openPaths));
+      } else {
+        refusal = MalformedEscapes.find(request.uri());
+      }
+      if (refusal == null) {
         router.handle(request);
         return;
       }
@@ -64,7 +143,7 @@ final class SlowClients {
       if (hasBody) {
         request.response().putHeader("Connection", "close"); // its body is not read: the connection cannot go on
       }
-      ErrorResponses.send(request.response(), malformed, RequestIds.of(request)).onComplete(x -> {
+      ErrorResponses.send(request.response(), refusal, RequestIds.of(request)).onComplete(x -> {
         if (hasBody) {
           request.connection().close();
         }
@@ -72,18 +151,35 @@ final class SlowClients {
     };
   }
 
+  /** What Vert.x could not parse as an HTTP/1.x request: answered in the error shape, and the connection closed. */
+  private static void invalidRequest(HttpServerRequest request) {
+    Throwable cause = request.decoderResult().cause();
+    ApiError error;
+    if (cause instanceof TooLongHttpLineException) {
+      error = ApiError.of(ErrorCode.UriTooLong, "the request line (method, URL, version) is too long");
+    } else if (cause instanceof TooLongHttpHeaderException) {
+      error = ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
+    } else {
+      error = ApiError.of(ErrorCode.ValidationError, "the request is not valid HTTP/1.1");
+    }
+    LOG.debug("Refused a malformed request from {}: {}", request.remoteAddress(), cause == null ? "?"
+        : cause.getMessage());
+    request.response().putHeader("Connection", "close");
+    ErrorResponses.send(request.response(), error, RequestIds.of(request))
+        .onComplete(x -> request.connection().close());
+  }
+
   /** The first route's handler: the request gets its id, and its body must be in before the body timeout. */
-  void startBodyTimer(RoutingContext ctx) {
+  private void startBodyTimer(RoutingContext ctx) {
     RequestIds.ensure(ctx); // before the body, so even a request that never completes is logged with its id
     if (ctx.get(BODY_TIMER) == null) {
-      ctx.put(BODY_TIMER, vertx.setTimer(limits.bodyTimeout().toMillis(), id -> bodyTooSlow(ctx)));
+      ctx.put(BODY_TIMER, ctx.vertx().setTimer(limits.bodyTimeout().toMillis(), id -> bodyTooSlow(ctx)));
       ctx.addEndHandler(x -> bodyRead(ctx, false));
     }
     ctx.next();
   }
 
-  /** A root handler after the body handler: the body is in. */
-  void bodyRead(RoutingContext ctx) {
+  private void bodyRead(RoutingContext ctx) {
     bodyRead(ctx, true);
   }
 
@@ -91,7 +187,9 @@ final class SlowClients {
     Long timer = ctx.get(BODY_TIMER);
     if (timer != null) {
       ctx.put(BODY_TIMER, -1L); // cancelled: a reroute must not start another
-      cancel(timer);
+      if (timer >= 0) {
+        ctx.vertx().cancelTimer(timer);
+      }
     }
     if (next) {
       ctx.next();
@@ -114,9 +212,19 @@ final class SlowClients {
         + limits.bodyTimeout().toSeconds() + "s")).onComplete(x -> conn.close());
   }
 
-  private void cancel(Long timer) {
-    if (timer != null && timer >= 0) {
-      vertx.cancelTimer(timer);
+  private static boolean hasClientCertificate(HttpConnection conn) {
+    try {
+      return conn.isSsl() && !conn.peerCertificates().isEmpty();
+    } catch (SSLPeerUnverifiedException none) {
+      return false;
+    }
+  }
+
+  private static boolean hasClientCertificate(ServerWebSocketHandshake handshake) {
+    try {
+      return handshake.isSsl() && !handshake.peerCertificates().isEmpty();
+    } catch (SSLPeerUnverifiedException none) {
+      return false;
     }
   }
 }

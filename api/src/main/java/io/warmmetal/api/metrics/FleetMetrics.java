@@ -2,6 +2,8 @@ package io.warmmetal.api.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
@@ -14,8 +16,13 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
-/** The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and state, pool deficits. */
+/**
+ * The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and state, pool deficits,
+ * open and refused connections per port.
+ */
 public final class FleetMetrics {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
@@ -86,9 +93,21 @@ public final class FleetMetrics {
   }
 
   /** Agents holding a channel to this replica now (sum over replicas for the fleet's). */
-  public void agentsConnected(java.util.function.IntSupplier connected) {
-    io.micrometer.core.instrument.Gauge.builder("warmmetal.agents.connected", connected::getAsInt)
+  public void agentsConnected(IntSupplier connected) {
+    Gauge.builder("warmmetal.agents.connected", connected::getAsInt)
         .description("Agents connected to this replica's channel")
+        .register(registry);
+  }
+
+  /** A port's open connections and the connections its caps refused ({@code port}: api, agents). */
+  public void connections(String port, IntSupplier open, LongSupplier refused) {
+    Gauge.builder("warmmetal.connections.open", open::getAsInt)
+        .description("Open connections of this replica's port (capped by WARMMETAL_*_MAX_CONNECTIONS)")
+        .tag("port", port)
+        .register(registry);
+    FunctionCounter.builder("warmmetal.connections.refused", refused, LongSupplier::getAsLong)
+        .description("Connections refused at accept because a connection cap (total or per address) was reached")
+        .tag("port", port)
         .register(registry);
   }
 

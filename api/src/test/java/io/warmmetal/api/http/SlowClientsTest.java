@@ -1,5 +1,13 @@
 package io.warmmetal.api.http;
 
+import static io.warmmetal.api.testing.RawHttp.assertClosedAtOnce;
+import static io.warmmetal.api.testing.RawHttp.body;
+import static io.warmmetal.api.testing.RawHttp.closeAll;
+import static io.warmmetal.api.testing.RawHttp.elapsedMillis;
+import static io.warmmetal.api.testing.RawHttp.readResponse;
+import static io.warmmetal.api.testing.RawHttp.readUntilClosed;
+import static io.warmmetal.api.testing.RawHttp.send;
+import static io.warmmetal.api.testing.RawHttp.trickleUntilClosed;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
@@ -10,12 +18,10 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
+import io.warmmetal.api.testing.RawHttp;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,8 +34,10 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.slf4j.LoggerFactory;
 
 /**
- * The API port against slow and piled-up clients, with real sockets: stalled headers and bodies are cut off, idle
- * connections closed, connections beyond the cap refused, URLs with malformed escapes answered 400.
+ * The API port against slow and piled-up clients, with real sockets: stalled or trickled headers are cut off on every
+ * request of a connection, stalled bodies answered 408, idle connections closed, connections beyond the caps (per
+ * address, in total) refused while the others are served, and what Vert.x refuses by itself answered in the error
+ * shape. The agents' port has the same, and more: {@code channel/AgentPortLimitsTest}.
  */
 @ExtendWith(VertxExtension.class)
 class SlowClientsTest {
@@ -37,6 +45,7 @@ class SlowClientsTest {
   private static final int BODY_SECONDS = 1;
   private static final int IDLE_SECONDS = 3;
   private static final int CAP = 6;
+  private static final int CAP_PER_ADDRESS = 3;
 
   private static ApiFixture fx;
 
@@ -46,12 +55,21 @@ class SlowClientsTest {
         "WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", Integer.toString(HEADER_SECONDS),
         "WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", Integer.toString(BODY_SECONDS),
         "WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
-        "WARMMETAL_HTTP_MAX_CONNECTIONS", Integer.toString(CAP)));
+        "WARMMETAL_HTTP_MAX_CONNECTIONS", Integer.toString(CAP),
+        "WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS)));
   }
 
   @AfterAll
   static void stop() {
     fx.close();
+  }
+
+  private static Socket connect() throws IOException {
+    return RawHttp.connect(fx.api.port());
+  }
+
+  private static Socket connectFrom(String address) throws IOException {
+    return RawHttp.connect(fx.api.port(), address);
   }
 
   @Test
@@ -69,20 +87,38 @@ class SlowClientsTest {
     // A byte every 300 ms keeps the idle timeout from firing: only the header timeout ends this.
     try (Socket s = connect()) {
       send(s, "GET /v1/machines HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+      assertThat(trickleUntilClosed(s, HEADER_SECONDS + 5))
+          .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 1500);
+    }
+  }
+
+  @Test
+  void aKeepAliveConnectionWhoseNextRequestTricklesIsClosedAHeaderTimeoutAfterThatRequestsFirstByte()
+      throws Exception {
+    try (Socket s = connect()) {
+      send(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+      assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+      // Idle a while first (less than the idle timeout): the next request's clock starts at its first byte.
+      Thread.sleep(1000);
+      send(s, "GET /v1/machines HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+      assertThat(trickleUntilClosed(s, HEADER_SECONDS + 5))
+          .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 1500);
+    }
+  }
+
+  @Test
+  void everyRequestOnAKeepAliveConnectionIsServedWhileEachComesInTime() throws Exception {
+    try (Socket s = connect()) {
       long started = System.nanoTime();
-      boolean closed = false;
-      while (!closed && elapsedMillis(started) < (HEADER_SECONDS + 5) * 1000L) {
-        try {
-          send(s, "a");
-          closed = s.getInputStream().read() < 0;
-        } catch (SocketTimeoutException stillOpen) {
-          Thread.sleep(200);
-        } catch (IOException reset) {
-          closed = true;
-        }
+      int served = 0;
+      // Well past the header timeout in all, each request whole.
+      while (elapsedMillis(started) < (HEADER_SECONDS + 1) * 1000L) {
+        send(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
+        served++;
+        Thread.sleep(300);
       }
-      assertThat(closed).as("disconnected").isTrue();
-      assertThat(elapsedMillis(started)).isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 1500);
+      assertThat(served).isGreaterThan(5);
     }
   }
 
@@ -114,31 +150,79 @@ class SlowClientsTest {
   }
 
   @Test
-  void connectionsBeyondTheCapAreClosedAtOnce() throws Exception {
-    Thread.sleep(300); // the other tests' connections are gone
+  void connectionsFromOneAddressBeyondItsCapAreClosedAtOnceWhileOtherAddressesAreServed() throws Exception {
+    awaitNoOtherConnections();
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < CAP_PER_ADDRESS; i++) {
+        held.add(connectFrom("127.0.0.2"));
+      }
+      assertClosedAtOnce(connectFrom("127.0.0.2"));
+      assertServed(connectFrom("127.0.0.3"));
+      assertServedKeptOpen(held.get(0));
+    } finally {
+      closeAll(held);
+    }
+    awaitNoOtherConnections();
+    assertServed(connectFrom("127.0.0.2")); // the closed ones no longer count
+  }
+
+  @Test
+  void connectionsBeyondTheTotalCapAreClosedAtOnceWhileTheOthersAreServed() throws Exception {
+    awaitNoOtherConnections();
     List<Socket> held = new ArrayList<>();
     try {
       for (int i = 0; i < CAP; i++) {
-        held.add(connect());
+        held.add(connectFrom("127.0.1." + (i % 2 + 1))); // within each address's cap
       }
-      Thread.sleep(300); // every accept handled
-      try (Socket beyond = connect()) {
-        long started = System.nanoTime();
-        assertThat(readUntilClosed(beyond, 5)).isEmpty();
-        assertThat(elapsedMillis(started)).as("closed at once").isLessThan(1000);
-      }
-      // Those within the cap are served.
-      send(held.get(0), "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-      assertThat(readResponse(held.get(0))).startsWith("HTTP/1.1 200");
-    } finally {
+      assertClosedAtOnce(connectFrom("127.0.1.3"));
       for (Socket s : held) {
-        s.close();
+        assertServedKeptOpen(s);
       }
+    } finally {
+      closeAll(held);
     }
-    Thread.sleep(300);
-    try (Socket again = connect()) { // closed ones no longer count
-      send(again, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-      assertThat(readUntilClosed(again, 5)).startsWith("HTTP/1.1 200");
+    awaitNoOtherConnections();
+    assertServed(connectFrom("127.0.1.3"));
+  }
+
+  @Test
+  void anExpectationOtherThan100ContinueIs417InTheErrorShapeWithoutAToken() throws Exception {
+    try (Socket s = connect()) {
+      send(s, "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\nContent-Type: application/json\r\n"
+          + "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+      String answer = readUntilClosed(s, 5);
+      assertThat(answer).as(answer).startsWith("HTTP/1.1 417");
+      JsonObject error = body(answer);
+      assertThat(error.getString("code")).isEqualTo("ExpectationFailed");
+      assertThat(error.getString("requestId")).isNotBlank();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "a request line that is not HTTP | 400 | ValidationError",
+      "a URL longer than the line limit | 414 | UriTooLong",
+      "headers larger than the limit | 431 | HeadersTooLarge",
+      "a header line without a colon | 400 | ValidationError",
+      "an HTTP/1.1 request without Host | 400 | ValidationError",
+  })
+  void requestsVertxRefusesByItselfAreRefusedInTheErrorShape(String what, int status, String code) throws Exception {
+    String request = switch (what) {
+      case "a request line that is not HTTP" -> "HELLO\r\n\r\n";
+      case "a URL longer than the line limit" -> "GET /v1/machines?x=" + "a".repeat(5000)
+          + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+      case "headers larger than the limit" -> "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
+          + "a".repeat(9000) + "\r\n\r\n";
+      case "a header line without a colon" -> "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n";
+      default -> "GET /v1/machines HTTP/1.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN + "\r\n"
+          + "Connection: close\r\n\r\n";
+    };
+    try (Socket s = connect()) {
+      send(s, request);
+      String answer = readUntilClosed(s, 5);
+      assertThat(answer).as(answer).matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
+      assertThat(body(answer).getString("code")).isEqualTo(code);
     }
   }
 
@@ -208,73 +292,21 @@ class SlowClientsTest {
     }
   }
 
-  private static Socket connect() throws IOException {
-    Socket s = new Socket("127.0.0.1", fx.api.port());
-    s.setSoTimeout(100);
-    return s;
+  /** The other tests' connections are gone: only the one asking is open. */
+  private static void awaitNoOtherConnections() throws InterruptedException {
+    Await.until("no other connections open",
+        () -> RawHttp.openConnections(fx.api.port(), "api", "127.0.0.9") == 1);
   }
 
-  private static void send(Socket s, String text) throws IOException {
-    OutputStream out = s.getOutputStream();
-    out.write(text.getBytes(StandardCharsets.UTF_8));
-    out.flush();
-  }
-
-  /** Everything the server sends until it closes the connection; fails if it is still open after the limit. */
-  private static String readUntilClosed(Socket s, int limitSeconds) throws IOException {
-    long deadline = System.nanoTime() + limitSeconds * 1_000_000_000L;
-    InputStream in = s.getInputStream();
-    StringBuilder text = new StringBuilder();
-    byte[] buf = new byte[4096];
-    while (System.nanoTime() < deadline) {
-      int n;
-      try {
-        n = in.read(buf);
-      } catch (SocketTimeoutException stillOpen) {
-        continue;
-      } catch (IOException reset) {
-        return text.toString();
-      }
-      if (n < 0) {
-        return text.toString();
-      }
-      text.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+  private static void assertServed(Socket s) throws IOException {
+    try (s) {
+      send(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+      assertThat(readUntilClosed(s, 5)).startsWith("HTTP/1.1 200");
     }
-    throw new AssertionError("the connection is still open after " + limitSeconds + "s; read: " + text);
   }
 
-  /** One response with a Content-Length, the connection left open. */
-  private static String readResponse(Socket s) throws IOException {
-    long deadline = System.nanoTime() + 5_000_000_000L;
-    InputStream in = s.getInputStream();
-    StringBuilder text = new StringBuilder();
-    byte[] buf = new byte[4096];
-    while (System.nanoTime() < deadline) {
-      int headersEnd = text.indexOf("\r\n\r\n");
-      if (headersEnd >= 0) {
-        var m = java.util.regex.Pattern.compile("(?i)content-length: *(\\d+)").matcher(text);
-        if (m.find() && text.length() >= headersEnd + 4 + Integer.parseInt(m.group(1))) {
-          return text.toString();
-        }
-      }
-      try {
-        int n = in.read(buf);
-        if (n < 0) {
-          break;
-        }
-        text.append(new String(buf, 0, n, StandardCharsets.UTF_8));
-      } catch (SocketTimeoutException notYet) {
-        // read on
-      }
-    }
-    throw new AssertionError("no complete response: " + text);
-  }
-
-  private static JsonObject body(String response) {
-    return new JsonObject(response.substring(response.indexOf("\r\n\r\n") + 4).trim());
-  }
-
-  private static long elapsedMillis(long startedNanos) {
-    return (System.nanoTime() - startedNanos) / 1_000_000;
+  private static void assertServedKeptOpen(Socket s) throws IOException {
+    send(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
   }
 }
