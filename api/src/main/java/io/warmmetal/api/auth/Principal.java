@@ -1,7 +1,14 @@
 package io.warmmetal.api.auth;
 
+import io.vertx.core.json.JsonObject;
+
 /**
  * The caller behind a bearer token: its project holds what it launches, and (unless its role reaches across
  * projects) is all it sees. {@code tokenId} keeps client tokens apart within a project (idempotency is per caller).
+ * {@code machineLabels}: for a boot token, the labels the machines it boots may carry (never null for one).
  */
-public record Principal(String tokenId, String name, Role role, String project) {}
+public record Principal(String tokenId, String name, Role role, String project, JsonObject machineLabels) {
+  public Principal(String tokenId, String name, Role role, String project) {
+    this(tokenId, name, role, project, null);
+  }
+}

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Typed server configuration. Every setting has a {@code WARMMETAL_*} environment variable and a sane default;
@@ -72,6 +73,11 @@ import java.util.Optional;
  * @param httpMaxConnections open API connections at most; one beyond is closed at once
  *                           ({@code WARMMETAL_HTTP_MAX_CONNECTIONS}, default 4096)
  * @param console            serve the fleet console at /console/ ({@code WARMMETAL_CONSOLE}, default true)
+ * @param bootHttpsPort      the boot endpoints ({@code /v1/boot/…}) also over HTTPS on this port, with a certificate
+ *                           from the API's CA for the agent names ({@code WARMMETAL_BOOT_HTTPS_PORT}; unset: not at
+ *                           all; 0 picks a free port)
+ * @param bootMintBurst      enrollment tokens one boot token may mint at once ({@code WARMMETAL_BOOT_MINT_BURST}, 40)
+ * @param bootMintsPerMinute and how many a minute after that ({@code WARMMETAL_BOOT_MINTS_PER_MINUTE}, 60)
  */
 public record ApiConfig(
     String httpHost,
@@ -111,7 +117,10 @@ public record ApiConfig(
     Duration httpHeaderTimeout,
     Duration httpBodyTimeout,
     int httpMaxConnections,
-    boolean console) {
+    boolean console,
+    OptionalInt bootHttpsPort,
+    int bootMintBurst,
+    int bootMintsPerMinute) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -168,7 +177,11 @@ public record ApiConfig(
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", 10, 1, 3600)),
         Duration.ofSeconds(r.integer("WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", 30, 1, 3600)),
         r.integer("WARMMETAL_HTTP_MAX_CONNECTIONS", 4096, 1, 1_000_000),
-        r.bool("WARMMETAL_CONSOLE", true));
+        r.bool("WARMMETAL_CONSOLE", true),
+        r.optional("WARMMETAL_BOOT_HTTPS_PORT").isEmpty() ? OptionalInt.empty()
+            : OptionalInt.of(r.integer("WARMMETAL_BOOT_HTTPS_PORT", 0, 0, 65535)),
+        r.integer("WARMMETAL_BOOT_MINT_BURST", 40, 1, 100_000),
+        r.integer("WARMMETAL_BOOT_MINTS_PER_MINUTE", 60, 1, 1_000_000));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

@@ -15,6 +15,8 @@ public enum ErrorCode {
   Conflict(409),
   RequestTimeout(408),
   RequestTooLarge(413),
+  /** Too many requests of this kind from this caller (a boot token minting enrollment tokens): Retry-After says. */
+  TooManyRequests(429),
   UnsupportedMediaType(415),
   InternalError(500),
   RemoteFailure(502),
@@ -39,6 +41,7 @@ public enum ErrorCode {
     return switch (this) {
       case ServiceUnavailable -> 2;
       case InsufficientCapacity -> 5;
+      case TooManyRequests -> 1;
       default -> 0;
     };
   }
