@@ -333,26 +333,27 @@ class BootAdmissionTest {
     try (ApiFixture fx = withImage(vertx, "WARMMETAL_BOOT_HTTPS_PORT", "0")) {
       int port = fx.api.bootHttpsPort();
       assertThat(port).isPositive();
-      // As an iPXE built with TRUST=<the API's CA> connects: the CA alone trusted, TLS 1.2 (iPXE's newest).
+      // As an iPXE built with TRUST=<the API's CA> connects: the CA alone trusted, the name checked (127.0.0.1 is one
+      // of WARMMETAL_AGENT_NAMES), TLS 1.2 (iPXE's newest).
       HttpClient https = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setVerifyHost(true)
           .setEnabledSecureTransportProtocols(Set.of("TLSv1.2"))
           .setTrustOptions(new PemTrustOptions().addCertPath(fx.dataDir.resolve("ca").resolve("ca.crt").toString())));
       String basic = NetworkBootTest.basic(fx.token("boot"));
-      Answer script = NetworkBootTest.request(https, "localhost", port, "/v1/boot/ipxe?mac=52:54:00:44:00:01",
+      Answer script = NetworkBootTest.request(https, "127.0.0.1", port, "/v1/boot/ipxe?mac=52:54:00:44:00:01",
           basic).await();
       assertThat(script.status()).as(script.body().toString()).isEqualTo(200);
       String text = script.body().toString();
       // Kernel and initrd over HTTPS from where the script came; layers (digest-checked) over HTTP, API port.
-      assertThat(text).contains("kernel https://localhost:" + port + "/v1/boot/images/" + IMAGE + "/vmlinuz ")
-          .contains("initrd https://localhost:" + port + "/v1/boot/images/" + IMAGE + "/initrd.img")
-          .contains("warmmetal.files=http://localhost:" + fx.api.port() + "/v1/boot/images/" + IMAGE + "/ ");
-      assertThat(NetworkBootTest.request(https, "localhost", port, "/v1/boot/images/" + IMAGE + "/vmlinuz", null)
+      assertThat(text).contains("kernel https://127.0.0.1:" + port + "/v1/boot/images/" + IMAGE + "/vmlinuz ")
+          .contains("initrd https://127.0.0.1:" + port + "/v1/boot/images/" + IMAGE + "/initrd.img")
+          .contains("warmmetal.files=http://127.0.0.1:" + fx.api.port() + "/v1/boot/images/" + IMAGE + "/ ");
+      assertThat(NetworkBootTest.request(https, "127.0.0.1", port, "/v1/boot/images/" + IMAGE + "/vmlinuz", null)
           .await().status()).isEqualTo(200);
       // Only the boot endpoints: the rest of the API (and the console, metrics) stays on its own port.
-      Answer other = NetworkBootTest.request(https, "localhost", port, "/v1/machines", "Bearer " + ApiFixture.ADMIN)
+      Answer other = NetworkBootTest.request(https, "127.0.0.1", port, "/v1/machines", "Bearer " + ApiFixture.ADMIN)
           .await();
       assertThat(other.status()).isEqualTo(404);
-      assertThat(NetworkBootTest.request(https, "localhost", port, "/metrics", null).await().status()).isEqualTo(404);
+      assertThat(NetworkBootTest.request(https, "127.0.0.1", port, "/metrics", null).await().status()).isEqualTo(404);
       https.close().await();
     }
   }
