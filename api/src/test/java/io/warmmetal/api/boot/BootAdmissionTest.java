@@ -257,6 +257,19 @@ class BootAdmissionTest {
           .contains(machine(fx, otherId).getString("state")));
       assertThat(machine(fx, otherId).getBoolean("admitted")).isTrue();
 
+      // 7. An operator's own enrollment token vouches for what it enrolls, new hardware waiting included.
+      String spareMac = "52:54:00:66:66:09";
+      var waitingOne = enrollment.enroll(enrollmentToken(NetworkBootTest.get(http, fx.api.port(), "/v1/boot/ipxe?mac="
+          + spareMac, basic)), server("spare", spareMac, UUID.randomUUID().toString())).await();
+      assertThat(machine(fx, waitingOne.machineId()).getBoolean("admitted")).isFalse();
+      String operatorToken = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject()
+          .put("allowReenroll", true)).body().getString("token");
+      var vouched = enrollment.enroll(operatorToken, server("spare", spareMac, UUID.randomUUID().toString())).await();
+      assertThat(vouched.machineId()).isEqualTo(waitingOne.machineId());
+      assertThat(machine(fx, vouched.machineId()).getBoolean("admitted")).isTrue();
+      assertThat(fx.count("SELECT count(*) FROM events WHERE machine_id = $1 AND type = 'MachineAccepted'"
+          + " AND reason = 'enrolled with an operator''s token'", vouched.machineId())).isEqualTo(1);
+
       for (SimulatedAgent a : agents) {
         a.stop().await();
       }

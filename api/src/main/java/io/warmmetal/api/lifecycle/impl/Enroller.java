@@ -154,7 +154,9 @@ final class Enroller {
             }
             String id = existing.getString("id");
             return startOver(tx, existing)
-                .compose(x -> existing.getBoolean("admitted") ? Future.succeededFuture() : admitKnown(tx, host, id))
+                .compose(x -> existing.getBoolean("admitted") ? Future.succeededFuture()
+                    : grant.admits() ? admit(tx, id, new JsonObject(), "enrolled with an operator's token")
+                    : admitKnown(tx, host, id))
                 .map(id);
           }
           String id = Ids.machineId();
@@ -180,9 +182,14 @@ final class Enroller {
   /** New hardware still waiting, enrolling again: admitted now if the operator has registered it since. */
   private Future<Void> admitKnown(SqlConnection tx, Host host, String machineId) {
     return inventory.admit(tx, host, machineId).compose(record -> record.isEmpty() ? Future.succeededFuture()
-        : tx.preparedQuery("UPDATE machines SET admitted = true, labels = labels || $2 WHERE id = $1")
-            .execute(Tuple.of(machineId, record.get().labels()))
-            .compose(x -> accepted(tx, machineId, "matched hardware record " + record.get().recordId(), null)));
+        : admit(tx, machineId, record.get().labels(), "matched hardware record " + record.get().recordId()));
+  }
+
+  /** Admits a waiting machine, adding {@code labels}; {@code how} goes in the event. */
+  private static Future<Void> admit(SqlConnection tx, String machineId, JsonObject labels, String how) {
+    return tx.preparedQuery("UPDATE machines SET admitted = true, labels = labels || $2 WHERE id = $1")
+        .execute(Tuple.of(machineId, labels))
+        .compose(x -> accepted(tx, machineId, how, null));
   }
 
   /** The event saying a machine was admitted, and how. */
