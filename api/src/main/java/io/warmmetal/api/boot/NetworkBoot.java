@@ -92,8 +92,9 @@ public final class NetworkBoot {
     // the layers still come over HTTP (the initramfs has no TLS), from the API's port on the same host.
     String host = ctx.request().authority().host();
     String scriptBase = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/images/";
-    String layerBase = ctx.request().isSSL() ? "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":"
-        + plainPort.getAsInt() + "/v1/boot/images/" : scriptBase;
+    String hostInUrl = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host; // IPv6
+    String layerBase = ctx.request().isSSL()
+        ? "http://" + hostInUrl + ":" + plainPort.getAsInt() + "/v1/boot/images/" : scriptBase;
     return images.catalog()
         .compose(catalog -> wantedBy(mac, uuid).map(wanted -> choose(catalog, wanted)))
         .compose(image -> mintRate.take(caller.tokenId())
