@@ -1,8 +1,8 @@
 // WarmMetal fleet console. Everything it shows comes from the API with the token the user typed in; the token
 // lives in sessionStorage (this tab only) and goes out only as an Authorization header, never in a URL.
 const TOKEN_KEY = 'warmmetal.token';
-const MACHINE_STATES = ['enrolling', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby', 'rebooting',
-  'offline', 'failed', 'retired'];
+const MACHINE_STATES = ['enrolling', 'new', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby',
+  'rebooting', 'offline', 'failed', 'retired'];
 const TICK_MS = 1000;
 const KEEP_EVENTS = 200;
 const KEEP_SAMPLES = 300;
@@ -22,10 +22,11 @@ class ApiError extends Error {
 /** Thrown after a 401 has sent the user back to the login page: callers just stop. */
 class LoggedOut extends Error {}
 
-async function api(path) {
+async function api(path, method = 'GET') {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (!token) throw new LoggedOut();
   const res = await fetch(path, {
+    method,
     headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
     cache: 'no-store', credentials: 'omit',
   });
@@ -338,13 +339,47 @@ async function loadMachines() {
   state.machinesLoadedAt = Date.now();
   $('#machines tbody').replaceChildren(...body.items.map(m => {
     const labels = Object.entries(m.labels || {}).map(([k, v]) => `${k}=${v}`).join(', ');
+    const identity = [m.identity?.primaryMac, m.identity?.systemUuid].filter(Boolean).join(' ');
     const row = el('tr', { 'data-machine': m.id, class: 'clickable' },
       el('td', {}, m.id), el('td', {}, m.name), el('td', { class: `state s-${m.state}` }, m.state + (m.cordoned ? ' (cordoned)' : '')),
-      el('td', {}, m.shape), el('td', {}, labels), el('td', {}, when(m.stateChangedAt)));
+      el('td', {}, m.shape), el('td', {}, labels), el('td', {}, when(m.stateChangedAt)), el('td', {}, identity),
+      el('td', { class: 'actions' }, admission(m)));
     row.addEventListener('click', () => showTimeline('machine', m.id, true));
     return row;
   }));
   if (body.nextCursor) notice('machines', `Showing the first ${SHOWN_ROWS}; narrow the filters to see others.`, 'info');
+}
+
+/**
+ * New hardware from a network boot waits for an operator: Accept (its pool prepares it) or Reject (retired; a
+ * second click confirms). Nothing for machines already admitted.
+ */
+function admission(m) {
+  if (m.admitted !== false || m.state === 'retired') return [];
+  const accept = el('button', { type: 'button', class: 'accept',
+    title: 'Admit it: its facts and identity are what you expect' }, 'Accept');
+  const reject = el('button', { type: 'button', class: 'reject', title: 'Refuse it: it is retired' }, 'Reject');
+  accept.addEventListener('click', ev => decide(ev, m.id, 'accept'));
+  reject.addEventListener('click', ev => {
+    if (reject.dataset.armed) decide(ev, m.id, 'reject');
+    else { ev.stopPropagation(); reject.dataset.armed = 'yes'; reject.textContent = 'Reject: sure?'; }
+  });
+  return [accept, reject];
+}
+
+async function decide(ev, id, action) {
+  ev.stopPropagation(); // not the row's timeline
+  ev.target.disabled = true;
+  try {
+    await api(`/v1/machines/${encodeURIComponent(id)}/${action}`, 'POST');
+    notice('machines', `Machine ${id}: ${action === 'accept' ? 'accepted' : 'rejected'}.`, 'info');
+    await loadMachines();
+  } catch (err) {
+    if (err instanceof LoggedOut) return;
+    ev.target.disabled = false;
+    notice('machines', `Could not ${action} machine ${id}: ${err.message}`,
+      err instanceof ApiError && err.status === 403 ? 'forbidden' : 'error');
+  }
 }
 
 // ---- timeline ----------------------------------------------------------------------------------------------

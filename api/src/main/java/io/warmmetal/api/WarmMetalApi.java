@@ -26,6 +26,8 @@ import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentRoutes;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.events.EventRoutes;
+import io.warmmetal.api.hardware.HardwareRecords;
+import io.warmmetal.api.hardware.HardwareRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.HttpLimits;
 import io.warmmetal.api.http.Operations;
@@ -72,13 +74,16 @@ public final class WarmMetalApi {
   private Pool db;
   private PoolManager poolManager;
   private String deploymentId;
+  private String bootHttpsDeploymentId;
   private int port;
+  private int bootHttpsPort = -1;
   private int agentPort;
   private String agentDeploymentId;
   private CertificateAuthority ca;
   private AgentChannel channel;
   private PgConnectOptions connectOptions;
   private EnrollmentTokens enrollmentTokens;
+  private HardwareRecords hardware;
   private BootImages bootImages;
   private Lifecycle lifecycle;
   private SshRunner ssh;
@@ -118,9 +123,10 @@ public final class WarmMetalApi {
         })
         .compose(secrets -> {
           enrollmentTokens = new EnrollmentTokens(vertx, db);
+          hardware = new HardwareRecords(db);
           bootImages = new BootImages(vertx, config.bootDir(), config.bootImage());
           lifecycle = Lifecycle.create(vertx, db, secrets, metrics, ca, config.agentCertValidity(),
-              enrollmentTokens, new LaunchBatching(config.launchBatchMax(), config.launchesInFlight()));
+              enrollmentTokens, hardware, new LaunchBatching(config.launchBatchMax(), config.launchesInFlight()));
           startSsh(secrets);
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand(), config.powerObserveMinInterval(), config.powerObserveWorkers());
@@ -132,7 +138,8 @@ public final class WarmMetalApi {
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
-              .compose(contract -> deploy(contract, tokens, metrics))
+              .compose(contract -> deploy(contract, tokens, metrics)
+                  .compose(x -> deployBootHttps(contract, tokens)))
               .compose(x -> channel.start())
               .compose(x -> deployAgentPort(metrics))
               .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
@@ -214,6 +221,38 @@ public final class WarmMetalApi {
         .mapEmpty();
   }
 
+  /**
+   * The boot endpoints over HTTPS, if configured: a certificate from the CA for the names servers reach the API by
+   * (an iPXE built to trust the CA verifies it), TLS 1.2 and 1.3, {@code /v1/boot/} only.
+   */
+  private Future<Void> deployBootHttps(OpenAPIContract contract, TokenStore tokens) {
+    if (config.bootHttpsPort().isEmpty()) {
+      return Future.succeededFuture();
+    }
+    AuthHandler auth = new AuthHandler(contract, tokens);
+    SlowClients slowClients = new SlowClients("boot HTTPS port", new HttpLimits(config.httpIdleTimeout(),
+        config.httpHeaderTimeout(), config.httpBodyTimeout(), config.httpMaxConnections(),
+        config.httpMaxConnectionsPerAddress()));
+    AtomicReference<ApiVerticle> verticle = new AtomicReference<>();
+    return vertx.executeBlocking(() -> {
+          CertificateAuthority.Issued server = ca.issueServer(config.agentNames(), Duration.ofDays(825));
+          return new ApiVerticle.Tls(CertificateAuthority.pem(server.key()),
+              CertificateAuthority.pem(server.certificate()) + CertificateAuthority.pem(ca.certificate()),
+              "/v1/boot/");
+        }, false)
+        .compose(tls -> vertx.deployVerticle(() -> {
+          ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.bootHttpsPort().getAsInt(), auth,
+              auth::guard, ops -> mountOperations(ops, tokens), router -> { }, slowClients, tls);
+          verticle.compareAndSet(null, v);
+          return v;
+        }, new DeploymentOptions().setInstances(1)))
+        .onSuccess(id -> {
+          bootHttpsDeploymentId = id;
+          bootHttpsPort = verticle.get().actualPort();
+        })
+        .mapEmpty();
+  }
+
   /** Health, readiness, metrics and (unless switched off) the fleet console's static files. */
   private void mountOperational(io.vertx.ext.web.Router router, FleetMetrics metrics) {
     OperationalRoutes.mount(router, db, metrics);
@@ -255,11 +294,18 @@ public final class WarmMetalApi {
     io.warmmetal.api.projects.ProjectRoutes.mount(ops, db);
     TokenRoutes.mount(ops, tokens, db);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
+    HardwareRoutes.mount(ops, hardware);
     SshRoutes.mount(ops, sshKeys, sshEnrollments, recovery);
     PowerRoutes.mount(ops, machinePower, poolManager::nudge,
         ctx -> AuthHandler.grants(ctx, Permission.OUT_OF_BAND));
     new NetworkBoot(db, enrollmentTokens, bootImages, config.bootCmdline(),
-        () -> new AgentEndpoint(agentUrl(), ca.pin().value())).mount(ops);
+        () -> new AgentEndpoint(agentUrl(), ca.pin().value()), config.bootMintBurst(), config.bootMintsPerMinute(),
+        () -> port).mount(ops);
+  }
+
+  /** The port serving the boot endpoints over HTTPS, or -1 if none is configured. */
+  public int bootHttpsPort() {
+    return bootHttpsPort;
   }
 
   /** The agents' TLS port (enrollment and the channel). */
@@ -304,7 +350,9 @@ public final class WarmMetalApi {
     Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
     Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null
             ? Future.<Void>succeededFuture() : vertx.undeploy(agentDeploymentId))
-        .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId));
+        .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId))
+        .compose(x -> bootHttpsDeploymentId == null ? Future.<Void>succeededFuture()
+            : vertx.undeploy(bootHttpsDeploymentId));
     return undeployed
         .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())
         .eventually(() -> embedded == null ? Future.succeededFuture()

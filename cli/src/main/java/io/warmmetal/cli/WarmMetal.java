@@ -2,6 +2,7 @@ package io.warmmetal.cli;
 
 import io.warmmetal.cli.boot.BootCommand;
 import io.warmmetal.cli.events.EventsCommand;
+import io.warmmetal.cli.hardware.HardwareCommand;
 import io.warmmetal.cli.instances.InstancesCommand;
 import io.warmmetal.cli.machines.MachinesCommand;
 import io.warmmetal.cli.output.OutputFormat;
@@ -19,8 +20,8 @@ import picocli.CommandLine.ScopeType;
 /** {@code warmmetal}: the root command; its options apply to every subcommand (flags over env over config file). */
 @Command(name = "warmmetal", mixinStandardHelpOptions = true, version = "warmmetal 0.1.0",
     description = "Bare-metal servers kept warm in pools, from the command line.",
-    subcommands = {ShapesCommand.class, PoolsCommand.class, MachinesCommand.class, InstancesCommand.class,
-        EventsCommand.class, TokensCommand.class, EnrollmentTokensCommand.class, ProjectsCommand.class,
+    subcommands = {ShapesCommand.class, PoolsCommand.class, MachinesCommand.class, HardwareCommand.class,
+        InstancesCommand.class, EventsCommand.class, TokensCommand.class, EnrollmentTokensCommand.class, ProjectsCommand.class,
         BootCommand.class, ConfigCommand.class, CompletionCommand.class},
     footer = {"", "Exit codes: 0 ok, 1 API error, 2 usage error, 3 API unreachable, 4 --wait timed out or failed."})
 public final class WarmMetal extends GroupCommand implements Session.Holder {

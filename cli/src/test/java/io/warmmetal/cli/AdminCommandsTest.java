@@ -90,6 +90,63 @@ class AdminCommandsTest {
   }
 
   @Test
+  void bootBindsLabelsToTheTokenItMintsAndPrintsAnHttpsUrlWhenAsked() throws Exception {
+    var minted = fx.run("boot", "--create-token", "rack-2", "--label", "rack=r2");
+    assertThat(minted.code()).as(minted.toString()).isZero();
+    assertThat(minted.out().trim()).doesNotContain("labels=").contains("/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}");
+    assertThat(minted.err()).contains("machines accept");
+    var tokens = fx.run("tokens", "ls", "-o", "wide");
+    assertThat(tokens.out()).containsPattern("rack-2\\s+boot\\s+default\\s+rack=r2");
+    // A URL label the token does not allow is refused, naming it.
+    String secret = minted.out().trim().replaceAll("^http://boot:([^@]+)@.*$", "$1");
+    var refused = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(fx.url()
+            + "/v1/boot/ipxe?mac=52:54:00:00:00:02&labels=rack%3Dr9"))
+        .header("Authorization", "Bearer " + secret).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(refused.statusCode()).isEqualTo(403);
+    assertThat(refused.body()).contains("rack=r9");
+
+    var https = fx.run("boot", "--https-port", "8444");
+    assertThat(https.out().trim()).isEqualTo("https://boot:<boot token>@127.0.0.1:8444/v1/boot/ipxe?mac=${netX/mac}"
+        + "&uuid=${uuid}");
+    assertThat(https.err()).contains("TRUST=");
+
+    var created = fx.run("tokens", "create", "rack-3", "--role", "boot", "--machine-label", "zone=z3");
+    assertThat(created.code()).as(created.toString()).isZero();
+    assertThat(fx.run("tokens", "create", "c", "--role", "client", "--machine-label", "zone=z3").code())
+        .isEqualTo(ExitCode.API_ERROR);
+  }
+
+  @Test
+  void hardwareRecordsAndAcceptingOrRejectingNewMachines() {
+    var added = fx.run("hardware", "add", "52-54-00-AA-00-01", "--uuid", "4c4c4544-0042-3510-8052-b4c04f4e5931",
+        "--label", "unit=u7");
+    assertThat(added.code()).as(added.toString()).isZero();
+    assertThat(added.out()).contains("52:54:00:aa:00:01", "4c4c4544-0042-3510-8052-b4c04f4e5931", "unit=u7");
+    assertThat(fx.run("hardware", "ls").out()).contains("52:54:00:aa:00:01");
+    assertThat(fx.run("hardware", "get", "4c4c4544-0042-3510-8052-b4c04f4e5931").out()).contains("unit=u7");
+    assertThat(fx.run("hardware", "delete", "52:54:00:aa:00:01").out()).contains("deleted");
+    var missing = fx.run("hardware", "get", "52:54:00:aa:00:01");
+    assertThat(missing.code()).isEqualTo(ExitCode.API_ERROR);
+    assertThat(missing.err()).contains("no hardware record");
+
+    // Two machines waiting as new hardware (set up in the database: how one gets there is the API's tests' part).
+    var ids = fx.api.registerMachines(2, io.warmmetal.api.testing.ApiFixture.facts(4, 8), false);
+    for (String id : ids) {
+      fx.api.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
+          .execute(io.vertx.sqlclient.Tuple.of(id)).await();
+    }
+    var waiting = fx.run("machines", "ls", "--state", "new", "-o", "wide");
+    assertThat(waiting.out()).contains(ids.get(0), ids.get(1)).contains("false");
+    var accepted = fx.run("machines", "accept", ids.get(0));
+    assertThat(accepted.code()).as(accepted.toString()).isZero();
+    assertThat(accepted.out()).contains(ids.get(0), "standby");
+    var rejected = fx.run("machines", "reject", ids.get(1));
+    assertThat(rejected.code()).as(rejected.toString()).isZero();
+    assertThat(rejected.out()).contains(ids.get(1), "retired");
+    assertThat(fx.run("machines", "reject", ids.get(0)).code()).isEqualTo(ExitCode.API_ERROR);
+  }
+
+  @Test
   void completionPrintsABashScript() {
     var run = fx.run("completion", "bash");
     assertThat(run.code()).isZero();

@@ -17,7 +17,8 @@ public final class TokenRoutes {
     ops.json("createToken", 201, ctx -> {
       JsonObject body = Params.of(ctx).body();
       return Scope.of(ctx, db).compose(scope -> tokens.create(body.getString("name"),
-          Role.fromWire(body.getString("role")), body.getString("project", scope.home())));
+          Role.fromWire(body.getString("role")), body.getString("project", scope.home()),
+          body.getJsonObject("machineLabels")));
     });
     ops.noContent("revokeToken", ctx -> tokens.revoke(Params.of(ctx).path("tokenId")));
   }

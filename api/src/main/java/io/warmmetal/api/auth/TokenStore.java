@@ -9,6 +9,7 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.http.ApiError;
+import io.warmmetal.api.http.Json;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,7 +43,8 @@ public final class TokenStore {
     }
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> db.preparedQuery(
-                "SELECT id, name, role, project FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL")
+                "SELECT id, name, role, project, machine_labels FROM api_tokens"
+                    + " WHERE token_hash = $1 AND revoked_at IS NULL")
             .execute(Tuple.of(Buffer.buffer(hash))))
         .map(rows -> {
           if (rows.size() == 0) {
@@ -50,7 +52,7 @@ public final class TokenStore {
           }
           Row r = rows.iterator().next();
           Principal p = new Principal(r.getString("id"), r.getString("name"), Role.fromWire(r.getString("role")),
-              r.getString("project"));
+              r.getString("project"), r.getJsonObject("machine_labels"));
           if (cache.size() >= CACHE_LIMIT) {
             cache.clear();
           }
@@ -59,15 +61,24 @@ public final class TokenStore {
         });
   }
 
-  /** Mints a token; the returned JSON holds the secret, which is never stored or shown again. */
-  public Future<JsonObject> create(String name, Role role, String project) {
+  /**
+   * Mints a token; the returned JSON holds the secret, which is never stored or shown again. A boot token carries
+   * the labels its machines may carry ({@code machineLabels}, none if null); no other role takes them.
+   */
+  public Future<JsonObject> create(String name, Role role, String project, JsonObject machineLabels) {
+    if (machineLabels != null && role != Role.BOOT) {
+      return Future.failedFuture(ApiError.invalid("machineLabels", "only boot tokens carry machineLabels (the"
+          + " labels of the machines they boot); this one's role is " + role.wireName()));
+    }
+    JsonObject labels = role == Role.BOOT ? (machineLabels == null ? new JsonObject() : machineLabels) : null;
     String id = Ids.tokenId();
     String secret = Ids.tokenSecret();
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> db.preparedQuery("""
-                INSERT INTO api_tokens (id, name, role, token_hash, project)
-                SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM projects WHERE name = $5) RETURNING *""")
-            .execute(Tuple.of(id, name, role.wireName(), Buffer.buffer(hash), project)))
+                INSERT INTO api_tokens (id, name, role, token_hash, project, machine_labels)
+                SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM projects WHERE name = $5)
+                RETURNING *""")
+            .execute(Tuple.of(id, name, role.wireName(), Buffer.buffer(hash), project, labels)))
         .map(rows -> {
           if (rows.size() == 0) {
             throw ApiError.invalid("project", "no such project '" + project + "' (PUT /v1/projects/" + project
@@ -88,9 +99,16 @@ public final class TokenStore {
         });
   }
 
+  /**
+   * Revokes a token; a boot token's enrollment tokens still unused go with it (whoever held the boot token may hold
+   * them too).
+   */
   public Future<Void> revoke(String id) {
-    return db.preparedQuery(
-            "UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id")
+    return db.preparedQuery("""
+            WITH minted AS (
+              UPDATE enrollment_tokens SET revoked_at = now()
+              WHERE boot_token_id = $1 AND revoked_at IS NULL AND uses_left > 0)
+            UPDATE api_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 RETURNING id""")
         .execute(Tuple.of(id))
         .map(rows -> {
           if (rows.size() == 0) {
@@ -127,13 +145,16 @@ public final class TokenStore {
   }
 
   private static JsonObject toJson(Row r) {
-    return new JsonObject()
+    JsonObject json = new JsonObject()
         .put("id", r.getString("id"))
         .put("name", r.getString("name"))
         .put("role", r.getString("role"))
         .put("project", r.getString("project"))
-        .put("createdAt", io.warmmetal.api.http.Json.time(r.getOffsetDateTime("created_at")))
-        .put("revokedAt", r.getOffsetDateTime("revoked_at") == null ? null
-            : io.warmmetal.api.http.Json.time(r.getOffsetDateTime("revoked_at")));
+        .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
+        .put("revokedAt", Json.time(r.getOffsetDateTime("revoked_at")));
+    if (r.getJsonObject("machine_labels") != null) {
+      json.put("machineLabels", r.getJsonObject("machine_labels")); // a boot token's
+    }
+    return json;
   }
 }

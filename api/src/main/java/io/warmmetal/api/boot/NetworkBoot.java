@@ -9,12 +9,16 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.boot.BootImages.Catalog;
 import io.warmmetal.api.boot.BootImages.Image;
 import io.warmmetal.api.enrollment.AgentEndpoint;
+import io.warmmetal.api.auth.AuthHandler;
+import io.warmmetal.api.auth.Principal;
+import io.warmmetal.api.auth.Role;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.Params;
 import java.util.Locale;
+import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -27,6 +31,13 @@ import org.slf4j.LoggerFactory;
  * one; its kernel and initrd; a kernel command line with where the layers are and each one's sha256 (the initramfs
  * refuses a layer that differs), the agents' URL, the CA pin and a fresh single-use enrollment token. The images'
  * files are served to anyone: there are no secrets in them.
+ *
+ * <p>A boot token sits in DHCP configuration and travels in clear, so what it can do is bounded here: the labels of
+ * what it boots are the ones bound to it when it was minted (the URL may narrow them, never add one), it mints at a
+ * bounded rate ({@link MintRate}), at most one of its enrollment tokens is outstanding per MAC and per system UUID,
+ * and what they enroll new waits for an operator's acceptance (the core's rule). Served on the boot HTTPS port, the
+ * script's kernel and initrd come over HTTPS too; the layers stay on plain HTTP (the initramfs has no TLS; their
+ * digests came in the script).
  */
 public final class NetworkBoot {
   private static final int TOKEN_SECONDS = 3600;
@@ -40,14 +51,23 @@ public final class NetworkBoot {
   private final BootImages images;
   private final String extraCmdline;
   private final Supplier<AgentEndpoint> endpoint;
+  private final MintRate mintRate;
+  private final IntSupplier plainPort;
 
+  /**
+   * @param mintBurst     enrollment tokens a boot token may mint at once
+   * @param mintsPerMinute and how fast after that
+   * @param plainPort     the API's plain HTTP port: where a script served over HTTPS sends the initramfs for layers
+   */
   public NetworkBoot(Pool db, EnrollmentTokens tokens, BootImages images, String extraCmdline,
-      Supplier<AgentEndpoint> endpoint) {
+      Supplier<AgentEndpoint> endpoint, int mintBurst, int mintsPerMinute, IntSupplier plainPort) {
     this.db = db;
     this.tokens = tokens;
     this.images = images;
     this.extraCmdline = extraCmdline;
     this.endpoint = endpoint;
+    this.mintRate = new MintRate(db, mintBurst, mintsPerMinute);
+    this.plainPort = plainPort;
   }
 
   public void mount(Operations ops) {
@@ -59,34 +79,96 @@ public final class NetworkBoot {
 
   private Future<Void> script(RoutingContext ctx) {
     Params p = Params.of(ctx);
-    JsonObject labels = labels(p.query("labels"));
+    Principal caller = AuthHandler.principal(ctx);
     String mac = mac(p.query("mac"));
     String uuid = p.query("uuid") == null ? null : p.query("uuid").toLowerCase(Locale.ROOT);
-    // The files come from where the script came from: the address the booting server already reached.
-    String base = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/images/";
+    JsonObject labels;
+    try {
+      labels = allowed(caller, labels(p.query("labels")));
+    } catch (ApiError refused) {
+      return recordRefusal(mac, uuid, refused).transform(x -> Future.failedFuture(refused));
+    }
+    // The files come from where the script came from: the address the booting server already reached. Over HTTPS,
+    // the layers still come over HTTP (the initramfs has no TLS), from the API's port on the same host.
+    String host = ctx.request().authority().host();
+    String scriptBase = ctx.request().scheme() + "://" + ctx.request().authority() + "/v1/boot/images/";
+    String hostInUrl = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host; // IPv6
+    String layerBase = ctx.request().isSSL()
+        ? "http://" + hostInUrl + ":" + plainPort.getAsInt() + "/v1/boot/images/" : scriptBase;
     return images.catalog()
         .compose(catalog -> wantedBy(mac, uuid).map(wanted -> choose(catalog, wanted)))
-        .compose(image -> tokens.createForBoot(TOKEN_SECONDS, labels).map(token -> {
-          AgentEndpoint api = endpoint.get();
-          String files = base + image.version() + "/";
-          JsonObject m = image.manifest();
-          String layers = image.layers().stream().map(l -> l.getString("name") + "@" + l.getString("sha256"))
-              .collect(Collectors.joining(","));
-          String cmdline = String.join(" ", "initrd=" + m.getJsonObject("initrd").getString("name"),
-              "boot=warmmetal", "warmmetal.files=" + files, "warmmetal.layers=" + layers,
-              "warmmetal.image=" + image.version(), "BOOTIF=01-${netX/mac:hexhyp}", m.getString("cmdline", ""),
-              extraCmdline, "warmmetal.api=" + api.url(), "warmmetal.ca_pin=" + api.caPin(),
-              "warmmetal.token=" + token.getString("token")).replaceAll(" +", " ");
-          ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8")
-              .putHeader("Cache-Control", "no-store") // it holds a secret
-              .end("#!ipxe\n"
-                  + "# WarmMetal node image " + image.version() + " (Kubernetes " + image.kubernetesVersion()
-                  + "); enrollment token " + token.getString("id") + " (single use, 1 h)\n"
-                  + "kernel " + files + m.getJsonObject("kernel").getString("name") + " " + cmdline + "\n"
-                  + "initrd " + files + m.getJsonObject("initrd").getString("name") + "\n"
-                  + "boot\n");
-          return null;
-        }));
+        .compose(image -> mintRate.take(caller.tokenId())
+            .recover(err -> err instanceof ApiError refused
+                ? recordRefusal(mac, uuid, refused).transform(x -> Future.failedFuture(err))
+                : Future.failedFuture(err))
+            .compose(x -> tokens.createForBoot(TOKEN_SECONDS, labels, caller.tokenId(), mac, uuid))
+            .map(token -> {
+              AgentEndpoint api = endpoint.get();
+              String files = scriptBase + image.version() + "/";
+              JsonObject m = image.manifest();
+              String layers = image.layers().stream().map(l -> l.getString("name") + "@" + l.getString("sha256"))
+                  .collect(Collectors.joining(","));
+              String cmdline = String.join(" ", "initrd=" + m.getJsonObject("initrd").getString("name"),
+                  "boot=warmmetal", "warmmetal.files=" + layerBase + image.version() + "/",
+                  "warmmetal.layers=" + layers, "warmmetal.image=" + image.version(), "BOOTIF=01-${netX/mac:hexhyp}",
+                  m.getString("cmdline", ""), extraCmdline, "warmmetal.api=" + api.url(),
+                  "warmmetal.ca_pin=" + api.caPin(), "warmmetal.token=" + token.getString("token"))
+                  .replaceAll(" +", " ");
+              ctx.response().putHeader("Content-Type", "text/plain; charset=utf-8")
+                  .putHeader("Cache-Control", "no-store") // it holds a secret
+                  .end("#!ipxe\n"
+                      + "# WarmMetal node image " + image.version() + " (Kubernetes " + image.kubernetesVersion()
+                      + "); enrollment token " + token.getString("id") + " (single use, 1 h)\n"
+                      + "kernel " + files + m.getJsonObject("kernel").getString("name") + " " + cmdline + "\n"
+                      + "initrd " + files + m.getJsonObject("initrd").getString("name") + "\n"
+                      + "boot\n");
+              return null;
+            }));
+  }
+
+  /**
+   * The labels a boot gives its machine. A boot token's are bound to it: without labels in the URL, all of them; the
+   * URL may narrow them to some of its pairs, never add one (403 naming the first it does not allow). An admin's
+   * token (it could mint any enrollment token anyway) takes the URL's.
+   */
+  static JsonObject allowed(Principal caller, JsonObject asked) {
+    if (caller.role() != Role.BOOT) {
+      return asked;
+    }
+    JsonObject bound = caller.machineLabels() == null ? new JsonObject() : caller.machineLabels();
+    for (String key : asked.fieldNames()) {
+      if (!asked.getString(key).equals(bound.getString(key))) {
+        throw new ApiError(ErrorCode.Forbidden, "label " + key + "=" + asked.getString(key) + " is not one this"
+            + " boot token allows (" + (bound.isEmpty() ? "it was minted with no machineLabels"
+            : "it allows " + pairs(bound)) + "); a boot URL may narrow the token's labels, never add one",
+            "labels", null);
+      }
+    }
+    return asked.isEmpty() ? bound.copy() : asked;
+  }
+
+  private static String pairs(JsonObject labels) {
+    return labels.fieldNames().stream().sorted().map(k -> k + "=" + labels.getString(k))
+        .collect(Collectors.joining(","));
+  }
+
+  /**
+   * Says on the machine this hardware already is, if any, that its boot was refused and why — at most once a minute
+   * per machine; nothing for hardware the fleet does not know (the caller answers for any identity it likes).
+   */
+  private Future<Void> recordRefusal(String mac, String uuid, ApiError refused) {
+    return db.preparedQuery("""
+            INSERT INTO events (type, subject, machine_id, reason)
+            SELECT 'BootRefused', m.id, m.id, $3
+            FROM machines m
+            WHERE (lower(m.system_uuid) = $1 OR m.primary_mac = $2) AND m.state <> 'retired'
+              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.machine_id = m.id AND e.type = 'BootRefused'
+                                AND e.at > now() - interval '1 minute')
+            LIMIT 1""")
+        .execute(Tuple.of(uuid, mac, "network boot refused (" + refused.code().status() + "): "
+            + refused.getMessage()))
+        .<Void>mapEmpty()
+        .recover(err -> Future.succeededFuture()); // the refusal is the answer; recording it is a courtesy
   }
 
   /** The image the pool of the machine this hardware is names, if any (null: the default). */

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Typed server configuration. Every setting has a {@code WARMMETAL_*} environment variable and a sane default;
@@ -87,6 +88,11 @@ import java.util.Optional;
  *                           certificate (enrolling, or still in their TLS handshake) at most; agents with certificates
  *                           count only toward the total ({@code WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS}, 1024)
  * @param console            serve the fleet console at /console/ ({@code WARMMETAL_CONSOLE}, default true)
+ * @param bootHttpsPort      the boot endpoints ({@code /v1/boot/…}) also over HTTPS on this port, with a certificate
+ *                           from the API's CA for the agent names ({@code WARMMETAL_BOOT_HTTPS_PORT}; unset: not at
+ *                           all; 0 picks a free port)
+ * @param bootMintBurst      enrollment tokens one boot token may mint at once ({@code WARMMETAL_BOOT_MINT_BURST}, 40)
+ * @param bootMintsPerMinute and how many a minute after that ({@code WARMMETAL_BOOT_MINTS_PER_MINUTE}, 60)
  */
 public record ApiConfig(
     String httpHost,
@@ -133,7 +139,10 @@ public record ApiConfig(
     Duration agentHandshakeTimeout,
     int agentMaxConnections,
     int agentMaxConnectionsPerAddress,
-    boolean console) {
+    boolean console,
+    OptionalInt bootHttpsPort,
+    int bootMintBurst,
+    int bootMintsPerMinute) {
 
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
@@ -197,7 +206,11 @@ public record ApiConfig(
         Duration.ofSeconds(r.integer("WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", 10, 1, 3600)),
         r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS", 12288, 1, 1_000_000),
         r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", 1024, 1, 1_000_000),
-        r.bool("WARMMETAL_CONSOLE", true));
+        r.bool("WARMMETAL_CONSOLE", true),
+        r.optional("WARMMETAL_BOOT_HTTPS_PORT").isEmpty() ? OptionalInt.empty()
+            : OptionalInt.of(r.integer("WARMMETAL_BOOT_HTTPS_PORT", 0, 0, 65535)),
+        r.integer("WARMMETAL_BOOT_MINT_BURST", 40, 1, 100_000),
+        r.integer("WARMMETAL_BOOT_MINTS_PER_MINUTE", 60, 1, 1_000_000));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

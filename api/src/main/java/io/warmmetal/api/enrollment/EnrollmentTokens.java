@@ -53,28 +53,40 @@ public final class EnrollmentTokens implements EnrollmentGrants {
   /** As {@link #create(int, int, JsonObject, boolean)}, in the caller's transaction. */
   public Future<JsonObject> create(SqlClient client, int uses, int expiresInSeconds, JsonObject labels,
       boolean allowReenroll) {
-    return create(client, uses, expiresInSeconds, labels, allowReenroll, false);
+    return create(client, uses, expiresInSeconds, labels, allowReenroll, null);
   }
 
   /**
-   * A single-use token for one network boot: the agent keeps no state, so it may take back the machine its
-   * hardware already is — but only an idle one.
+   * A single-use token for one network boot, minted with the boot credential {@code bootTokenId} for the hardware
+   * iPXE named ({@code mac}, {@code uuid}; either may be null): the agent keeps no state, so it may take back the
+   * machine its hardware already is — but only an idle one — and what it enrolls new waits for acceptance. The
+   * hardware's earlier boot tokens still unused are revoked in the same transaction: at most one is outstanding per
+   * MAC and per system UUID.
    */
-  public Future<JsonObject> createForBoot(int expiresInSeconds, JsonObject labels) {
-    return create(db, 1, expiresInSeconds, labels, true, true);
+  public Future<JsonObject> createForBoot(int expiresInSeconds, JsonObject labels, String bootTokenId, String mac,
+      String uuid) {
+    return db.withTransaction(tx -> tx.preparedQuery("""
+            UPDATE enrollment_tokens SET revoked_at = now()
+            WHERE revoked_at IS NULL AND uses_left > 0 AND (boot_mac = $1 OR boot_uuid = $2)""")
+        .execute(Tuple.of(mac, uuid))
+        .compose(x -> create(tx, 1, expiresInSeconds, labels, true, new Boot(bootTokenId, mac, uuid))));
   }
 
+  /** Who minted a token through a network boot, and for which hardware; null for an operator's token. */
+  private record Boot(String tokenId, String mac, String uuid) {}
+
   private Future<JsonObject> create(SqlClient client, int uses, int expiresInSeconds, JsonObject labels,
-      boolean allowReenroll, boolean idleOnly) {
+      boolean allowReenroll, Boot boot) {
     String id = Ids.random("et-", 16);
     String secret = "wme_" + Ids.tokenSecret().substring(3);
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> client.preparedQuery("""
                 INSERT INTO enrollment_tokens (id, token_hash, uses_left, uses, labels, expires_at, allow_reenroll,
-                                               reenroll_idle_only)
-                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6, $7) RETURNING *""")
-            .execute(Tuple.of(id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds, allowReenroll,
-                idleOnly)))
+                                               reenroll_idle_only, boot_token_id, boot_mac, boot_uuid)
+                VALUES ($1, $2, $3, $3, $4, now() + make_interval(secs => $5), $6, $7, $8, $9, $10) RETURNING *""")
+            .execute(Tuple.wrap(new Object[] {id, Buffer.buffer(hash), uses, labels, (double) expiresInSeconds,
+                allowReenroll, boot != null, boot == null ? null : boot.tokenId(), boot == null ? null : boot.mac(),
+                boot == null ? null : boot.uuid()})))
         .map(rows -> toJson(rows.iterator().next()).put("token", secret));
   }
 
@@ -118,7 +130,8 @@ public final class EnrollmentTokens implements EnrollmentGrants {
   public Future<Grant> consume(SqlConnection tx, String secret) {
     return vertx.executeBlocking(() -> Ids.sha256(secret), false)
         .compose(hash -> tx.preparedQuery("""
-                SELECT id, uses_left, labels, allow_reenroll, reenroll_idle_only, expires_at < now() AS expired
+                SELECT id, uses_left, labels, allow_reenroll, reenroll_idle_only, boot_token_id,
+                       expires_at < now() AS expired
                 FROM enrollment_tokens
                 WHERE token_hash = $1 AND revoked_at IS NULL FOR UPDATE""")
             .execute(Tuple.of(Buffer.buffer(hash))))
@@ -136,7 +149,7 @@ public final class EnrollmentTokens implements EnrollmentGrants {
           return tx.preparedQuery("UPDATE enrollment_tokens SET uses_left = uses_left - 1 WHERE id = $1")
               .execute(Tuple.of(t.getString("id")))
               .map(x -> new Grant(t.getString("id"), t.getJsonObject("labels"), t.getBoolean("allow_reenroll"),
-                  t.getBoolean("reenroll_idle_only")));
+                  t.getBoolean("reenroll_idle_only"), t.getString("boot_token_id")));
         });
   }
 
@@ -157,6 +170,7 @@ public final class EnrollmentTokens implements EnrollmentGrants {
         .put("usesLeft", r.getInteger("uses_left"))
         .put("labels", r.getJsonObject("labels"))
         .put("allowReenroll", r.getBoolean("allow_reenroll"))
+        .put("bootTokenId", r.getString("boot_token_id"))
         .put("expiresAt", Json.time(r.getOffsetDateTime("expires_at")))
         .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
         .put("revokedAt", Json.time(revoked));

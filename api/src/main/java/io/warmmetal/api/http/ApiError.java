@@ -11,12 +11,28 @@ public final class ApiError extends RuntimeException {
   private final ErrorCode code;
   private final String field;
   private final JsonObject details;
+  private final int retryAfterSeconds;
 
   public ApiError(ErrorCode code, String message, String field, JsonObject details) {
+    this(code, message, field, details, 0);
+  }
+
+  private ApiError(ErrorCode code, String message, String field, JsonObject details, int retryAfterSeconds) {
     super(message, null, false, false);
     this.code = code;
     this.field = field;
     this.details = details;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+
+  /** Too many requests: try again in {@code seconds} (at least 1), which the response's Retry-After says. */
+  public static ApiError tooManyRequests(String message, long seconds) {
+    return new ApiError(ErrorCode.TooManyRequests, message, null, null, (int) Math.max(1, Math.min(seconds, 86_400)));
+  }
+
+  /** The Retry-After this answer carries, in seconds: its own, else its code's (0: none). */
+  public int retryAfterSeconds() {
+    return retryAfterSeconds > 0 ? retryAfterSeconds : code.retryAfterSeconds();
   }
 
   public static ApiError of(ErrorCode code, String message) {

@@ -3,13 +3,16 @@ package io.warmmetal.api.http;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -32,7 +35,14 @@ public final class ApiVerticle extends VerticleBase {
   private final Handler<RoutingContext> authenticate;
   private final Function<String, Handler<RoutingContext>> guard;
   private final SlowClients slowClients;
+  private final Tls tls;
   private HttpServer server;
+
+  /**
+   * A listener serving part of the API over TLS: its key and certificate chain (PEM), and the one path prefix it
+   * serves (anything else is a 404 there).
+   */
+  public record Tls(String keyPem, String chainPem, String onlyUnder) {}
 
   /**
    * @param authenticate runs before validation on every request
@@ -42,6 +52,13 @@ public final class ApiVerticle extends VerticleBase {
   public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
       Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
       Consumer<Router> mountOperational, SlowClients slowClients) {
+    this(contract, host, port, authenticate, guard, mountOperations, mountOperational, slowClients, null);
+  }
+
+  /** As above, over TLS and for {@code tls.onlyUnder()} only (null: the plain API port). */
+  public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
+      Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
+      Consumer<Router> mountOperational, SlowClients slowClients, Tls tls) {
     this.contract = contract;
     this.host = host;
     this.port = port;
@@ -50,6 +67,7 @@ public final class ApiVerticle extends VerticleBase {
     this.mountOperations = mountOperations;
     this.mountOperational = mountOperational;
     this.slowClients = slowClients;
+    this.tls = tls;
   }
 
   @Override
@@ -67,8 +85,25 @@ public final class ApiVerticle extends VerticleBase {
       int colon = path.lastIndexOf(':');
       ctx.reroute(ctx.request().method(), path.substring(0, colon) + "/" + path.substring(colon + 1));
     });
+    if (tls != null) {
+      // Ahead of every route of the contract: this listener serves its prefix and nothing else.
+      router.route().order(Integer.MIN_VALUE + 1).handler(ctx -> {
+        if (ctx.normalizedPath().startsWith(tls.onlyUnder())) {
+          ctx.next();
+        } else {
+          ErrorResponses.send(ctx, ApiError.of(ErrorCode.NotFound, "this port serves only " + tls.onlyUnder()
+              + "…; the rest of the API is on its plain port"));
+        }
+      });
+    }
     HttpServerOptions options = slowClients.apply(new HttpServerOptions().setHost(host).setPort(port)
         .setCompressionSupported(true));
+    if (tls != null) {
+      // TLS 1.2 as well as 1.3: iPXE speaks at most 1.2.
+      options.setSsl(true).setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
+          .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(tls.keyPem()))
+              .addCertValue(Buffer.buffer(tls.chainPem())));
+    }
     return slowClients.listen(vertx.createHttpServer(options), router).onSuccess(s -> server = s);
   }
 

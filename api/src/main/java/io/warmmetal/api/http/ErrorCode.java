@@ -17,6 +17,8 @@ public enum ErrorCode {
   RequestTooLarge(413),
   UriTooLong(414),
   UnsupportedMediaType(415),
+  /** Too many requests of this kind from this caller (a boot token minting enrollment tokens): Retry-After says. */
+  TooManyRequests(429),
   ExpectationFailed(417),
   HeadersTooLarge(431),
   InternalError(500),
@@ -42,6 +44,7 @@ public enum ErrorCode {
     return switch (this) {
       case ServiceUnavailable -> 2;
       case InsufficientCapacity -> 5;
+      case TooManyRequests -> 1;
       default -> 0;
     };
   }

@@ -70,7 +70,9 @@ public final class ErrorResponses {
 
   /** The error as the response, for the few answers given before routing. */
   static Future<Void> send(HttpServerResponse response, ApiError error, String requestId) {
-    retryAfter(response.headers(), error.code());
+    if (error.retryAfterSeconds() > 0) {
+      response.headers().set("Retry-After", Integer.toString(error.retryAfterSeconds()));
+    }
     if (requestId != null) {
       response.putHeader("X-Request-Id", requestId);
     }
@@ -78,13 +80,6 @@ public final class ErrorResponses {
         .setStatusCode(error.code().status())
         .putHeader("Content-Type", "application/json")
         .end(error.toJson(requestId).toBuffer());
-  }
-
-  /** Adds the code's Retry-After (seconds), if it has one: how long a client should wait before trying again. */
-  public static void retryAfter(io.vertx.core.MultiMap headers, ErrorCode code) {
-    if (code.retryAfterSeconds() > 0) {
-      headers.set("Retry-After", Integer.toString(code.retryAfterSeconds()));
-    }
   }
 
   static ApiError toApiError(RoutingContext ctx) {

@@ -31,12 +31,13 @@ public interface Lifecycle {
 
   /**
    * @param grants            the enrollment tokens (the enrollment edge's)
+   * @param inventory         the hardware records (the hardware edge's)
    * @param agentCertValidity how long an agent's client certificate is valid
    * @param batching          how concurrent launches share database calls
    */
   static Lifecycle create(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
-      Duration agentCertValidity, EnrollmentGrants grants, LaunchBatching batching) {
-    return new LifecycleImpl(vertx, db, secrets, metrics, ca, agentCertValidity, grants, batching);
+      Duration agentCertValidity, EnrollmentGrants grants, HardwareInventory inventory, LaunchBatching batching) {
+    return new LifecycleImpl(vertx, db, secrets, metrics, ca, agentCertValidity, grants, inventory, batching);
   }
 
   /** Subscribes to what committed transactions changed; called on the committing event loop, so never block. */
@@ -47,9 +48,23 @@ public interface Lifecycle {
 
   /**
    * Enrolls an agent: uses up one use of its token, registers its machine ({@code enrolling}) or finds the one the
-   * same hardware enrolled before, and signs its client certificate, bound to the machine id.
+   * same hardware enrolled before, and signs its client certificate, bound to the machine id. A machine new to the
+   * fleet that enrolls with a token a network boot minted is not admitted (it waits in {@code new} once its agent
+   * connects) unless a hardware record matches its identity.
    */
   Future<AgentCertificate> enroll(EnrollmentRequest request);
+
+  /**
+   * An operator accepts new hardware: it is admitted, and a {@code new} one goes {@code standby} (where its pool
+   * prepares it). Idempotent for an admitted machine; refused for a retired one. {@code by} goes in the event.
+   */
+  Future<Machine> accept(String machineId, String by);
+
+  /**
+   * An operator rejects new hardware: it is retired (its agent shut out; its identity cannot enroll again). Refused
+   * for a machine that was admitted (retire that one); idempotent once retired.
+   */
+  Future<Machine> reject(String machineId, String by);
 
   /**
    * Renews a machine's client certificate: {@code certSerial} (the certificate the agent presented on the agent port)
@@ -93,7 +108,7 @@ public interface Lifecycle {
 
   /**
    * The machine's agent said hello: a newly enrolled machine goes {@code enrolling → standby} (the pool manager may
-   * then prepare it); an offline one goes back to where it was.
+   * then prepare it), or {@code enrolling → new} if it waits for acceptance; an offline one goes back to where it was.
    */
   Future<Void> agentConnected(String machineId, String certSerial);
 

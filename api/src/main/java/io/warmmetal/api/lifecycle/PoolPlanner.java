@@ -33,7 +33,8 @@ import java.util.Set;
  *       boots the pool's image when it is next switched on;</li>
  * </ul>
  * then, over the states those moves lead to, the standby tier's power: idle standby machines off, machines needed
- * again (preparing, warm or claimed) on. Only free machines (uncordoned, no instance) count or move.
+ * again (preparing, warm or claimed) on. Only free machines (uncordoned, no instance) count or move. New hardware
+ * waiting for acceptance ({@code new}) is no pool's: it is never prepared, parked, counted or switched.
  */
 public final class PoolPlanner {
   /** States in which a machine must be running. */

@@ -27,6 +27,7 @@ public final class MachineJson {
         .put("labels", m.labels())
         .put("identity", identity)
         .put("cordoned", m.cordoned())
+        .put("admitted", m.admitted())
         .put("instanceId", m.instanceId())
         .put("createdAt", Json.time(m.createdAt()))
         .put("stateChangedAt", Json.time(m.stateChangedAt()));

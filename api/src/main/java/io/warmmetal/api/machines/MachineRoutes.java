@@ -4,6 +4,9 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
+import io.vertx.ext.web.RoutingContext;
+import io.warmmetal.api.auth.AuthHandler;
+import io.warmmetal.api.auth.Principal;
 import io.warmmetal.api.auth.Scope;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Operations;
@@ -12,7 +15,7 @@ import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.lifecycle.Registration;
 
-/** The machine inventory: list, get, register by hand, cordon, uncordon, retire, reboot. */
+/** The machine inventory: list, get, register by hand, cordon, uncordon, retire, reboot, accept or reject. */
 public final class MachineRoutes {
   private MachineRoutes() {}
 
@@ -39,6 +42,16 @@ public final class MachineRoutes {
     ops.json("retireMachine", 200, ctx -> lifecycle.retire(Params.of(ctx).path("machineId")).map(MachineJson::from));
     ops.json("rebootMachine", 200, ctx -> lifecycle.reboot(Params.of(ctx).path("machineId"),
         "reboot ordered by an operator").map(MachineJson::from));
+    ops.json("acceptMachine", 200, ctx -> lifecycle.accept(Params.of(ctx).path("machineId"), operator(ctx))
+        .map(MachineJson::from));
+    ops.json("rejectMachine", 200, ctx -> lifecycle.reject(Params.of(ctx).path("machineId"), operator(ctx))
+        .map(MachineJson::from));
+  }
+
+  /** Who acted, for the event: the token's name and id. */
+  private static String operator(RoutingContext ctx) {
+    Principal p = AuthHandler.principal(ctx);
+    return p.name() + " (" + p.tokenId() + ")";
   }
 
   /**

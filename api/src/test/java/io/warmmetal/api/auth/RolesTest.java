@@ -95,6 +95,25 @@ class RolesTest {
   }
 
   @Test
+  void onlyBootTokensCarryMachineLabels() {
+    JsonObject labels = new JsonObject().put("topology.kubernetes.io/zone", "rack-1");
+    Response client = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "c")
+        .put("role", "client").put("machineLabels", labels));
+    assertThat(client.status()).isEqualTo(400);
+    assertThat(client.body().getString("field")).isEqualTo("machineLabels");
+    Response boot = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack-1")
+        .put("role", "boot").put("machineLabels", labels));
+    assertThat(boot.status()).isEqualTo(201);
+    assertThat(boot.body().getJsonObject("machineLabels")).isEqualTo(labels);
+    Response bare = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "bare")
+        .put("role", "boot"));
+    assertThat(bare.body().getJsonObject("machineLabels")).isEqualTo(new JsonObject()); // none: it adds none
+    assertThat(fx.client.get("/v1/tokens", ApiFixture.ADMIN).body().getJsonArray("items").stream()
+        .map(t -> (JsonObject) t).filter(t -> t.getString("id").equals(boot.body().getString("id")))
+        .findFirst().orElseThrow().getJsonObject("machineLabels")).isEqualTo(labels);
+  }
+
+  @Test
   void fleetReaderReadsTheFleetAndEveryProjectButChangesNothing() {
     String fleet = fx.token("fleet-reader");
     assertThat(fx.client.get("/v1/machines", fleet).status()).isEqualTo(200);

@@ -3,6 +3,7 @@ package io.warmmetal.api.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
@@ -43,18 +44,22 @@ class NetworkBootTest {
   private static final String V1 = "v1.20.2-aaaaaaaaaaaa";
   private static final String V2 = "v1.20.2-bbbbbbbbbbbb";
 
-  record Answer(int status, String contentType, Buffer body) {}
+  record Answer(int status, String contentType, Buffer body, String retryAfter) {}
 
   static Answer get(HttpClient http, int port, String path, String authorization) {
-    RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost("127.0.0.1").setPort(port)
-        .setURI(path);
+    return request(http, "127.0.0.1", port, path, authorization).await();
+  }
+
+  /** A GET, answered within 30 s: an answer that never comes fails the test instead of hanging the build. */
+  static Future<Answer> request(HttpClient http, String host, int port, String path, String authorization) {
+    RequestOptions options = new RequestOptions().setMethod(HttpMethod.GET).setHost(host).setPort(port).setURI(path);
     if (authorization != null) {
       options.putHeader("Authorization", authorization);
     }
-    // A time limit: an answer that never comes fails the test instead of hanging the build.
     return http.request(options).compose(req -> req.send())
-        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.getHeader("Content-Type"), b)))
-        .timeout(30, java.util.concurrent.TimeUnit.SECONDS).await();
+        .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.getHeader("Content-Type"), b,
+            resp.getHeader("Retry-After"))))
+        .timeout(30, java.util.concurrent.TimeUnit.SECONDS);
   }
 
   static String basic(String token) {
@@ -84,10 +89,17 @@ class NetworkBootTest {
         "WARMMETAL_BOOT_CMDLINE", "console=ttyS0"))) {
       HttpClient http = vertx.createHttpClient();
       String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "pxe")
-          .put("role", "boot")).body().getString("token");
+          .put("role", "boot").put("machineLabels", new JsonObject().put("rack", "r9").put("boot", "pxe")))
+          .body().getString("token");
+      // The operator expects this server: it is admitted when it enrolls.
+      String mac = "52:54:00:0a:0b:0c";
+      String uuid = UUID.randomUUID().toString();
+      assertThat(fx.client.put("/v1/hardware/" + mac, ApiFixture.ADMIN, new JsonObject().put("systemUuid", uuid))
+          .status()).isEqualTo(200);
 
       assertThat(get(http, fx.api.port(), "/v1/boot/ipxe", null).status()).isEqualTo(401);
-      Answer answer = get(http, fx.api.port(), "/v1/boot/ipxe?labels=rack%3Dr9,boot%3Dpxe", basic(bootToken));
+      Answer answer = get(http, fx.api.port(), "/v1/boot/ipxe?labels=rack%3Dr9,boot%3Dpxe&mac=" + mac + "&uuid="
+          + uuid, basic(bootToken));
       assertThat(answer.status()).as(answer.body().toString()).isEqualTo(200);
       assertThat(answer.contentType()).startsWith("text/plain");
       String script = answer.body().toString();
@@ -108,14 +120,13 @@ class NetworkBootTest {
       // The token works once: the booted agent enrolls with it (and gets the labels); nobody can again.
       Enrollment enrollment = new Enrollment(vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()),
           fx.api.caPin());
-      String mac = "52:54:00:0a:0b:0c";
-      String uuid = UUID.randomUUID().toString();
       JsonObject host = new JsonObject().put("name", "pxe-1").put("facts", ApiFixture.facts(16, 64)
               .put("image", new JsonObject().put("version", V1).put("kubernetesVersion", "v1.20.2")))
           .put("identity", new JsonObject().put("systemUuid", uuid).put("primaryMac", mac));
       AgentIdentity identity = enrollment.enroll(params.get("warmmetal.token"), host).await();
       JsonObject machine = fx.client.get("/v1/machines/" + identity.machineId(), ApiFixture.ADMIN).body();
       assertThat(machine.getJsonObject("labels").getMap()).containsEntry("rack", "r9").containsEntry("boot", "pxe");
+      assertThat(machine.getBoolean("admitted")).as("its hardware record admits it").isTrue();
       assertThat(machine.getJsonObject("facts").getJsonObject("image").getString("version")).isEqualTo(V1);
       assertThatThrownBy(() -> enrollment.enroll(params.get("warmmetal.token"), host).await())
           .hasMessageContaining("used up");
@@ -128,14 +139,15 @@ class NetworkBootTest {
           .put("image", V2));
       assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=52-54-00-0A-0B-0C", basic(bootToken)).body()
           .toString())).containsEntry("warmmetal.image", V2);
-      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?uuid=" + uuid.toUpperCase(), basic(bootToken))
+      assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:ff:ff:fe&uuid=" + uuid.toUpperCase(),
+          basic(bootToken))
           .body().toString())).containsEntry("warmmetal.image", V2);
       assertThat(cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:ff:ff:ff", basic(bootToken)).body()
           .toString())).containsEntry("warmmetal.image", V1);
       fx.client.put("/v1/pools/x86-16c-64g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
 
       // The next boot gets another token; it may take back this hardware's machine only while nobody uses it.
-      String next = cmdline(get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken)).body().toString())
+      String next = cmdline(get(http, fx.api.port(), "/v1/boot/ipxe?mac=" + mac, basic(bootToken)).body().toString())
           .get("warmmetal.token");
       assertThat(next).isNotEqualTo(params.get("warmmetal.token"));
       Path state = Files.createTempDirectory("pxe-agent");
@@ -151,11 +163,12 @@ class NetworkBootTest {
       ws.close().await();
       enrollment.close().await();
 
-      // A boot token opens nothing else; bad labels and identities are a 400.
+      // A boot token opens nothing else; bad labels and identities are a 400, a boot without a MAC too.
       assertThat(get(http, fx.api.port(), "/v1/machines", "Bearer " + bootToken).status()).isEqualTo(403);
       assertThat(get(http, fx.api.port(), "/v1/boot/images", "Bearer " + bootToken).status()).isEqualTo(403);
-      assertThat(get(http, fx.api.port(), "/v1/boot/ipxe?labels=a%3Db%3Dc", basic(bootToken)).status())
-          .isEqualTo(400);
+      assertThat(get(http, fx.api.port(), "/v1/boot/ipxe?mac=" + mac + "&labels=a%3Db%3Dc", basic(bootToken))
+          .status()).isEqualTo(400);
+      assertThat(get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken)).status()).isEqualTo(400);
       assertThat(get(http, fx.api.port(), "/v1/boot/ipxe?mac=not-a-mac", basic(bootToken)).status()).isEqualTo(400);
 
       // What is installed, and which image is the default.
@@ -190,14 +203,14 @@ class NetworkBootTest {
       HttpClient http = vertx.createHttpClient();
       String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "pxe")
           .put("role", "boot")).body().getString("token");
-      Answer answer = get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken));
+      Answer answer = get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:00:00:01", basic(bootToken));
       assertThat(answer.status()).isEqualTo(404);
       assertThat(new JsonObject(answer.body()).getString("message")).contains("images/node/build.sh --install");
       assertThat(fx.count("SELECT count(*) FROM enrollment_tokens")).isZero(); // no token minted for nothing
       // Two images and no default: the operator is told how to choose.
       BootImageFixture.install(bootDir, V1, 1);
       BootImageFixture.install(bootDir, V2, 2);
-      answer = get(http, fx.api.port(), "/v1/boot/ipxe", basic(bootToken));
+      answer = get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:00:00:01", basic(bootToken));
       assertThat(answer.status()).isEqualTo(404);
       assertThat(new JsonObject(answer.body()).getString("message")).contains("WARMMETAL_BOOT_IMAGE");
       http.close().await();

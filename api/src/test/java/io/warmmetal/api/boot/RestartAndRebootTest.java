@@ -99,8 +99,8 @@ class RestartAndRebootTest {
       String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "pxe")
           .put("role", "boot")).body().getString("token");
       var http = vertx.createHttpClient();
-      String script = NetworkBootTest.get(http, fx.api.port(), "/v1/boot/ipxe", NetworkBootTest.basic(bootToken))
-          .body().toString();
+      String script = NetworkBootTest.get(http, fx.api.port(), "/v1/boot/ipxe?mac=52:54:00:00:00:07",
+          NetworkBootTest.basic(bootToken)).body().toString();
       http.close().await();
       String token = script.replaceAll("(?s).*warmmetal\\.token=(\\S+).*", "$1");
       AgentIdentity again = enrollment.enroll(token, host(uuid, NEW)).await();

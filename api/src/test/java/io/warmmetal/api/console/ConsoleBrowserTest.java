@@ -182,6 +182,40 @@ class ConsoleBrowserTest {
     assertNoPageErrors(logged);
   }
 
+  @Test
+  void newHardwareIsAcceptedOrRejectedFromTheMachinesList() throws Exception {
+    // Two machines waiting as new hardware (set up in the database: how one gets there is BootAdmissionTest's).
+    List<String> waiting = fx.registerMachines(2, ApiFixture.facts(2, 4), false);
+    for (String id : waiting) {
+      fx.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
+          .execute(io.vertx.sqlclient.Tuple.of(id)).await();
+    }
+    logIn(ApiFixture.ADMIN);
+    String first = "#machines tr[data-machine='" + waiting.get(0) + "']";
+    String second = "#machines tr[data-machine='" + waiting.get(1) + "']";
+    waitFor("the new machines with their actions", () -> page.findElement(By.cssSelector(first + " td.state"))
+        .getText().equals("new") && page.findElements(By.cssSelector(second + " button.reject")).size() == 1);
+    chromium.screenshot("6-new-hardware");
+
+    page.findElement(By.cssSelector(first + " button.accept")).click();
+    waitFor("the accepted machine in standby", () -> page.findElement(By.cssSelector(first + " td.state")).getText()
+        .equals("standby") && page.findElements(By.cssSelector(first + " button")).isEmpty());
+    assertThat(notice("machines")).contains("accepted");
+    assertThat(page.findElement(By.id("timeline")).isDisplayed()).as("the button is not the row's click").isFalse();
+
+    page.findElement(By.cssSelector(second + " button.reject")).click();
+    waitFor("the rejection asked to be confirmed", () -> page.findElement(By.cssSelector(second + " button.reject"))
+        .getText().contains("sure"));
+    assertThat(fx.client.get("/v1/machines/" + waiting.get(1), ApiFixture.ADMIN).body().getString("state"))
+        .isEqualTo("new");
+    page.findElement(By.cssSelector(second + " button.reject")).click();
+    waitFor("the rejected machine retired", () -> page.findElement(By.cssSelector(second + " td.state")).getText()
+        .equals("retired"));
+    assertThat(fx.client.get("/v1/machines/" + waiting.get(0), ApiFixture.ADMIN).body().getBoolean("admitted"))
+        .isTrue();
+    assertNoPageErrors(chromium.consoleLog());
+  }
+
   /** No script errors and no Content-Security-Policy violations (a violation is how an inline script would show). */
   private static void assertNoPageErrors(List<LogEntry> logged) {
     assertThat(logged).filteredOn(e -> e.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())

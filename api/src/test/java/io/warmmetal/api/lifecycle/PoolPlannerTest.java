@@ -2,6 +2,7 @@ package io.warmmetal.api.lifecycle;
 
 import static io.warmmetal.api.lifecycle.MachineState.IN_USE;
 import static io.warmmetal.api.lifecycle.MachineState.JOINING;
+import static io.warmmetal.api.lifecycle.MachineState.NEW;
 import static io.warmmetal.api.lifecycle.MachineState.PREPARING;
 import static io.warmmetal.api.lifecycle.MachineState.REBOOTING;
 import static io.warmmetal.api.lifecycle.MachineState.STANDBY;
@@ -40,6 +41,20 @@ class PoolPlannerTest {
     assertThat(d.prepare()).containsExactly("s1", "s2");
     assertThat(d.deficits()).containsExactly(new Deficit(S, 4, 1, true));
     assertThat(d.park()).isEmpty();
+  }
+
+  @Test
+  void newHardwareWaitingForAcceptanceIsNeverPreparedCountedOrSwitched() {
+    // A pool short of machines, with only new hardware of its shape (one with power control, switched on).
+    PoolDecisions d = decide(List.of(new Target(S, 2, 10, 0, "v2")),
+        free("n1", NEW), powered("n2", NEW, true, false), powered("n3", NEW, true, true));
+
+    assertThat(d.prepare()).isEmpty();
+    assertThat(d.deficits()).containsExactly(new Deficit(S, 2, 2, true));
+    assertThat(d.park()).isEmpty();
+    assertThat(d.reboot()).isEmpty();
+    assertThat(d.powerOff()).isEmpty();
+    assertThat(d.powerOn()).isEmpty();
   }
 
   @Test

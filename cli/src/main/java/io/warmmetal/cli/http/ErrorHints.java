@@ -6,7 +6,8 @@ import java.util.Map;
 public final class ErrorHints {
   private static final Map<String, String> SINGULAR = Map.of(
       "instances", "instance", "machines", "machine", "shapes", "shape", "pools", "pool (no target for shape)",
-      "tokens", "token", "enrollment-tokens", "enrollment token", "projects", "project", "commands", "command");
+      "tokens", "token", "enrollment-tokens", "enrollment token", "projects", "project", "commands", "command",
+      "hardware", "hardware record");
 
   private ErrorHints() {}
 
@@ -20,7 +21,8 @@ public final class ErrorHints {
       case 404 -> notFound(e.path());
       case 409 -> "IdempotentParameterMismatch".equals(e.code())
           ? "that client token was used with other parameters: give a new --client-token" : null;
-      case 503 -> "retry after " + (e.retryAfter() == null ? "a few" : e.retryAfter()) + " seconds (Retry-After)";
+      case 429, 503 -> "retry after " + (e.retryAfter() == null ? "a few" : e.retryAfter())
+          + " seconds (Retry-After)";
       default -> null;
     };
   }

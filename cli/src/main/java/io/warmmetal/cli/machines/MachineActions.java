@@ -48,6 +48,24 @@ final class MachineActions {
     }
   }
 
+  @Command(name = "accept", description = "Admit new hardware (state new) that enrolled through a network boot: "
+      + "it goes standby, where its pool prepares it. Check its facts and identity first (`machines get -o yaml`).")
+  static final class Accept extends Action {
+    @Override
+    String action() {
+      return "accept";
+    }
+  }
+
+  @Command(name = "reject", description = "Refuse new hardware waiting for acceptance: it is retired and its "
+      + "identity released.")
+  static final class Reject extends Action {
+    @Override
+    String action() {
+      return "reject";
+    }
+  }
+
   @Command(name = "reboot", description = "Tell the machines' agents to reboot: a network-booted server comes back "
       + "with its pool's image (refused under an instance).")
   static final class Reboot extends Action {

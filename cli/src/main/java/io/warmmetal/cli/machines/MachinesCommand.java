@@ -16,8 +16,8 @@ import picocli.CommandLine.Parameters;
 /** {@code warmmetal machines …}: the fleet's servers. */
 @Command(name = "machines", description = "List and manage the fleet's machines.",
     subcommands = {MachinesCommand.Ls.class, MachinesCommand.Get.class, MachineActions.Cordon.class,
-        MachineActions.Uncordon.class, MachineActions.Retire.class, MachineActions.Reboot.class, PowerCommand.class,
-        RecoverCommand.class})
+        MachineActions.Uncordon.class, MachineActions.Retire.class, MachineActions.Reboot.class,
+        MachineActions.Accept.class, MachineActions.Reject.class, PowerCommand.class, RecoverCommand.class})
 public final class MachinesCommand extends GroupCommand {
   static List<Column> columns(Instant now) {
     return List.of(
@@ -28,6 +28,7 @@ public final class MachinesCommand extends GroupCommand {
         Column.field("CORDONED", "cordoned"),
         Column.field("INSTANCE", "instanceId"),
         Column.of("AGE", m -> Cells.age(m.get("stateChangedAt"), now)),
+        Column.wide("ADMITTED", m -> Cells.text(m.get("admitted"))),
         Column.wide("ADDRESS", m -> Cells.text(m.get("address"))),
         Column.wide("LABELS", m -> Cells.pairs(m.get("labels"))));
   }

@@ -6,6 +6,7 @@ import io.warmmetal.cli.session.GroupCommand;
 import io.warmmetal.cli.session.ListCommand;
 import io.warmmetal.cli.session.SessionCommand;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -21,6 +22,7 @@ public final class TokensCommand extends GroupCommand {
       Column.field("NAME", "name"),
       Column.field("ROLE", "role"),
       Column.field("PROJECT", "project"),
+      Column.wide("MACHINE-LABELS", t -> t.has("machineLabels") ? Cells.pairs(t.get("machineLabels")) : Cells.NONE),
       Column.field("CREATED", "createdAt"),
       Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
 
@@ -39,10 +41,19 @@ public final class TokensCommand extends GroupCommand {
     @Option(names = "--role", required = true, description = "admin, fleet-reader, client, read-only or boot")
     String role;
 
+    @Option(names = "--machine-label", paramLabel = "KEY=VALUE",
+        description = "boot tokens: a label of the machines it boots (repeatable); a boot URL may narrow them, "
+            + "never add one")
+    Map<String, String> machineLabels;
+
     @Override
     public Integer call() {
       // The token's project is the one the request acts in: --project / WARMMETAL_PROJECT.
-      var token = api().post("/v1/tokens", Map.of("name", name, "role", role));
+      Map<String, Object> body = new LinkedHashMap<>(Map.of("name", name, "role", role));
+      if (machineLabels != null) {
+        body.put("machineLabels", machineLabels);
+      }
+      var token = api().post("/v1/tokens", body);
       List<Column> withSecret = new ArrayList<>(COLUMNS.subList(0, 4));
       withSecret.add(Column.field("TOKEN", "token"));
       session().printer().print(token, withSecret);

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * A rack for virtual servers, as an operator wires one: a LAN (a bridge in the control plane's network namespace,
@@ -18,11 +19,22 @@ import java.util.Map;
  */
 public final class Rack implements AutoCloseable {
   static final String BRIDGE = "wmrack0";
-  /** A rack booting from {@code fx}'s API with a boot token minted for it, as an operator sets one up. */
+  /**
+   * A rack booting from {@code fx}'s API with a boot token minted for it, as an operator sets one up — and, as an
+   * operator racking servers does, each server's MAC and system UUID registered as a hardware record before it is
+   * powered on, so it is admitted when it enrolls (new hardware nobody registered would wait for acceptance).
+   */
   public static Rack forApi(ControlPlane cluster, ApiFixture fx) throws Exception {
     String bootToken = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack")
         .put("role", "boot")).body().getString("token");
-    return create(cluster, fx.api.port(), bootUrl(bootToken, fx.api.port()));
+    Rack rack = create(cluster, fx.api.port(), bootUrl(bootToken, fx.api.port()));
+    rack.inventory = (mac, uuid) -> {
+      var record = fx.client.put("/v1/hardware/" + mac, ApiFixture.ADMIN, new JsonObject().put("systemUuid", uuid));
+      if (record.status() != 200) {
+        throw new IllegalStateException("registering " + mac + " failed: " + record.raw());
+      }
+    };
+    return rack;
   }
 
   /** Stands for the host's end of the namespace's link in a boot URL. */
@@ -33,6 +45,8 @@ public final class Rack implements AutoCloseable {
   private final String prefix;
   private final List<Daemon> daemons = new ArrayList<>();
   private int taps;
+  /** Registers a server's MAC and system UUID with the API before it boots; none for a rack of another API. */
+  private BiConsumer<String, String> inventory = (mac, uuid) -> { };
 
   private Rack(ControlPlane cluster, Path dir) {
     this.cluster = cluster;
@@ -113,6 +127,11 @@ public final class Rack implements AutoCloseable {
   /** The LAN's router (the namespace) and DHCP server. */
   public String gateway() {
     return prefix + ".1";
+  }
+
+  /** The operator registers a server about to be powered on here (its MAC and system UUID). */
+  void expect(String mac, String uuid) {
+    inventory.accept(mac, uuid);
   }
 
   /** A tap device on the LAN for a server's NIC; QEMU opens it by name from inside the namespace. */

@@ -46,6 +46,7 @@ public final class VirtualServer implements AutoCloseable {
     String uuid = new UUID(0x7761726d6d6574aL, index).toString();
     Path console = rack.dir().resolve(name + ".console");
     Files.deleteIfExists(console);
+    rack.expect(mac, uuid);
     String tap = rack.plugIn();
     List<String> command = new ArrayList<>(List.of("qemu-system-x86_64", "-name", name, "-accel", "tcg,thread=multi",
         "-smp", String.valueOf(cpus), "-m", String.valueOf(memoryMiB), "-nographic", "-nodefaults",

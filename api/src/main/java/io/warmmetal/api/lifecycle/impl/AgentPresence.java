@@ -43,9 +43,13 @@ final class AgentPresence {
       MachineState state = MachineState.fromWire(m.getString("state"));
       Future<?> touched = tx.preparedQuery("UPDATE machines SET last_seen = now() WHERE id = $1")
           .execute(Tuple.of(machineId));
+      boolean admitted = m.getBoolean("admitted");
       if (state == MachineState.ENROLLING) {
-        return touched.compose(x -> Transitions.machine(tx, machineId, state, MachineState.STANDBY,
-            "agent connected")).mapEmpty();
+        // New hardware nobody vouched for waits for an operator; everything else is the pools' to prepare.
+        return touched.compose(x -> admitted
+            ? Transitions.machine(tx, machineId, state, MachineState.STANDBY, "agent connected")
+            : Transitions.machine(tx, machineId, state, MachineState.NEW,
+                "agent connected: new hardware, waiting for an operator to accept it")).mapEmpty();
       }
       if (state == MachineState.REBOOTING) {
         // An agent that keeps its identity across reboots (installed on a disk) says hello again once it has run
@@ -68,6 +72,9 @@ final class AgentPresence {
           .compose(rows -> {
             String from = rows.iterator().next().getString("offline_from");
             MachineState back = from == null ? MachineState.STANDBY : MachineState.fromWire(from);
+            if (back == MachineState.NEW && admitted) {
+              back = MachineState.STANDBY; // accepted while out of contact
+            }
             return Transitions.machine(tx, machineId, MachineState.OFFLINE, back, "agent back");
           })
           .compose(x -> tx.preparedQuery("""

@@ -2,6 +2,7 @@ package io.warmmetal.api.lifecycle.impl;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlConnection;
@@ -12,6 +13,7 @@ import io.warmmetal.api.lifecycle.AgentCertificate;
 import io.warmmetal.api.lifecycle.EnrollmentGrants;
 import io.warmmetal.api.lifecycle.EnrollmentGrants.Grant;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
+import io.warmmetal.api.lifecycle.HardwareInventory;
 import io.warmmetal.api.lifecycle.Host;
 import io.warmmetal.api.lifecycle.MachineState;
 import io.warmmetal.api.lifecycle.Refusal;
@@ -27,18 +29,26 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  * that machine id and remember its serial — the only certificate the channel will accept for the machine. Whoever
  * minted the token learns, in the same transaction, which machine it enrolled (an SSH enrollment hands over its SSH
  * access).
+ *
+ * <p>New hardware is admitted, not assumed: a machine new to the fleet that enrolls with a token a network boot
+ * minted (whoever holds the boot credential can mint one, for any identity and facts it likes) is not admitted — its
+ * hello takes it to {@code new}, where it waits for an operator — unless the operator registered its MAC or system
+ * UUID beforehand (a hardware record, whose labels it gets). Hardware the fleet already knows keeps its admission.
  */
 final class Enroller {
   private final Vertx vertx;
   private final Pool db;
   private final EnrollmentGrants grants;
+  private final HardwareInventory inventory;
   private final CertificateAuthority ca;
   private final Duration validity;
 
-  Enroller(Vertx vertx, Pool db, EnrollmentGrants grants, CertificateAuthority ca, Duration validity) {
+  Enroller(Vertx vertx, Pool db, EnrollmentGrants grants, HardwareInventory inventory, CertificateAuthority ca,
+      Duration validity) {
     this.vertx = vertx;
     this.db = db;
     this.grants = grants;
+    this.inventory = inventory;
     this.ca = ca;
     this.validity = validity;
   }
@@ -116,9 +126,9 @@ final class Enroller {
   }
 
   /** The machine this hardware already is, or a new one in {@code enrolling}. */
-  private static Future<String> machineFor(SqlConnection tx, Host host, String shape, Grant grant) {
+  private Future<String> machineFor(SqlConnection tx, Host host, String shape, Grant grant) {
     return tx.preparedQuery("""
-            SELECT id, state, instance_id, power_state = 'off' AS off,
+            SELECT id, state, instance_id, admitted, power_state = 'off' AS off,
                    power_state = 'on' AND (last_seen IS NULL OR last_seen < power_changed_at) AS booting
             FROM machines WHERE system_uuid = $1 OR primary_mac = $2 FOR UPDATE""")
         .execute(Tuple.of(host.systemUuid(), host.primaryMac()))
@@ -142,13 +152,49 @@ final class Enroller {
               // Said without the machine's id or state: a boot token is easy to come by; probing must teach nothing.
               throw Refusal.of(Reason.Conflict, "this hardware cannot re-enroll with a boot token now");
             }
-            return startOver(tx, existing).map(existing.getString("id"));
+            String id = existing.getString("id");
+            return startOver(tx, existing)
+                .compose(x -> existing.getBoolean("admitted") ? Future.succeededFuture()
+                    : grant.admits() ? admit(tx, id, new JsonObject(), "enrolled with an operator's token")
+                    : admitKnown(tx, host, id))
+                .map(id);
           }
           String id = Ids.machineId();
-          return Registrar.insert(tx, id, MachineState.ENROLLING, shape, host, grant.labels())
-              .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"))
-              .map(id);
+          if (grant.admits()) {
+            return Registrar.insert(tx, id, MachineState.ENROLLING, shape, host, grant.labels(), true)
+                .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"))
+                .map(id);
+          }
+          return inventory.admit(tx, host, id).compose(record -> {
+            JsonObject labels = grant.labels().copy();
+            record.ifPresent(r -> labels.mergeIn(r.labels())); // the record names this server: it wins
+            return Registrar.insert(tx, id, MachineState.ENROLLING, shape, host, labels, record.isPresent())
+                .compose(x -> Transitions.machineCreated(tx, id, MachineState.ENROLLING, "enrolled by its agent"
+                    + " (network boot, boot token " + grant.bootTokenId() + ")" + (record.isPresent() ? ""
+                    : ": new hardware, it waits for an operator to accept it")))
+                .compose(x -> record.isEmpty() ? Future.succeededFuture()
+                    : accepted(tx, id, "matched hardware record " + record.get().recordId(), null))
+                .map(id);
+          });
         });
+  }
+
+  /** New hardware still waiting, enrolling again: admitted now if the operator has registered it since. */
+  private Future<Void> admitKnown(SqlConnection tx, Host host, String machineId) {
+    return inventory.admit(tx, host, machineId).compose(record -> record.isEmpty() ? Future.succeededFuture()
+        : admit(tx, machineId, record.get().labels(), "matched hardware record " + record.get().recordId()));
+  }
+
+  /** Admits a waiting machine, adding {@code labels}; {@code how} goes in the event. */
+  private static Future<Void> admit(SqlConnection tx, String machineId, JsonObject labels, String how) {
+    return tx.preparedQuery("UPDATE machines SET admitted = true, labels = labels || $2 WHERE id = $1")
+        .execute(Tuple.of(machineId, labels))
+        .compose(x -> accepted(tx, machineId, how, null));
+  }
+
+  /** The event saying a machine was admitted, and how. */
+  static Future<Void> accepted(SqlConnection tx, String machineId, String how, JsonObject details) {
+    return Transitions.note(tx, "MachineAccepted", machineId, machineId, how, details);
   }
 
   /**

@@ -12,6 +12,7 @@ import io.warmmetal.api.lifecycle.Command;
 import io.warmmetal.api.lifecycle.Committed;
 import io.warmmetal.api.lifecycle.EnrollmentGrants;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
+import io.warmmetal.api.lifecycle.HardwareInventory;
 import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.api.lifecycle.Launch;
 import io.warmmetal.api.lifecycle.LaunchSpec;
@@ -38,9 +39,9 @@ public final class LifecycleImpl implements Lifecycle {
   private final AgentPresence presence;
 
   public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
-      Duration agentCertValidity, EnrollmentGrants grants, LaunchBatching batching) {
+      Duration agentCertValidity, EnrollmentGrants grants, HardwareInventory inventory, LaunchBatching batching) {
     this.registrar = new Registrar(db);
-    this.enroller = new Enroller(vertx, db, grants, ca, agentCertValidity);
+    this.enroller = new Enroller(vertx, db, grants, inventory, ca, agentCertValidity);
     this.launcher = new Launcher(vertx, db, new LaunchBatches(db, batching.maxBatch(), batching.callsInFlight(),
         LaunchBatches.reportingTo(metrics)), secrets, metrics, commits);
     this.terminator = new Terminator(db, commits);
@@ -62,6 +63,16 @@ public final class LifecycleImpl implements Lifecycle {
   @Override
   public Future<AgentCertificate> enroll(EnrollmentRequest request) {
     return enroller.enroll(request);
+  }
+
+  @Override
+  public Future<Machine> accept(String machineId, String by) {
+    return registrar.accept(machineId, by).onSuccess(m -> commits.publish(Committed.poolsMoved(List.of())));
+  }
+
+  @Override
+  public Future<Machine> reject(String machineId, String by) {
+    return registrar.reject(machineId, by);
   }
 
   @Override

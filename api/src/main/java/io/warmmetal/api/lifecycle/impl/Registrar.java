@@ -35,7 +35,7 @@ final class Registrar {
     }
     String id = Ids.machineId();
     MachineState state = reg.prepared() ? MachineState.WARM : MachineState.STANDBY;
-    return Tx.run(db, tx -> insert(tx, id, state, shape, reg.host(), reg.labels())
+    return Tx.run(db, tx -> insert(tx, id, state, shape, reg.host(), reg.labels(), true)
             .compose(x -> Transitions.machineCreated(tx, id, state,
                 state == MachineState.WARM ? "registered as prepared" : "registered"))
             .compose(x -> Lookups.machine(tx, id)))
@@ -66,13 +66,14 @@ final class Registrar {
 
   /** A new machine row (and its shape's, if it is the first of it); no event. */
   static Future<Void> insert(SqlConnection tx, String id, MachineState state, String shape, Host host,
-      JsonObject labels) {
+      JsonObject labels, boolean admitted) {
     return upsertShape(tx, shape, host.facts())
         .compose(x -> tx.preparedQuery("""
-                INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""")
+                INSERT INTO machines (id, name, state, shape, address, facts, labels, system_uuid, primary_mac,
+                                      admitted)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)""")
             .execute(Tuple.wrap(new Object[] {id, host.name(), state.wire(), shape, host.address(), host.facts(),
-                withImage(labels, host.facts()), host.systemUuid(), host.primaryMac()})))
+                withImage(labels, host.facts()), host.systemUuid(), host.primaryMac(), admitted})))
         .mapEmpty();
   }
 
@@ -132,6 +133,65 @@ final class Registrar {
   }
 
   /**
+   * Admits a machine: new hardware an operator vouches for. A {@code new} one goes {@code standby} (its pool prepares
+   * it); one still enrolling or out of contact goes there when its agent says hello. Already admitted: answered as it
+   * is.
+   */
+  Future<Machine> accept(String machineId, String by) {
+    return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
+      MachineState state = MachineState.fromWire(m.getString("state"));
+      if (state == MachineState.RETIRED) {
+        throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is retired"
+            + (m.getBoolean("admitted") ? "" : " (rejected)") + "; it cannot be accepted");
+      }
+      if (m.getBoolean("admitted")) {
+        return Lookups.machine(tx, machineId);
+      }
+      return tx.preparedQuery("UPDATE machines SET admitted = true WHERE id = $1").execute(Tuple.of(machineId))
+          .compose(x -> Enroller.accepted(tx, machineId, "accepted by an operator",
+              new JsonObject().put("by", by)))
+          .compose(x -> state == MachineState.NEW
+              ? Transitions.machine(tx, machineId, state, MachineState.STANDBY, "accepted by an operator")
+              : Future.succeededFuture())
+          .compose(x -> Lookups.machine(tx, machineId));
+    }));
+  }
+
+  /**
+   * Rejects new hardware: retired, so its agent's certificate stops counting. The identity it reported is released
+   * (kept in the event): whoever made it up may have taken a real server's MAC, and that server must be able to
+   * enroll later; the same made-up server booting again is new hardware again, waiting like the first time. Refused
+   * for an admitted machine (retire that one: this is for what nobody vouched for).
+   */
+  Future<Machine> reject(String machineId, String by) {
+    return Tx.run(db, tx -> lock(tx, machineId).compose(m -> {
+      MachineState state = MachineState.fromWire(m.getString("state"));
+      if (m.getBoolean("admitted")) {
+        throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is admitted (" + state.wire()
+            + "); only new hardware waiting for acceptance is rejected — retire it instead");
+      }
+      if (state == MachineState.RETIRED) {
+        return Lookups.machine(tx, machineId);
+      }
+      return tx.preparedQuery("""
+              UPDATE machines m SET system_uuid = NULL, primary_mac = NULL FROM machines prior
+              WHERE m.id = $1 AND prior.id = m.id RETURNING prior.system_uuid, prior.primary_mac""")
+          .execute(Tuple.of(machineId))
+          .compose(rows -> {
+            Row identity = rows.iterator().next();
+            return Transitions.cancelMachineCommands(tx, machineId, "machine rejected")
+                .compose(x -> Transitions.machine(tx, machineId, state, MachineState.RETIRED,
+                    "rejected by an operator"))
+                .compose(x -> Transitions.note(tx, "MachineRejected", machineId, machineId,
+                    "rejected by an operator; its identity is released", new JsonObject().put("by", by)
+                        .put("systemUuid", identity.getString("system_uuid"))
+                        .put("primaryMac", identity.getString("primary_mac"))));
+          })
+          .compose(x -> Lookups.machine(tx, machineId));
+    }));
+  }
+
+  /**
    * Tells an idle machine's agent to reboot: its open commands are cancelled, it goes {@code rebooting} with a
    * {@code reboot} queued (and back through {@code enrolling} when it enrolls again, or {@code standby} when its agent
    * reconnects after running the reboot). Refused for a machine that carries an instance or that no agent could be
@@ -164,7 +224,8 @@ final class Registrar {
   /** Locks a machine row for the rest of the transaction; refused as NotFound if there is none. */
   static Future<Row> lock(SqlConnection tx, String machineId) {
     return tx.preparedQuery(
-            "SELECT state, cordoned, instance_id, offline_from, cert_serial FROM machines WHERE id = $1 FOR UPDATE")
+            "SELECT state, cordoned, instance_id, offline_from, cert_serial, admitted FROM machines WHERE id = $1"
+                + " FOR UPDATE")
         .execute(Tuple.of(machineId))
         .map(rows -> {
           if (rows.size() == 0) {

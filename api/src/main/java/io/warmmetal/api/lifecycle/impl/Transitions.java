@@ -25,7 +25,10 @@ final class Transitions {
   static {
     // Every state without an instance may go back to enrolling: its hardware enrolled again, having restarted
     // without its state (a network-booted server keeps nothing).
-    MACHINE.put(ENROLLING, EnumSet.of(PREPARING, STANDBY, WARM, FAILED, OFFLINE, RETIRED));
+    MACHINE.put(ENROLLING, EnumSet.of(NEW, PREPARING, STANDBY, WARM, FAILED, OFFLINE, RETIRED));
+    // New hardware waits for an operator: accepted (standby, where its pool prepares it) or rejected (retired). It
+    // never runs a command, so it never fails, reboots or is prepared from here.
+    MACHINE.put(NEW, EnumSet.of(STANDBY, ENROLLING, OFFLINE, RETIRED));
     MACHINE.put(PREPARING, EnumSet.of(WARM, JOINING, RESETTING, STANDBY, REBOOTING, ENROLLING, FAILED, OFFLINE,
         RETIRED));
     MACHINE.put(WARM, EnumSet.of(JOINING, STANDBY, PREPARING, REBOOTING, ENROLLING, FAILED, OFFLINE, RETIRED));
@@ -34,7 +37,7 @@ final class Transitions {
     MACHINE.put(RESETTING, EnumSet.of(PREPARING, FAILED, OFFLINE));
     MACHINE.put(STANDBY, EnumSet.of(PREPARING, WARM, REBOOTING, ENROLLING, FAILED, OFFLINE, RETIRED));
     MACHINE.put(REBOOTING, EnumSet.of(ENROLLING, STANDBY, FAILED, OFFLINE, RETIRED));
-    MACHINE.put(OFFLINE, EnumSet.of(PREPARING, WARM, STANDBY, JOINING, IN_USE, RESETTING, REBOOTING, ENROLLING,
+    MACHINE.put(OFFLINE, EnumSet.of(NEW, PREPARING, WARM, STANDBY, JOINING, IN_USE, RESETTING, REBOOTING, ENROLLING,
         FAILED, RETIRED));
     MACHINE.put(FAILED, EnumSet.of(PREPARING, STANDBY, REBOOTING, RETIRED));
     MACHINE.put(RETIRED, EnumSet.noneOf(MachineState.class));
