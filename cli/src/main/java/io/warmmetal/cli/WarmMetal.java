@@ -17,8 +17,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
-/** {@code warmmetal}: the root command; its options apply to every subcommand (flags over env over config file). */
-@Command(name = "warmmetal", mixinStandardHelpOptions = true, version = "warmmetal 0.1.0",
+/**
+ * {@code warmmetal}: the root command; its options apply to every subcommand (flags over env over config file), and
+ * so do {@code --help} and {@code --version} ({@code warmmetal machines ls --help}).
+ */
+@Command(name = "warmmetal", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, version = "warmmetal 0.1.0",
     description = "Bare-metal servers kept warm in pools, from the command line.",
     subcommands = {ShapesCommand.class, PoolsCommand.class, MachinesCommand.class, HardwareCommand.class,
         InstancesCommand.class, EventsCommand.class, TokensCommand.class, EnrollmentTokensCommand.class, ProjectsCommand.class,
