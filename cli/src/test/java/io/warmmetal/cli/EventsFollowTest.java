@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
-import io.warmmetal.cli.testing.Eventually;
+import io.warmmetal.api.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -14,15 +14,15 @@ class EventsFollowTest {
   static final CliFixture fx = new CliFixture();
 
   @Test
-  void followPrintsNewEventsUntilStopped() {
+  void followPrintsNewEventsUntilStopped() throws InterruptedException {
     String before = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     var run = fx.background("events", "--follow", "--interval", "0.1");
-    Eventually.until("the events so far", () -> run.out().contains(before));
+    Await.until("the events so far", () -> run.out().contains(before));
 
     String after = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     fx.run("machines", "cordon", after);
     fx.run("machines", "retire", after);
-    Eventually.until("the new machine's retirement", () -> run.out().contains("retired"));
+    Await.until("the new machine's retirement", () -> run.out().contains("retired"));
 
     assertThat(run.stop()).isZero();
     String out = run.out();

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.testing.CliFixture;
-import io.warmmetal.cli.testing.Eventually;
+import io.warmmetal.api.testing.Await;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -19,17 +19,17 @@ class LaunchTest {
   final CliFixture fx = new CliFixture();
 
   /** Waits until the machine's join is queued, then reports it as its agent would. */
-  private void reportJoin(String machine, boolean ok) {
-    Eventually.until("a join for " + machine, () -> !fx.api.openCommands(machine, "join").isEmpty());
+  private void reportJoin(String machine, boolean ok) throws InterruptedException {
+    Await.until("a join for " + machine, () -> !fx.api.openCommands(machine, "join").isEmpty());
     fx.api.report(fx.api.openCommands(machine, "join").get(0), ok);
   }
 
   @Test
-  void waitShowsProgressUntilTheInstanceRuns() {
+  void waitShowsProgressUntilTheInstanceRuns() throws InterruptedException {
     String machine = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     var run = fx.background("instances", "launch", "--shape", "x86-8c-32g", "--label", "team=ml", "--wait",
         "--poll-interval", "100ms");
-    Eventually.until("the pending instance shown", () -> run.err().contains("pending on " + machine));
+    Await.until("the pending instance shown", () -> run.err().contains("pending on " + machine));
     reportJoin(machine, true);
 
     assertThat(run.code()).as(run.toString()).isEqualTo(ExitCode.OK);
@@ -38,7 +38,7 @@ class LaunchTest {
   }
 
   @Test
-  void aFailedJoinExitsFour() {
+  void aFailedJoinExitsFour() throws InterruptedException {
     String machine = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     var run = fx.background("instances", "launch", "--shape", "x86-8c-32g", "--wait", "--poll-interval", "100ms");
     reportJoin(machine, false);
@@ -48,7 +48,7 @@ class LaunchTest {
   }
 
   @Test
-  void aWaitThatTimesOutExitsFourAndTheInstanceKeepsGoing() {
+  void aWaitThatTimesOutExitsFourAndTheInstanceKeepsGoing() throws InterruptedException {
     fx.api.registerMachines(1, ApiFixture.facts(8, 32), true);
     var run = fx.run("instances", "launch", "--shape", "x86-8c-32g", "--wait", "--timeout", "1s",
         "--poll-interval", "200ms");
@@ -77,7 +77,7 @@ class LaunchTest {
   }
 
   @Test
-  void terminateAndGet() {
+  void terminateAndGet() throws InterruptedException {
     fx.api.registerMachines(1, ApiFixture.facts(8, 32), true);
     var launch = fx.run("instances", "launch", "--shape", "x86-8c-32g");
     String id = launch.out().split("\n")[1].split("\\s+")[0];
