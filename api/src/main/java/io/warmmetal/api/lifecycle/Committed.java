@@ -9,7 +9,8 @@ import java.util.List;
  * their timers.
  *
  * @param commandsFor machines that have new commands queued
- * @param poolsMoved  machines were claimed, released or came (back) into the fleet: the pools may need a pass
+ * @param poolsMoved  machines were claimed, released, cordoned or uncordoned, or came (back) into the fleet or left
+ *                    it: the pools may need a pass
  */
 public record Committed(List<String> commandsFor, boolean poolsMoved) {
 

@@ -57,7 +57,7 @@ public final class LifecycleImpl implements Lifecycle {
 
   @Override
   public Future<Machine> register(Registration registration) {
-    return registrar.register(registration);
+    return poolsMoved(registrar.register(registration));
   }
 
   @Override
@@ -67,7 +67,7 @@ public final class LifecycleImpl implements Lifecycle {
 
   @Override
   public Future<Machine> accept(String machineId, String by) {
-    return registrar.accept(machineId, by).onSuccess(m -> commits.publish(Committed.poolsMoved(List.of())));
+    return poolsMoved(registrar.accept(machineId, by));
   }
 
   @Override
@@ -82,12 +82,17 @@ public final class LifecycleImpl implements Lifecycle {
 
   @Override
   public Future<Machine> cordon(String machineId, boolean cordoned) {
-    return registrar.cordon(machineId, cordoned);
+    return poolsMoved(registrar.cordon(machineId, cordoned));
   }
 
   @Override
   public Future<Machine> retire(String machineId) {
-    return registrar.retire(machineId);
+    return poolsMoved(registrar.retire(machineId));
+  }
+
+  /** A machine came into the fleet, left it, or began or stopped counting for its pool: a pass may be due. */
+  private Future<Machine> poolsMoved(Future<Machine> change) {
+    return change.onSuccess(m -> commits.publish(Committed.poolsMoved(List.of())));
   }
 
   @Override

@@ -66,9 +66,12 @@ final class Terminator {
         return Transitions.instance(tx, instanceId, state, InstanceState.TERMINATED, reason)
             .compose(x -> release(tx, machineId, instanceId));
       default:
-        boolean resettable = instanceId.equals(machine.getString("instance_id"))
-            && RESETTABLE.contains(machineState);
-        if (!resettable) {
+        boolean carries = instanceId.equals(machine.getString("instance_id"));
+        if (carries && machineState == MachineState.OFFLINE && machine.getString("offline_from") != null
+            && RESETTABLE.contains(MachineState.fromWire(machine.getString("offline_from")))) {
+          return resetWhenBack(tx, instanceId, machineId, state, reason);
+        }
+        if (!carries || !RESETTABLE.contains(machineState)) {
           return Transitions.cancelInstanceCommands(tx, instanceId, reason)
               .compose(x -> Transitions.instance(tx, instanceId, state, InstanceState.SHUTTING_DOWN, reason))
               .compose(x -> Transitions.instance(tx, instanceId, InstanceState.SHUTTING_DOWN,
@@ -81,6 +84,24 @@ final class Terminator {
             .compose(x -> Transitions.machine(tx, machineId, machineState, MachineState.RESETTING, reason))
             .compose(x -> Transitions.enqueue(tx, machineId, instanceId, "reset"));
     }
+  }
+
+  /**
+   * The instance's machine is out of contact: nothing can drain or reset it now, so the instance ends at once — and
+   * the machine, which its agent left joined (or joining, or preparing for it), is reset when the agent is back: it
+   * comes back {@code resetting} with a reset queued, instead of {@code in-use} with nothing on it, which nothing would
+   * ever reset (nor could retire or reboot).
+   */
+  private static Future<?> resetWhenBack(SqlConnection tx, String instanceId, String machineId, InstanceState state,
+      String reason) {
+    return Transitions.cancelMachineCommands(tx, machineId, reason)
+        .compose(x -> Transitions.instance(tx, instanceId, state, InstanceState.SHUTTING_DOWN, reason))
+        .compose(x -> Transitions.instance(tx, instanceId, InstanceState.SHUTTING_DOWN, InstanceState.TERMINATED,
+            reason + "; machine offline, reset when it is back"))
+        .compose(x -> release(tx, machineId, instanceId))
+        .compose(x -> tx.preparedQuery("UPDATE machines SET offline_from = $2 WHERE id = $1")
+            .execute(Tuple.of(machineId, MachineState.RESETTING.wire())))
+        .compose(x -> Transitions.enqueue(tx, machineId, null, "reset"));
   }
 
   /** Detaches a finished instance from its machine. */
