@@ -43,6 +43,15 @@ public final class TestDatabase {
         + options.getPort() + "/" + name;
   }
 
+  /** Drops a database {@link #freshDatabaseUrl} made, so a long run does not leave its files to the server's end. */
+  public static void drop(String url) throws Exception {
+    PgConnectOptions options = PgConnectOptions.fromUri(url);
+    try (Connection c = DriverManager.getConnection(jdbcUrl(new PgConnectOptions(options).setDatabase("postgres")),
+        options.getUser(), options.getPassword())) {
+      c.createStatement().execute("DROP DATABASE IF EXISTS " + options.getDatabase() + " WITH (FORCE)");
+    }
+  }
+
   /**
    * A {@code postgresql://} URL of a new database migrated up to {@code version} only: the schema of an older
    * release, for a test to fill before the API migrates it the rest of the way.
