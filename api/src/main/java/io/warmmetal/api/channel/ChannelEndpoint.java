@@ -22,6 +22,7 @@ import io.warmmetal.protocol.channel.Result;
 import io.warmmetal.protocol.channel.Welcome;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,7 @@ final class ChannelEndpoint {
   private final AgentSessions sessions;
   private final CommandDelivery delivery;
   private final Duration heartbeat;
+  private final AtomicLong refused = new AtomicLong();
 
   ChannelEndpoint(Vertx vertx, Pool db, Lifecycle lifecycle, AgentSessions sessions, CommandDelivery delivery,
       Duration heartbeat) {
@@ -82,11 +84,17 @@ final class ChannelEndpoint {
         .onSuccess(rows -> {
           if (rows.size() == 0 || "retired".equals(rows.iterator().next().getString("state"))) {
             LOG.info("Refused a channel for {}: not its current certificate, or retired", machineId);
+            refused.incrementAndGet();
             handshake.reject(403);
             return;
           }
           handshake.accept().onSuccess(ws -> open(machineId, serial, ws));
         });
+  }
+
+  /** Handshakes refused because the certificate is not the machine's current one (or it is retired). */
+  long refused() {
+    return refused.get();
   }
 
   private void open(String machineId, String serial, ServerWebSocket ws) {
