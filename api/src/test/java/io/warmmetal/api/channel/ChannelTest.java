@@ -130,14 +130,19 @@ class ChannelTest {
         .getString("state")));
     Await.until("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
     assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join", "reset", "prepare");
-    // Every step the agent ran is in the event log, timed by its timestamp.
-    Thread.sleep(400); // the log hands out events once they have settled
-    List<String> steps = new java.util.ArrayList<>();
-    fx.client.get("/v1/events?limit=1000&machineId=" + agent.machineId(), ApiFixture.ADMIN).body()
-        .getJsonArray("items").stream().map(JsonObject.class::cast)
-        .filter(e -> e.getString("type").equals("CommandProgress")).forEach(e -> steps.add(e.getString("reason")));
-    assertThat(steps).startsWith("container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
+    // Every step the agent ran is in the event log, timed by its timestamp (the log hands out events once no older
+    // transaction is open, and the steps are recorded as they are reported).
+    Await.until("the reset's step in the event log", () -> progressSteps(agent.machineId()).contains("kubeadm-reset"));
+    assertThat(progressSteps(agent.machineId()))
+        .startsWith("container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
     agent.stop().await();
+  }
+
+  /** The steps the machine's commands reported, as the event log hands them out. */
+  private List<String> progressSteps(String machineId) {
+    return fx.client.get("/v1/events?limit=1000&machineId=" + machineId, ApiFixture.ADMIN).body()
+        .getJsonArray("items").stream().map(JsonObject.class::cast)
+        .filter(e -> e.getString("type").equals("CommandProgress")).map(e -> e.getString("reason")).toList();
   }
 
   @Test
@@ -148,7 +153,7 @@ class ChannelTest {
     fx.api.database().preparedQuery("INSERT INTO commands (id, machine_id, type, status) VALUES ($1, $2, 'reboot', "
         + "'queued')").execute(io.vertx.sqlclient.Tuple.of("cmd-unannounced", agent.machineId())).await();
     Await.until("the heartbeat's catch-up delivers it", () -> seen.stream()
-        .anyMatch(c -> c.id().equals("cmd-unannounced")), 5_000);
+        .anyMatch(c -> c.id().equals("cmd-unannounced")));
     agent.stop().await();
   }
 
