@@ -114,7 +114,8 @@ class ReplicasTest {
     try {
       String id = second.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
           .body().getJsonArray("instances").getJsonObject(0).getString("id");
-      Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)));
+      // The agent's reconnect backoff doubled while the API was down (up to 16 s after a slow restart).
+      Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)), 90_000);
       assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join");
       assertThat(seen.stream().map(Command::id).distinct()).hasSize(seen.size());
     } finally {
