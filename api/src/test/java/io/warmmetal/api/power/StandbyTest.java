@@ -125,7 +125,7 @@ class StandbyTest {
   @Test
   void surplusMachinesAreSwitchedOffAndWokenWhenThePoolOrALaunchNeedsThem(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
-        "WARMMETAL_OFFLINE_AFTER_SECONDS", "3", "WARMMETAL_POOL_INTERVAL_MS", "200",
+        "WARMMETAL_OFFLINE_AFTER_SECONDS", "5", "WARMMETAL_POOL_INTERVAL_MS", "200",
         "WARMMETAL_POWER_TIMEOUT_SECONDS", "10"))) {
       URI api = URI.create("https://127.0.0.1:" + fx.api.agentPort());
       Enrollment enrollment = new Enrollment(vertx, api, fx.api.caPin());
@@ -168,7 +168,7 @@ class StandbyTest {
         // Switched off, it is silent, and that is expected: past the offline threshold, three sweeps later (each
         // would take a silent machine offline), it is still standby.
         Await.until("silent for longer than the offline threshold", () -> fx.count("SELECT count(*) FROM machines"
-            + " WHERE id = $1 AND last_seen < now() - interval '3 seconds'", offId) == 1);
+            + " WHERE id = $1 AND last_seen < now() - interval '5 seconds'", offId) == 1);
         awaitSweeps(fx, 3);
         assertThat(state(fx, offId)).isEqualTo("standby");
 
