@@ -8,6 +8,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,9 +104,13 @@ class MonitoringFilesTest {
         assertThat(fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", shape)).status())
             .isEqualTo(status);
       }
-      fx.client.get("/metrics", null); // the machine counts are counted when scraped: the first one starts it
-      Thread.sleep(1100); // and counted again at most once a second
-      return fx.client.get("/metrics", null).raw();
+      // The machine counts are counted when scraped (a scrape waits for the count it starts, at most one a second).
+      String[] scraped = new String[1];
+      Await.until("the machine counts scraped", () -> {
+        scraped[0] = fx.client.get("/metrics", null).raw();
+        return scraped[0].contains("warmmetal_machines{");
+      });
+      return scraped[0];
     }
   }
 

@@ -30,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +64,8 @@ public final class Controller implements AutoCloseable {
     return t;
   });
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  /** Passes run to the end: what a test counts to know the passes that would have acted have run. */
+  private final AtomicLong passes = new AtomicLong();
   private static final Duration CREDENTIALS_TTL = Duration.ofSeconds(30);
   private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
   private final Map<String, Credentials> credentials = new ConcurrentHashMap<>();
@@ -202,6 +205,15 @@ public final class Controller implements AutoCloseable {
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));
+    passes.incrementAndGet();
+  }
+
+  /**
+   * Passes this controller has run to the end (one that could not list the NodeClaims is not counted). Tests wait for
+   * a number of them — "three passes later, still no second node" — rather than for seconds.
+   */
+  public long passesFinished() {
+    return passes.get();
   }
 
   private interface Step {

@@ -12,6 +12,7 @@ import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,8 @@ public final class AgentChannel {
   private final ChannelEndpoint endpoint;
   private final PgSubscriber subscriber;
   private final CommandAnnouncer announcer;
+  /** Sweeps that ran to the end: what a test waits on to know the sweep that would have acted has run. */
+  private final AtomicLong sweeps = new AtomicLong();
   private long timer = -1;
 
   public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
@@ -114,6 +117,24 @@ public final class AgentChannel {
     return sessions.size();
   }
 
+  /**
+   * Sweeps this replica has finished (each heartbeat interval: who was heard, silent machines offline, queued commands
+   * delivered, joins timed out). Tests count them: "N sweeps later, still nothing" rather than "N seconds later".
+   */
+  public long sweepsFinished() {
+    return sweeps.get();
+  }
+
+  /** Deliveries this replica has finished (each read a connected agent's open commands and sent what it may have). */
+  public long deliveriesFinished() {
+    return delivery.finished();
+  }
+
+  /** Channels this replica refused at the handshake because the certificate is not the machine's current one. */
+  public long handshakesRefused() {
+    return endpoint.refused();
+  }
+
   private void sweep() {
     long now = System.currentTimeMillis();
     java.util.List<AgentSession> live = sessions.all().stream()
@@ -135,6 +156,7 @@ public final class AgentChannel {
         .compose(current -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout())
             .compose(x -> deliverQueued(current.toArray(String[]::new))))
         .compose(x -> lifecycle.expireJoins(timing.joinTimeout()))
+        .onSuccess(x -> sweeps.incrementAndGet())
         .onFailure(err -> {
           if (!SWEEP_OUTAGE.ifTransient(err)) {
             LOG.warn("Channel sweep failed: {}", err.getMessage());

@@ -20,8 +20,11 @@ final class AgentSession {
   private boolean delivering;
   private boolean deliverAgain;
 
-  /** Results are recorded one after another, in the order the agent sent them. */
-  Future<?> results = Future.succeededFuture();
+  /**
+   * Progress and results are recorded one after another, in the order the agent sent them: a command's steps reach
+   * the event log in the order they ran, and before its result.
+   */
+  Future<?> reports = Future.succeededFuture();
 
   AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context) {
     this.machineId = machineId;

@@ -22,6 +22,7 @@ import io.warmmetal.protocol.channel.Result;
 import io.warmmetal.protocol.channel.Welcome;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,7 @@ final class ChannelEndpoint {
   private final AgentSessions sessions;
   private final CommandDelivery delivery;
   private final Duration heartbeat;
+  private final AtomicLong refused = new AtomicLong();
 
   ChannelEndpoint(Vertx vertx, Pool db, Lifecycle lifecycle, AgentSessions sessions, CommandDelivery delivery,
       Duration heartbeat) {
@@ -82,11 +84,17 @@ final class ChannelEndpoint {
         .onSuccess(rows -> {
           if (rows.size() == 0 || "retired".equals(rows.iterator().next().getString("state"))) {
             LOG.info("Refused a channel for {}: not its current certificate, or retired", machineId);
+            refused.incrementAndGet();
             handshake.reject(403);
             return;
           }
           handshake.accept().onSuccess(ws -> open(machineId, serial, ws));
         });
+  }
+
+  /** Handshakes refused because the certificate is not the machine's current one (or it is retired). */
+  long refused() {
+    return refused.get();
   }
 
   private void open(String machineId, String serial, ServerWebSocket ws) {
@@ -153,22 +161,27 @@ final class ChannelEndpoint {
       refuse(session, "a step is named in at most 128 characters");
       return;
     }
-    String message = progress.message();
-    lifecycle.recordProgress(session.machineId, session.certSerial, progress.commandId(), progress.step(),
-            message == null ? null : Redaction.redact(message.substring(0,
-                Math.min(1024, message.length())), java.util.List.of()))
-        .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", progress.commandId(), err.getMessage()));
+    String text = redacted(progress.message(), 1024);
+    session.reports = session.reports.transform(x -> lifecycle.recordProgress(session.machineId, session.certSerial,
+            progress.commandId(), progress.step(), text)
+        .onFailure(err -> LOG.debug("Recording progress of {} failed: {}", progress.commandId(), err.getMessage())));
   }
 
   private void result(AgentSession session, Result result) {
-    String message = result.message();
-    // Agents' messages end up in events anyone with read access sees: secrets they may echo are redacted.
-    String text = message == null ? null : Redaction.redact(message.substring(0, Math.min(4096, message.length())),
-        java.util.List.of());
-    // One at a time, in order: a later result must not overtake an earlier one on its way to the database.
-    session.results = session.results.transform(x -> lifecycle.reportAgentResult(session.machineId,
+    String text = redacted(result.message(), 4096);
+    // One at a time, in order: a later result (or step) must not overtake an earlier one on its way to the database.
+    session.reports = session.reports.transform(x -> lifecycle.reportAgentResult(session.machineId,
             session.certSerial, result.commandId(), result.succeeded(), text)
         .onComplete(ar -> answer(session, result.commandId(), ar.failed() ? ar.cause() : null)));
+  }
+
+  /**
+   * An agent's message cut to {@code max} characters, secrets it may echo redacted: it ends up in events anyone with
+   * read access sees.
+   */
+  private static String redacted(String message, int max) {
+    return message == null ? null : Redaction.redact(message.substring(0, Math.min(max, message.length())),
+        java.util.List.of());
   }
 
   /** Acknowledges what is settled (so the agent forgets it); what may succeed later stays unacknowledged. */

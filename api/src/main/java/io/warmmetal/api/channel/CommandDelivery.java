@@ -23,6 +23,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +40,7 @@ final class CommandDelivery {
   private final Vertx vertx;
   private final Pool db;
   private final SecretBox secrets;
+  private final AtomicLong finished = new AtomicLong();
 
   CommandDelivery(Vertx vertx, Pool db, SecretBox secrets) {
     this.vertx = vertx;
@@ -64,6 +66,7 @@ final class CommandDelivery {
             session.send(command);
             session.lastSentSeq = Math.max(session.lastSentSeq, command.seq());
           }
+          finished.incrementAndGet();
         } else if (!OUTAGE.ifTransient(ar.cause())) {
           LOG.warn("Delivering commands to {} failed; the next notification retries", session.machineId,
               ar.cause());
@@ -73,6 +76,11 @@ final class CommandDelivery {
         }
       });
     });
+  }
+
+  /** Deliveries that read the session's open commands and sent them (none, if they were held). */
+  long finished() {
+    return finished.get();
   }
 
   /** The commands to send, or null if the certificate is no longer the machine's (or the machine is retired). */

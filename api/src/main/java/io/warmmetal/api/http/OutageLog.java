@@ -88,6 +88,11 @@ public final class OutageLog {
     schedule(vertx);
   }
 
+  /** Whether a burst is open: failures now are counted into its summary, not logged. */
+  synchronized boolean inBurst() {
+    return open;
+  }
+
   /** The cause's type and message, never its stack trace. */
   static String describe(Throwable cause) {
     if (cause == null) {

@@ -59,8 +59,10 @@ class ChannelTest {
   @BeforeEach
   void start(Vertx vertx) throws Exception {
     this.vertx = vertx;
-    fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1", "WARMMETAL_OFFLINE_AFTER_SECONDS", "3",
-        "WARMMETAL_JOIN_TIMEOUT_SECONDS", "3"));
+    // Offline after five missed heartbeats and joins timed out after 5 s: short for the tests that wait for them,
+    // long enough that a loaded machine's pauses take no live agent offline and fail no 20 ms join.
+    fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1", "WARMMETAL_OFFLINE_AFTER_SECONDS", "5",
+        "WARMMETAL_JOIN_TIMEOUT_SECONDS", "5"));
     agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());
     enrollment = new Enrollment(vertx, agentPort, fx.api.caPin());
     ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
@@ -106,11 +108,13 @@ class ChannelTest {
     Await.until("prepared and warm", () -> "warm".equals(state(agent.machineId())));
 
     String bootstrap = "abcdef.0123456789abcdef";
-    JsonObject instance = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
+    var launched = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
         .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443")
             .put("caCertHash", "sha256:" + "ab".repeat(32)).put("bootstrapToken", bootstrap)
-            .put("nodeLabels", new JsonObject().put("pool", "a"))))
-        .body().getJsonArray("instances").getJsonObject(0);
+            .put("nodeLabels", new JsonObject().put("pool", "a"))));
+    assertThat(launched.status()).as(launched.raw() + "; machines: " + fx.client.get("/v1/machines", ApiFixture.ADMIN)
+        .raw()).isEqualTo(201);
+    JsonObject instance = launched.body().getJsonArray("instances").getJsonObject(0);
     String id = instance.getString("id");
     Await.until("the instance runs", () -> "running".equals(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN)
         .body().getString("state")));
@@ -130,14 +134,19 @@ class ChannelTest {
         .getString("state")));
     Await.until("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
     assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join", "reset", "prepare");
-    // Every step the agent ran is in the event log, timed by its timestamp.
-    Thread.sleep(400); // the log hands out events once they have settled
-    List<String> steps = new java.util.ArrayList<>();
-    fx.client.get("/v1/events?limit=1000&machineId=" + agent.machineId(), ApiFixture.ADMIN).body()
-        .getJsonArray("items").stream().map(JsonObject.class::cast)
-        .filter(e -> e.getString("type").equals("CommandProgress")).forEach(e -> steps.add(e.getString("reason")));
-    assertThat(steps).startsWith("container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
+    // Every step the agent ran is in the event log, timed by its timestamp (the log hands out events once no older
+    // transaction is open, and the steps are recorded as they are reported).
+    Await.until("the reset's step in the event log", () -> progressSteps(agent.machineId()).contains("kubeadm-reset"));
+    assertThat(progressSteps(agent.machineId()))
+        .startsWith("container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
     agent.stop().await();
+  }
+
+  /** The steps the machine's commands reported, as the event log hands them out. */
+  private List<String> progressSteps(String machineId) {
+    return fx.client.get("/v1/events?limit=1000&machineId=" + machineId, ApiFixture.ADMIN).body()
+        .getJsonArray("items").stream().map(JsonObject.class::cast)
+        .filter(e -> e.getString("type").equals("CommandProgress")).map(e -> e.getString("reason")).toList();
   }
 
   @Test
@@ -148,7 +157,7 @@ class ChannelTest {
     fx.api.database().preparedQuery("INSERT INTO commands (id, machine_id, type, status) VALUES ($1, $2, 'reboot', "
         + "'queued')").execute(io.vertx.sqlclient.Tuple.of("cmd-unannounced", agent.machineId())).await();
     Await.until("the heartbeat's catch-up delivers it", () -> seen.stream()
-        .anyMatch(c -> c.id().equals("cmd-unannounced")), 5_000);
+        .anyMatch(c -> c.id().equals("cmd-unannounced")));
     agent.stop().await();
   }
 
@@ -231,12 +240,13 @@ class ChannelTest {
     Await.until("both standby", () -> "standby".equals(state(a.machineId())) && "standby".equals(state(b.machineId())));
     fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
     Await.until("both preparing", () -> "preparing".equals(state(a.machineId())) && "preparing".equals(state(b.machineId())));
-    String bPrepare = fx.openCommands(b.machineId(), "prepare").isEmpty()
-        ? fx.db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1").execute(
-            io.vertx.sqlclient.Tuple.of(b.machineId())).await().iterator().next().getString("id")
-        : fx.openCommands(b.machineId(), "prepare").get(0);
+    // Queued or already delivered (read once: it may be delivered between two reads).
+    String bPrepare = fx.db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = 'prepare'")
+        .execute(io.vertx.sqlclient.Tuple.of(b.machineId())).await().iterator().next().getString("id");
 
-    // A's certificate reporting B's command: refused, connection closed, B untouched.
+    // A's certificate reporting B's command: refused, connection closed, B untouched. (A's own agent is stopped
+    // first: its reconnects would replace these connections, closing them as replaced.)
+    a.stop().await();
     WebSocket rogue = raw(a.identity());
     Promise<Short> closed = Promise.promise();
     rogue.closeHandler(v -> closed.tryComplete(rogue.closeStatusCode()));
@@ -253,7 +263,6 @@ class ChannelTest {
     garbled.writeTextMessage("{not json");
     assertThat(garbledClosed.future().await()).isEqualTo(Channel.CLOSE_PROTOCOL);
     assertThat(b.connected()).isTrue();
-    a.stop().await();
     b.stop().await();
   }
 

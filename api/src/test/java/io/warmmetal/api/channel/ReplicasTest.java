@@ -66,7 +66,9 @@ class ReplicasTest {
   void agentsOnOneReplicaLaunchesThroughAnother(Vertx vertx) throws Exception {
     String db = TestDatabase.freshDatabaseUrl();
     Path data = Files.createTempDirectory("warmmetal-replicas");
-    Map<String, String> shared = Map.of("WARMMETAL_DATABASE_URL", db, "WARMMETAL_DATA_DIR", data.toString());
+    // No sweep within the test (an hour's heartbeat): only the announcement across replicas can deliver.
+    Map<String, String> shared = Map.of("WARMMETAL_DATABASE_URL", db, "WARMMETAL_DATA_DIR", data.toString(),
+        "WARMMETAL_HEARTBEAT_SECONDS", "3600", "WARMMETAL_OFFLINE_AFTER_SECONDS", "86400");
     try (ApiFixture one = ApiFixture.start(vertx, shared); ApiFixture two = ApiFixture.start(vertx, shared)) {
       URI port = URI.create("https://127.0.0.1:" + one.api.agentPort());
       Enrollment enrollment = new Enrollment(vertx, port, one.api.caPin());
@@ -76,13 +78,14 @@ class ReplicasTest {
       assertThat(one.api.channel().connectedAgents()).isEqualTo(1);
       assertThat(two.api.channel().connectedAgents()).isZero();
 
-      // Everything through replica two; the commands reach the agent held by replica one — announced across at
-      // once: within 5 s, well inside the 10 s heartbeat whose catch-up would deliver them anyway.
+      // Everything through replica two; the commands reach the agent held by replica one — announced across, as
+      // no heartbeat's catch-up comes in the test.
       two.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-      Await.until("warm", () -> "warm".equals(state(two, agent.machineId())), 5_000);
+      Await.until("warm", () -> "warm".equals(state(two, agent.machineId())));
       String id = two.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).body()
           .getJsonArray("instances").getJsonObject(0).getString("id");
-      Await.until("running", () -> "running".equals(instanceState(two, id)), 5_000);
+      Await.until("running", () -> "running".equals(instanceState(two, id)));
+      assertThat(one.api.channel().sweepsFinished() + two.api.channel().sweepsFinished()).as("sweeps").isZero();
       agent.stop().await();
       ws.close().await();
       enrollment.close().await();
@@ -111,7 +114,8 @@ class ReplicasTest {
     try {
       String id = second.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
           .body().getJsonArray("instances").getJsonObject(0).getString("id");
-      Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)));
+      // The agent's reconnect backoff doubled while the API was down (up to 16 s after a slow restart).
+      Await.until("the reconnected agent joins", () -> "running".equals(instanceState(second, id)), 90_000);
       assertThat(seen.stream().map(c -> c.kind().wire())).containsExactly("prepare", "join");
       assertThat(seen.stream().map(Command::id).distinct()).hasSize(seen.size());
     } finally {

@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -20,13 +21,13 @@ class OperationsTest {
       fx.registerMachines(2, ApiFixture.facts(8, 32), true);
       fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"));
       fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g").put("minCount", 5));
-      // A pass refreshes the machine gauges, at most once a second: pass until they show the launch.
-      Response metrics = fx.client.get("/metrics", null);
-      for (long deadline = System.nanoTime() + 5_000_000_000L; System.nanoTime() < deadline
-          && !metrics.raw().contains("state=\"joining\"} 1.0"); metrics = fx.client.get("/metrics", null)) {
-        Thread.sleep(100);
-        fx.reconcilePools();
-      }
+      // A scrape counts the machines, at most once a second: scrape until the gauges show the launch.
+      Response[] scraped = new Response[1];
+      Await.until("the gauges show the launch", () -> {
+        scraped[0] = fx.client.get("/metrics", null);
+        return scraped[0].raw().contains("state=\"joining\"} 1.0");
+      });
+      Response metrics = scraped[0];
       assertThat(metrics.headers().get("Content-Type")).startsWith("text/plain");
       assertThat(metrics.raw())
           .contains("warmmetal_launch_duration_seconds_count{outcome=\"launched\"} 1")

@@ -33,10 +33,10 @@ class OutageLogTest {
     };
 
     vertx.runOnContext(v -> fiveFailures.run());
-    Await.until("the summary", () -> logged.list.size() >= 2, 5_000);
-    Thread.sleep(700); // a quiet window: the burst is over
+    Await.until("the summary", () -> logged.list.size() >= 2);
+    Await.until("a quiet window ends the burst", () -> !outage.inBurst());
     vertx.runOnContext(v -> fiveFailures.run());
-    Await.until("the next burst's first line", () -> logged.list.size() >= 3, 5_000);
+    Await.until("the next burst's first line", () -> logged.list.size() >= 3);
 
     List<String> lines = logged.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
     assertThat(lines.get(0)).isEqualTo("database unavailable: ConnectException: Connection refused");

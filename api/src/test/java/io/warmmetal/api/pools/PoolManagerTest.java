@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -124,11 +125,8 @@ class PoolManagerTest {
     try (ApiFixture fast = ApiFixture.start(vertx, java.util.Map.of("WARMMETAL_POOL_INTERVAL_MS", "50"))) {
       fast.registerMachines(2, ApiFixture.facts(16, 64), false);
       fast.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
-      long deadline = System.currentTimeMillis() + 10_000;
-      while (fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'") < 2
-          && System.currentTimeMillis() < deadline) {
-        Thread.sleep(20);
-      }
+      Await.until("both preparing", () -> fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'")
+          >= 2);
       assertThat(fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'")).isEqualTo(2);
     }
   }

@@ -9,6 +9,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.IpmiSim;
 import io.warmmetal.api.testing.RedfishBmc;
 import java.net.DatagramSocket;
@@ -16,7 +17,6 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -27,7 +27,9 @@ class PowerObserveTest {
 
   @Test
   void concurrentAndRepeatedObservationsOfAMachineCostOneBmcSession(Vertx vertx) throws Exception {
-    try (ApiFixture fx = ApiFixture.start(vertx); RedfishBmc bmc = RedfishBmc.start(vertx)) {
+    // A repeat within a minute gets the last answer: a repeat on a loaded machine comes well within it.
+    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", "60000"));
+        RedfishBmc bmc = RedfishBmc.start(vertx)) {
       String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
       fx.client.post("/v1/machines/" + machine + "/cordon", ApiFixture.ADMIN, null);
       String path = "/v1/machines/" + machine + "/power";
@@ -105,13 +107,7 @@ class PowerObserveTest {
   }
 
   private static void awaitIpmitools(int n) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (ProcessHandle.current().descendants()
-        .filter(p -> p.info().command().map(c -> c.endsWith("ipmitool")).orElse(false)).count() < n) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("fewer than " + n + " ipmitool sessions started within 5 s");
-      }
-      Thread.sleep(20);
-    }
+    Await.until(n + " ipmitool sessions", () -> ProcessHandle.current().descendants()
+        .filter(p -> p.info().command().map(c -> c.endsWith("ipmitool")).orElse(false)).count() >= n);
   }
 }

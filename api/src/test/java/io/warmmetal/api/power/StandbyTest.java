@@ -105,6 +105,19 @@ class StandbyTest {
     return fx.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).body().getString("state");
   }
 
+  /**
+   * Waits for {@code n} of the channel's sweeps to finish after now — the first may have begun before, so one more
+   * is counted.
+   */
+  private static void awaitSweeps(ApiFixture fx, int n) throws InterruptedException {
+    long target = fx.api.channel().sweepsFinished() + n + 1;
+    Await.until(n + " sweeps", () -> fx.api.channel().sweepsFinished() >= target);
+  }
+
+  private static long queued(ApiFixture fx, String machine) {
+    return fx.count("SELECT count(*) FROM commands WHERE machine_id = $1 AND status = 'queued'", machine);
+  }
+
   private static String instanceState(ApiFixture fx, String id) {
     return fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body().getString("state");
   }
@@ -112,7 +125,7 @@ class StandbyTest {
   @Test
   void surplusMachinesAreSwitchedOffAndWokenWhenThePoolOrALaunchNeedsThem(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
-        "WARMMETAL_OFFLINE_AFTER_SECONDS", "3", "WARMMETAL_POOL_INTERVAL_MS", "200",
+        "WARMMETAL_OFFLINE_AFTER_SECONDS", "5", "WARMMETAL_POOL_INTERVAL_MS", "200",
         "WARMMETAL_POWER_TIMEOUT_SECONDS", "10"))) {
       URI api = URI.create("https://127.0.0.1:" + fx.api.agentPort());
       Enrollment enrollment = new Enrollment(vertx, api, fx.api.caPin());
@@ -143,7 +156,7 @@ class StandbyTest {
           } catch (Exception e) {
             return false;
           }
-        }).count() == 1 && fx.count("SELECT count(*) FROM machines WHERE state = 'warm'") == 1, 20_000);
+        }).count() == 1 && fx.count("SELECT count(*) FROM machines WHERE state = 'warm'") == 1, 60_000);
         Server warm = servers.stream().filter(s -> s.agent != null).findFirst().orElseThrow();
         Server off = servers.get(servers.indexOf(warm) == 0 ? 1 : 0);
         String offId = (String) fx.db().preparedQuery("SELECT id FROM machines WHERE state = 'standby'").execute()
@@ -152,8 +165,11 @@ class StandbyTest {
         assertThat(power.getString("powerState")).isEqualTo("off");
         assertThat(power.getString("observed")).isEqualTo("off");
         assertThat(power.getBoolean("hasPassword")).isTrue();
-        // Switched off, it is silent, and that is expected: past the offline threshold it is still standby.
-        Thread.sleep(4_000);
+        // Switched off, it is silent, and that is expected: past the offline threshold, three sweeps later (each
+        // would take a silent machine offline), it is still standby.
+        Await.until("silent for longer than the offline threshold", () -> fx.count("SELECT count(*) FROM machines"
+            + " WHERE id = $1 AND last_seen < now() - interval '5 seconds'", offId) == 1);
+        awaitSweeps(fx, 3);
         assertThat(state(fx, offId)).isEqualTo("standby");
 
         // Without waiting for standby, two machines cannot be had; a launch may wait instead.
@@ -168,7 +184,7 @@ class StandbyTest {
         JsonArray instances = launched.body().getJsonArray("instances");
         for (Object o : instances) {
           String id = ((JsonObject) o).getString("id");
-          Await.until("running", () -> "running".equals(instanceState(fx, id)), 30_000);
+          Await.until("running", () -> "running".equals(instanceState(fx, id)), 60_000);
         }
         assertThat(off.bmc.poweredOn()).isTrue();
         assertThat(off.boots).isEqualTo(2);
@@ -228,15 +244,18 @@ class StandbyTest {
 
       String id = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)
           .put("allowStandby", true)).body().getJsonArray("instances").getJsonObject(0).getString("id");
-      Thread.sleep(3_000); // three heartbeats: the sweep would have delivered anything deliverable
-      assertThat(fx.count("SELECT count(*) FROM commands WHERE machine_id = $1 AND status = 'queued'", machine))
-          .as("prepare and join held while the machine is recorded off").isEqualTo(2);
+      // Three deliveries to the connected agent since the launch committed (the announcement's, then each sweep's
+      // catch-up of queued commands): any would have sent what was deliverable.
+      long deliveries = fx.api.channel().deliveriesFinished();
+      Await.until("three deliveries since the launch (or the commands sent)", () -> fx.api.channel()
+          .deliveriesFinished() >= deliveries + 3 || queued(fx, machine) < 2);
+      assertThat(queued(fx, machine)).as("prepare and join held while the machine is recorded off").isEqualTo(2);
       assertThat(state(fx, machine)).isEqualTo("preparing"); // claimed and off: not offline while it should boot
 
       fx.client.put("/v1/machines/" + machine + "/power", ApiFixture.ADMIN, ipmi);
       assertThat(fx.client.post("/v1/machines/" + machine + ":power-on", ApiFixture.ADMIN, null).status())
           .isEqualTo(200);
-      Await.until("running", () -> "running".equals(instanceState(fx, id)), 20_000);
+      Await.until("running", () -> "running".equals(instanceState(fx, id)), 60_000);
       agent.stop().await();
       ws.close().await();
       enrollment.close().await();

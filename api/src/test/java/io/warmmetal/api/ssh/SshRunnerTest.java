@@ -63,6 +63,7 @@ class SshRunnerTest {
     assertThat(r.timedOut()).isTrue();
     assertThat(r.exitStatus()).isNull();
     assertThat(r.stdout()).isEqualTo("started\n");
-    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(15));
+    // At its 2 s timeout, not when the command would end (60 s): the bound leaves room for a loaded machine.
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(40));
   }
 }

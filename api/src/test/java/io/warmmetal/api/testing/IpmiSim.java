@@ -61,11 +61,31 @@ public final class IpmiSim implements AutoCloseable {
     Process sim = new ProcessBuilder(IPMI_SIM.toString(), "-c", lan.toString(), "-f", emu.toString(), "-s",
         dir.resolve("state").toString(), "-n").redirectInput(ProcessBuilder.Redirect.from(new java.io.File(
             "/dev/null"))).redirectErrorStream(true).redirectOutput(dir.resolve("sim.log").toFile()).start();
-    Thread.sleep(300); // it binds at once; nothing to probe on UDP but an IPMI session
-    if (!sim.isAlive()) {
-      throw new IllegalStateException("ipmi_sim did not start: " + Files.readString(dir.resolve("sim.log")));
+    Path log = dir.resolve("sim.log");
+    // UDP has nothing to probe but an IPMI session: ready once a session answers (each probe gives up in ~2 s).
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!answers(port)) {
+      if (!sim.isAlive() || System.nanoTime() > deadline) {
+        sim.destroyForcibly();
+        throw new IllegalStateException("ipmi_sim did not start: " + Files.readString(log));
+      }
     }
     return new IpmiSim(port, power, sim);
+  }
+
+  /** Whether an IPMI session on {@code port} reads the chassis power (what the API's driver does, but once). */
+  private static boolean answers(int port) throws Exception {
+    ProcessBuilder probe = new ProcessBuilder("ipmitool", "-I", "lanplus", "-C", "3", "-N", "1", "-R", "1",
+        "-H", "127.0.0.1", "-p", String.valueOf(port), "-U", USER, "-E", "chassis", "power", "status")
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    probe.environment().put("IPMI_PASSWORD", PASSWORD);
+    Process p = probe.start();
+    p.getOutputStream().close();
+    if (!p.waitFor(30, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      return false;
+    }
+    return p.exitValue() == 0;
   }
 
   /** The simulated server's power as its BMC keeps it: true if on. */

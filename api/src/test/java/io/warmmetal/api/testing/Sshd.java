@@ -60,7 +60,7 @@ public final class Sshd implements AutoCloseable {
         .redirectErrorStream(true).redirectOutput(dir.resolve("sshd.log").toFile()).start();
     String fingerprint = run("ssh-keygen", "-lf", dir.resolve("host_ed25519.pub").toString()).split(" ")[1];
     Sshd server = new Sshd(dir, port, fingerprint, Files.readString(dir.resolve("client_ed25519")), sshd);
-    long deadline = System.currentTimeMillis() + 10_000;
+    long deadline = System.currentTimeMillis() + 60_000;
     while (true) {
       try (Socket probe = new Socket("127.0.0.1", port)) {
         return server;

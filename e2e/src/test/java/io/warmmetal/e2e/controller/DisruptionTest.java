@@ -102,11 +102,12 @@ class DisruptionTest {
     NodeClaim claim = claimOf(node);
     kube.pods().inNamespace("default").withName("web").delete();
 
-    Thread.sleep(2_500); // empty for longer than consolidateAfter, but the budget allows no disruption
-    assertThat(claimOf(node)).isNotNull();
+    // Empty for longer than consolidateAfter (marked Consolidatable, as upstream), but the budget allows no
+    // disruption: three passes later it is still there.
     Await.until("marked Consolidatable, as upstream", () -> io.warmmetal.controller.karpenter.Conditions.isTrue(
         claimOf(node).getStatus().conditions, io.warmmetal.controller.karpenter.Conditions.CONSOLIDATABLE));
-    assertThat(claimOf(node)).isNotNull(); // and still there: the budget holds
+    cluster.awaitPasses(3);
+    assertThat(claimOf(node)).isNotNull(); // the budget holds
     assertThat(instanceState(claim)).isEqualTo("running");
 
     cluster.updatePool(pool -> pool.getSpec().disruption.budgets.clear()); // Karpenter's default: 10 %, at least 1
@@ -156,7 +157,7 @@ class DisruptionTest {
     Await.until("one pod evicted", () -> gone("a-0") || gone("a-1"));
     Await.until("the node tainted disrupted", () -> kube.nodes().withName(node).get().getSpec().getTaints()
         .stream().anyMatch(t -> t.getKey().equals("karpenter.sh/disrupted")));
-    Thread.sleep(2_000); // the other must stay: it is the one pod the budget keeps
+    cluster.awaitPasses(3); // each drains what the budget allows: the other must stay, the one pod it keeps
     assertThat(gone("a-0") && gone("a-1")).isFalse();
     var drained = io.warmmetal.controller.karpenter.Conditions.get(kube.resources(NodeClaim.class)
         .withName(claim.getMetadata().getName()).get().getStatus().conditions, "Drained");
@@ -192,9 +193,18 @@ class DisruptionTest {
     small.getMetadata().setAnnotations(Map.of("karpenter.sh/do-not-disrupt", "true"));
     cluster.create(small);
     running("small");
+    java.time.Instant deleted = java.time.Instant.now();
     kube.pods().inNamespace("default").withName("big-1").delete(); // b keeps 1 cpu of work; a has 5.9 cpu free
 
-    Thread.sleep(2_500);
+    // b's pods last changed past its consolidateAfter (1 s) ago: three passes would have consolidated it, or a.
+    Await.until("big-1's going recorded on b", () -> {
+      NodeClaim claim = claimOf(b);
+      String at = claim.getStatus().lastPodEventTime;
+      return at != null && !java.time.Instant.parse(at).isBefore(deleted) && gone("big-1");
+    });
+    java.time.Instant quietFrom = java.time.Instant.parse(claimOf(b).getStatus().lastPodEventTime).plusSeconds(1);
+    Await.until("past consolidateAfter", () -> java.time.Instant.now().isAfter(quietFrom));
+    cluster.awaitPasses(3);
     assertThat(claimOf(a)).isNotNull();
     assertThat(claimOf(b)).isNotNull();
     assertThat(gone("small")).isFalse();

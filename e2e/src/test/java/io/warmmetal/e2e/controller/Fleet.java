@@ -18,6 +18,7 @@ import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Conditions;
@@ -136,6 +137,41 @@ final class Fleet implements AutoCloseable {
     controller.trigger();
   }
 
+  /**
+   * Waits until the controller has run {@code n} whole passes after now (the one under way may have begun before, so
+   * one more is counted), asking for each at once rather than waiting for its 5 s timer. What those passes would
+   * have done — a launch, a disruption, an eviction — is done after this.
+   */
+  void awaitPasses(int n) throws InterruptedException {
+    long target = controller.passesFinished() + n + 1;
+    Await.until(n + " controller passes", () -> {
+      if (controller.passesFinished() >= target) {
+        return true;
+      }
+      controller.trigger(); // folds into the pass asked for already, if one is
+      return false;
+    });
+  }
+
+  /** Whether the controller (not kube-scheduler) has published a {@code reason} event about {@code object}. */
+  boolean controllerEvent(String reason, String object) {
+    return kube.v1().events().inAnyNamespace().list().getItems().stream().anyMatch(e -> reason.equals(e.getReason())
+        && object.equals(e.getInvolvedObject().getName()) && e.getSource() != null
+        && Recorder.COMPONENT.equals(e.getSource().getComponent()));
+  }
+
+  /**
+   * Waits until the controller has decided about {@code pod}: it found it no node (its FailedScheduling event), or the
+   * pod was bound to one (then the test's assertion says what should not have been).
+   */
+  void awaitDecided(String pod) throws InterruptedException {
+    Await.until("the controller finds " + pod + " no node", () -> controllerEvent("FailedScheduling", pod)
+        || bound(pod), 30_000,
+        () -> "events: " + kube.v1().events().inAnyNamespace().list().getItems().stream().map(e -> e.getSource()
+            .getComponent() + " " + e.getReason() + " " + e.getInvolvedObject().getName() + ": " + e.getMessage())
+            .toList());
+  }
+
   long warm() {
     return fx.count("SELECT count(*) FROM machines WHERE state = 'warm'");
   }
@@ -150,6 +186,11 @@ final class Fleet implements AutoCloseable {
 
   Pod create(Pod pod) {
     return kube.pods().inNamespace("default").resource(pod).create();
+  }
+
+  private boolean bound(String pod) {
+    Pod p = kube.pods().inNamespace("default").withName(pod).get();
+    return p != null && p.getSpec().getNodeName() != null;
   }
 
   /** The node kube-scheduler bound the pod to, once it did. */

@@ -11,6 +11,9 @@ import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -29,8 +32,9 @@ class LeadershipTest {
       String token = wm.controllerToken();
       KubernetesClient replicaA = cluster.clientWithToken(token, Controller.USER_AGENT);
       KubernetesClient replicaB = cluster.clientWithToken(token, Controller.USER_AGENT);
-      Leadership.Timing fast = new Leadership.Timing(Duration.ofSeconds(2), Duration.ofMillis(1500),
-          Duration.ofMillis(200));
+      // Short enough for a quick test, long enough that a loaded machine renews in time.
+      Duration leaseDuration = Duration.ofSeconds(4);
+      Leadership.Timing fast = new Leadership.Timing(leaseDuration, Duration.ofSeconds(3), Duration.ofMillis(200));
       AtomicInteger leading = new AtomicInteger();
       AtomicInteger aLed = new AtomicInteger();
       AtomicInteger bLed = new AtomicInteger();
@@ -39,13 +43,25 @@ class LeadershipTest {
             leading.incrementAndGet();
             aLed.incrementAndGet();
           }, leading::decrementAndGet);
-      Await.until("a leads", () -> aLed.get() == 1, 20_000);
+      Await.until("a leads", () -> aLed.get() == 1, 60_000);
       CompletableFuture<?> b = Leadership.run(replicaB, Installation.NAMESPACE, "warmmetal-controller", "b", fast,
           () -> {
             leading.incrementAndGet();
             bLed.incrementAndGet();
           }, leading::decrementAndGet);
-      Thread.sleep(2500); // longer than a lease: b still must not lead while a renews
+      // Longer than a lease: b still must not lead while a renews. Counted in a's renewals: three of them later than
+      // a lease after b began to compete (b tries every 200 ms).
+      Instant bCompetes = Instant.now();
+      Set<Instant> renewals = new HashSet<>();
+      Await.until("three of a's renewals a lease after b competes", () -> {
+        Lease held = cluster.admin().leases().inNamespace(Installation.NAMESPACE).withName("warmmetal-controller")
+            .get();
+        Instant renewed = held.getSpec().getRenewTime().toInstant();
+        if ("a".equals(held.getSpec().getHolderIdentity()) && renewed.isAfter(bCompetes.plus(leaseDuration))) {
+          renewals.add(renewed);
+        }
+        return renewals.size() >= 3 || bLed.get() > 0;
+      }, 60_000);
       assertThat(bLed.get()).isZero();
       assertThat(leading.get()).isEqualTo(1);
       Lease lease = cluster.admin().leases().inNamespace(Installation.NAMESPACE).withName("warmmetal-controller")
@@ -53,7 +69,7 @@ class LeadershipTest {
       assertThat(lease.getSpec().getHolderIdentity()).isEqualTo("a");
 
       a.cancel(true); // a goes away (and releases the lease)
-      Await.until("b takes over", () -> bLed.get() == 1, 20_000);
+      Await.until("b takes over", () -> bLed.get() == 1, 60_000);
       assertThat(leading.get()).isEqualTo(1);
       b.cancel(true);
     }

@@ -103,7 +103,7 @@ class ProvisioningTest {
     Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
     kube.pods().inNamespace("default").resource(pending("batch-1", "2")).create();
 
-    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 20_000);
+    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 60_000);
     Await.until("its instance running", () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'")
         == 1);
     assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'MachineState' AND reason = 'claimed from standby'"))
@@ -120,7 +120,9 @@ class ProvisioningTest {
         .put("maxWarm", 0));
     Await.until("all standby", () -> fx.count("SELECT count(*) FROM machines WHERE state = 'standby'") == 3);
     kube.pods().inNamespace("default").resource(pending("stateless-1", "2")).create();
-    Thread.sleep(3_000); // the controller tries, and is told there is no capacity
+    // The controller plans the pod and finds no shape with a machine it may take; three passes later, still none.
+    cluster.awaitDecided("stateless-1");
+    cluster.awaitPasses(3);
     assertThat(fx.count("SELECT count(*) FROM instances")).isZero();
     assertThat(kube.nodes().list().getItems()).isEmpty();
 
@@ -129,7 +131,7 @@ class ProvisioningTest {
       c.getSpec().launchFromStandby = null;
       return c;
     }));
-    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 30_000);
+    Await.until("a node", () -> kube.nodes().list().getItems().size() == 1, 60_000);
   }
 
   @Test
@@ -141,7 +143,7 @@ class ProvisioningTest {
     Await.until("two NodeClaims initialized", () -> kube.resources(NodeClaim.class).list().getItems().stream()
         .filter(c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
         .count() == 2);
-    Thread.sleep(300); // nothing more follows
+    cluster.awaitPasses(3); // nothing more follows
     assertThat(kube.resources(NodeClaim.class).list().getItems()).hasSize(2);
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(2);
   }
@@ -158,7 +160,7 @@ class ProvisioningTest {
     String first = cluster.awaitScheduled("ingress-0");
     String second = cluster.awaitScheduled("ingress-1");
     assertThat(first).isNotEqualTo(second);
-    Thread.sleep(300); // nothing more follows
+    cluster.awaitPasses(3); // nothing more follows
     assertThat(cluster.claims()).hasSize(2);
   }
 
@@ -281,7 +283,7 @@ class ProvisioningTest {
     // two more (15 and 10 pods), 50 × 0.5 top all five up and need two more — seven nodes, not 100, not six.
     Await.until("seven NodeClaims launched", () -> cluster.claims().stream().filter(c -> c.getStatus() != null
         && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)).count() == 7);
-    Thread.sleep(500); // nothing more follows
+    cluster.awaitPasses(3); // nothing more follows
     assertThat(cluster.claims()).hasSize(7).allSatisfy(c -> assertThat(c.getMetadata().getLabels())
         .containsEntry("node.kubernetes.io/instance-type", Fleet.SHAPE));
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(7);
@@ -292,9 +294,11 @@ class ProvisioningTest {
     cluster.updatePool(pool -> pool.getSpec().limits = Map.of("cpu", new Quantity("20")));
     kube.pods().inNamespace("default").resource(pending("big-1", "10")).create();
     Await.until("one node", () -> cluster.initialized().size() == 1);
+    cluster.awaitScheduled("big-1"); // there, before another pod could take its place
     // A second 10-cpu pod fits neither on that node (5.9 cpu left) nor under the limit (16 + 16 > 20).
     kube.pods().inNamespace("default").resource(pending("big-2", "10")).create();
-    Thread.sleep(1_500);
+    cluster.awaitDecided("big-2");
+    cluster.awaitPasses(3);
     assertThat(cluster.claims()).hasSize(1);
     cluster.updatePool(pool -> pool.getSpec().limits = Map.of("cpu", new Quantity("32")));
     Await.until("the second node once the limit allows it", () -> cluster.claims().size() == 2);
@@ -312,7 +316,9 @@ class ProvisioningTest {
     tooBig.getSpec().setAffinity(affinity("warmmetal.io/cpu", "Gt", "32"));
     kube.pods().inNamespace("default").resource(intolerant).create();
     kube.pods().inNamespace("default").resource(tooBig).create();
-    Thread.sleep(1_500);
+    cluster.awaitDecided("intolerant");
+    cluster.awaitDecided("wants-64-cpus");
+    cluster.awaitPasses(3);
     assertThat(cluster.claims()).isEmpty(); // neither can go to this pool's nodes
 
     Pod fits = pending("tolerates-and-wants-16", "1");
@@ -322,7 +328,7 @@ class ProvisioningTest {
     Await.until("a node for the pod that fits", () -> cluster.initialized().size() == 1);
     Node node = kube.nodes().withName(cluster.initialized().get(0).getStatus().nodeName).get();
     assertThat(node.getSpec().getTaints()).anyMatch(t -> t.getKey().equals("dedicated"));
-    Thread.sleep(500);
+    cluster.awaitPasses(3); // nothing more follows
     assertThat(cluster.claims()).hasSize(1);
   }
 

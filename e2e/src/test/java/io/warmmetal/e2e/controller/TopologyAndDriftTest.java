@@ -145,7 +145,10 @@ class TopologyAndDriftTest {
     Await.until("the pod running", () -> pods("small").stream().anyMatch(p -> p.getStatus() != null
         && "Running".equals(p.getStatus().getPhase())));
     kube.apps().deployments().inNamespace("default").resource(deployment("huge", 1, "15", false)).create();
-    Thread.sleep(3_000);
+    Await.until("the controller finds the huge pod no node", () -> pods("huge").stream()
+        .anyMatch(p -> cluster.controllerEvent("FailedScheduling", p.getMetadata().getName())
+            || p.getSpec().getNodeName() != null));
+    cluster.awaitPasses(3);
     assertThat(cluster.claims()).hasSize(2);
 
     cluster.updatePool(pool -> pool.getSpec().replicas = 1L);
