@@ -1,8 +1,18 @@
 package io.warmmetal.e2e.cluster;
 
+import io.vertx.core.json.JsonObject;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,22 +25,27 @@ import java.util.UUID;
  * would. Nothing is on it but what it boots.
  */
 public final class VirtualServer implements AutoCloseable {
+  private static final String BALLOON = "/machine/peripheral/balloon0";
+
   private final Rack rack;
   private final String name;
   private final String mac;
   private final String uuid;
   private final Path console;
+  /** QEMU's machine protocol (QMP) socket: how the host asks about the guest. */
+  private final Path qmpSocket;
   private final String tap;
   private final Daemon qemu;
   private final long poweredOnNanos;
 
-  private VirtualServer(Rack rack, String name, String mac, String uuid, Path console, String tap, Daemon qemu,
-      long poweredOnNanos) {
+  private VirtualServer(Rack rack, String name, String mac, String uuid, Path console, Path qmpSocket, String tap,
+      Daemon qemu, long poweredOnNanos) {
     this.rack = rack;
     this.name = name;
     this.mac = mac;
     this.uuid = uuid;
     this.console = console;
+    this.qmpSocket = qmpSocket;
     this.tap = tap;
     this.qemu = qemu;
     this.poweredOnNanos = poweredOnNanos;
@@ -46,11 +61,14 @@ public final class VirtualServer implements AutoCloseable {
     String uuid = new UUID(0x7761726d6d6574aL, index).toString();
     Path console = rack.dir().resolve(name + ".console");
     Files.deleteIfExists(console);
+    Path qmp = rack.dir().resolve(name + ".qmp");
+    Files.deleteIfExists(qmp);
     rack.expect(mac, uuid);
     String tap = rack.plugIn();
     List<String> command = new ArrayList<>(List.of("qemu-system-x86_64", "-name", name, "-accel", "tcg,thread=multi",
         "-smp", String.valueOf(cpus), "-m", String.valueOf(memoryMiB), "-nographic", "-nodefaults",
         "-serial", "file:" + console, "-monitor", "none", "-boot", "n", "-uuid", uuid,
+        "-qmp", "unix:" + qmp + ",server=on,wait=off", "-device", "virtio-balloon-pci,id=balloon0",
         "-netdev", "tap,id=n0,ifname=" + tap + ",script=no,downscript=no",
         "-device", "virtio-net-pci,netdev=n0,mac=" + mac, "-device", "virtio-rng-pci"));
     if (dataDisk != null) {
@@ -59,7 +77,7 @@ public final class VirtualServer implements AutoCloseable {
     long now = System.nanoTime();
     Daemon qemu = Daemon.start(name + "-qemu", rack.cluster().network().enter(command),
         rack.dir().resolve(name + ".qemu.log"), Map.of());
-    return new VirtualServer(rack, name, mac, uuid, console, tap, qemu, now);
+    return new VirtualServer(rack, name, mac, uuid, console, qmp, tap, qemu, now);
   }
 
   public String name() {
@@ -102,18 +120,59 @@ public final class VirtualServer implements AutoCloseable {
     return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
   }
 
-  /**
-   * The QEMU process's resident memory in MiB: the guest RAM the server has touched so far (QEMU allocates it on
-   * first touch) plus QEMU's own few tens of MiB — an upper bound of what the booted OS uses, page cache included.
-   */
-  public long residentMiB() {
-    try {
-      String status = Files.readString(Path.of("/proc", String.valueOf(qemu.pid()), "status"));
-      return status.lines().filter(l -> l.startsWith("VmRSS:")).findFirst()
-          .map(l -> Long.parseLong(l.replaceAll("\\D", "")) / 1024).orElseThrow();
-    } catch (IOException e) {
-      throw new IllegalStateException(name + " is off: " + e.getMessage(), e);
+  /** The guest's memory as its kernel counts it (MiB): all of it, what is available to programs, the page cache. */
+  public record GuestMemory(long totalMiB, long availableMiB, long cachesMiB) {
+    public long usedMiB() {
+      return totalMiB - availableMiB;
     }
+  }
+
+  /**
+   * The guest's memory now, from its balloon driver's statistics (QEMU's QMP: {@code guest-stats} of the
+   * virtio-balloon device, which the node image loads), waiting up to {@code timeout} for the first report. Not the
+   * QEMU process's resident size: that also holds QEMU's translation cache, up to a GiB under software emulation.
+   */
+  public GuestMemory memory(Duration timeout) throws IOException, InterruptedException {
+    try (SocketChannel qmp = SocketChannel.open(UnixDomainSocketAddress.of(qmpSocket))) {
+      BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(qmp),
+          StandardCharsets.UTF_8));
+      Writer out = new OutputStreamWriter(Channels.newOutputStream(qmp), StandardCharsets.UTF_8);
+      in.readLine(); // the greeting
+      qmp(in, out, new JsonObject().put("execute", "qmp_capabilities"));
+      qmp(in, out, new JsonObject().put("execute", "qom-set").put("arguments", new JsonObject()
+          .put("path", BALLOON).put("property", "guest-stats-polling-interval").put("value", 1)));
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (true) {
+        JsonObject stats = qmp(in, out, new JsonObject().put("execute", "qom-get").put("arguments",
+            new JsonObject().put("path", BALLOON).put("property", "guest-stats"))).getJsonObject("stats");
+        long total = stats.getLong("stat-total-memory", -1L);
+        long available = stats.getLong("stat-available-memory", -1L);
+        if (total > 0 && available >= 0) {
+          return new GuestMemory(total >> 20, available >> 20, stats.getLong("stat-disk-caches", 0L) >> 20);
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IOException(name + "'s balloon reported no memory statistics in " + timeout
+              + " (is virtio_balloon loaded?): " + stats);
+        }
+        Thread.sleep(500);
+      }
+    }
+  }
+
+  /** One QMP command and its answer's {@code return}, skipping the asynchronous events QEMU sends between. */
+  private JsonObject qmp(BufferedReader in, Writer out, JsonObject command) throws IOException {
+    out.write(command.encode() + "\n");
+    out.flush();
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      JsonObject answer = new JsonObject(line);
+      if (answer.containsKey("error")) {
+        throw new IOException(name + ": QMP " + command.getString("execute") + ": " + answer.getValue("error"));
+      }
+      if (answer.containsKey("return")) {
+        return answer.getValue("return") instanceof JsonObject r ? r : new JsonObject();
+      }
+    }
+    throw new IOException(name + ": QMP closed (QEMU exited?)");
   }
 
   /** Cuts the power. */
