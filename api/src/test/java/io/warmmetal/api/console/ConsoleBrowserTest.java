@@ -13,13 +13,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.logging.LogEntry;
 
 /**
  * The fleet console in a real headless Chromium against the real API on PostgreSQL: logging in with a token, a pool
  * filling as its machines' prepares are reported, a launch showing up without a reload, 401s back to the login page,
- * and a project's token shown what it may see.
+ * a project's token shown what it may see, and a fleet of 503 machines paged, filtered and read (screenshots in
+ * {@code target/console-screenshots/}).
  */
 class ConsoleBrowserTest {
   private static final String SHAPE = "x86-8c-32g";
@@ -54,12 +56,12 @@ class ConsoleBrowserTest {
     chromium.close();
   }
 
-  private String consoleUrl() {
-    return "http://127.0.0.1:" + fx.api.port() + "/console/";
+  private void logIn(String token) {
+    logIn(fx, token);
   }
 
-  private void logIn(String token) {
-    page.get(consoleUrl());
+  private void logIn(ApiFixture at, String token) {
+    page.get("http://127.0.0.1:" + at.api.port() + "/console/");
     waitFor("the login page", () -> page.findElement(By.id("login")).isDisplayed());
     page.findElement(By.id("token")).sendKeys(token);
     page.findElement(By.id("login-button")).click();
@@ -214,6 +216,83 @@ class ConsoleBrowserTest {
     assertThat(fx.client.get("/v1/machines/" + waiting.get(0), ApiFixture.ADMIN).body().getBoolean("admitted"))
         .isTrue();
     assertNoPageErrors(chromium.consoleLog());
+  }
+
+  /**
+   * A fleet of 503 machines, in a database of its own (the other tests' machines stay few): the first page's count
+   * stays through later renders, "Load more" reaches the last machine, a server-side filter finds the failed one, and
+   * its failure's reason shows whole in its timeline, beside the live events.
+   */
+  @Test
+  void aFleetOf500IsNavigableAndItsReasonsReadable() throws Exception {
+    try (ApiFixture fleet = ApiFixture.start(vertx)) {
+      // The first machine fails its prepare with a long message; 502 more are warm; one of them is launched.
+      String failing = fleet.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
+      assertThat(fleet.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1)
+          .put("maxWarm", 1)).status()).isEqualTo(200);
+      fleet.reconcilePools();
+      String why = "kubelet 1.31.2 is not in the image cache at /var/lib/warmmetal/images and the mirror "
+          + "refused the download (HTTP 403); see the agent's journal on the host";
+      var failed = fleet.client.post("/v1/commands/" + fleet.openCommands(failing, "prepare").get(0) + "/result",
+          ApiFixture.ADMIN, new JsonObject().put("status", "failed").put("message", why));
+      assertThat(failed.status()).as(failed.raw()).isEqualTo(200);
+      List<String> warm = fleet.registerMachines(502, ApiFixture.facts(4, 16), true);
+      String last = warm.get(warm.size() - 1);
+      assertThat(fleet.client.post("/v1/instances", fleet.token("client"), new JsonObject()
+          .put("shape", "x86-4c-16g")).status()).isEqualTo(201);
+
+      logIn(fleet, ApiFixture.ADMIN);
+      waitFor("the first page of machines and its count", () -> page.findElements(By.cssSelector(
+          "#machines tbody tr")).size() == 200 && pager("machines").contains("Showing 200 of 503 machines"));
+      waitFor("the launch in the live events", () -> !page.findElements(By.cssSelector(
+          "#events li[data-type='InstanceState']")).isEmpty());
+      chromium.screenshot("7-fleet-500");
+      // A later render of the list (a machine changed, so it is read again) keeps the count and the way on.
+      assertThat(fleet.client.post("/v1/machines/" + warm.get(0) + "/cordon", ApiFixture.ADMIN, null).status())
+          .isEqualTo(200);
+      waitFor("the cordon on the page", () -> page.findElement(By.cssSelector("#machines tr[data-machine='"
+          + warm.get(0) + "'] td.state")).getText().contains("cordoned"));
+      assertThat(pager("machines")).contains("Showing 200 of 503 machines");
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.more")).isDisplayed()).isTrue();
+
+      // Load more, twice: the last machine registered (#503) is reached, and the pager says all are shown.
+      page.findElement(By.cssSelector("#machines .pager button.more")).click();
+      waitFor("400 machines", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 400);
+      page.findElement(By.cssSelector("#machines .pager button.more")).click();
+      String lastRow = "#machines tr[data-machine='" + last + "']";
+      waitFor("machine #503", () -> page.findElements(By.cssSelector(lastRow)).size() == 1);
+      assertThat(page.findElements(By.cssSelector("#machines tbody tr"))).hasSize(503);
+      assertThat(pager("machines")).contains("503 machines, all shown");
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.more")).isDisplayed()).isFalse();
+      page.executeScript("arguments[0].scrollIntoView({block: 'center'});", page.findElement(By.cssSelector(lastRow)));
+      chromium.screenshot("8-machine-503");
+
+      // Filtered on the server: the failed machine alone; its timeline shows the failure's reason whole.
+      page.executeScript("document.querySelector('#machine-filters [name=state]').value = 'failed';");
+      page.findElement(By.cssSelector("#machine-filters button[type=submit]")).click();
+      waitFor("the failed machine alone", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 1
+          && pager("machines").contains("1 machine, all shown"));
+      page.findElement(By.cssSelector("#machines tr[data-machine='" + failing + "']")).click();
+      String reasonCss = "#timeline li[data-type='MachineState'] .reason";
+      waitFor("the failure in the timeline", () -> page.findElements(By.cssSelector(reasonCss)).stream()
+          .anyMatch(r -> r.getText().contains("refused")));
+      WebElement reason = page.findElements(By.cssSelector(reasonCss)).stream()
+          .filter(r -> r.getText().contains("refused")).findFirst().orElseThrow();
+      assertThat(reason.getText()).isEqualTo("prepare failed: " + why);
+      assertThat(page.executeScript("const r = arguments[0]; return r.scrollWidth <= r.clientWidth "
+          + "&& r.scrollHeight <= r.clientHeight + 1 && r.getBoundingClientRect().width > 200;", reason))
+          .as("the reason is not clipped").isEqualTo(true);
+      page.executeScript("arguments[0].scrollIntoView({block: 'center'});", reason);
+      chromium.screenshot("9-whole-reason");
+      // The chart's legend is text without an outline (a stroke blurs it).
+      assertThat(page.executeScript("return getComputedStyle(document.querySelector('#fill-chart text.legend'))"
+          + ".stroke;")).isEqualTo("none");
+      assertNoPageErrors(chromium.consoleLog());
+    }
+  }
+
+  private String pager(String panel) {
+    return page.findElement(By.cssSelector("#" + panel + " .pager")).getText();
   }
 
   /** No script errors and no Content-Security-Policy violations (a violation is how an inline script would show). */
