@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.List;
 import java.util.function.Supplier;
@@ -188,10 +189,7 @@ class ConsoleBrowserTest {
   void newHardwareIsAcceptedOrRejectedFromTheMachinesList() throws Exception {
     // Two machines waiting as new hardware (set up in the database: how one gets there is BootAdmissionTest's).
     List<String> waiting = fx.registerMachines(2, ApiFixture.facts(2, 4), false);
-    for (String id : waiting) {
-      fx.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
-          .execute(io.vertx.sqlclient.Tuple.of(id)).await();
-    }
+    waiting.forEach(id -> waitForAcceptance(fx, id));
     logIn(ApiFixture.ADMIN);
     String first = "#machines tr[data-machine='" + waiting.get(0) + "']";
     String second = "#machines tr[data-machine='" + waiting.get(1) + "']";
@@ -238,12 +236,15 @@ class ConsoleBrowserTest {
       assertThat(failed.status()).as(failed.raw()).isEqualTo(200);
       List<String> warm = fleet.registerMachines(502, ApiFixture.facts(4, 16), true);
       String last = warm.get(warm.size() - 1);
+      String waiting = warm.get(1); // new hardware waiting for acceptance, sorted among the first
+      waitForAcceptance(fleet, waiting);
       assertThat(fleet.client.post("/v1/instances", fleet.token("client"), new JsonObject()
           .put("shape", "x86-4c-16g")).status()).isEqualTo(201);
 
       logIn(fleet, ApiFixture.ADMIN);
       waitFor("the first page of machines and its count", () -> page.findElements(By.cssSelector(
           "#machines tbody tr")).size() == 200 && pager("machines").contains("Showing 200 of 503 machines"));
+      assertThat(pager("machines")).contains("1 new machine waits for acceptance");
       waitFor("the launch in the live events", () -> !page.findElements(By.cssSelector(
           "#events li[data-type='InstanceState']")).isEmpty());
       chromium.screenshot("7-fleet-500");
@@ -284,11 +285,23 @@ class ConsoleBrowserTest {
           .as("the reason is not clipped").isEqualTo(true);
       page.executeScript("arguments[0].scrollIntoView({block: 'center'});", reason);
       chromium.screenshot("9-whole-reason");
+      // New hardware is one click away whatever the filter.
+      page.findElement(By.cssSelector("#machines .pager button.waiting")).click();
+      String waitingRow = "#machines tr[data-machine='" + waiting + "']";
+      waitFor("the new machine alone", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 1
+          && page.findElements(By.cssSelector(waitingRow + " button.accept")).size() == 1);
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.waiting")).isDisplayed()).isFalse();
       // The chart's legend is text without an outline (a stroke blurs it).
       assertThat(page.executeScript("return getComputedStyle(document.querySelector('#fill-chart text.legend'))"
           + ".stroke;")).isEqualTo("none");
       assertNoPageErrors(chromium.consoleLog());
     }
+  }
+
+  /** Puts a machine back to new hardware waiting for acceptance (how one gets there is BootAdmissionTest's). */
+  private static void waitForAcceptance(ApiFixture at, String machineId) {
+    at.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
+        .execute(Tuple.of(machineId)).await();
   }
 
   private String pager(String panel) {
