@@ -224,7 +224,7 @@ class ConsoleBrowserTest {
   @Test
   void aFleetOf500IsNavigableAndItsReasonsReadable() throws Exception {
     try (ApiFixture fleet = ApiFixture.start(vertx)) {
-      // The first machine fails its prepare with a long message; 502 more are warm; one of them is launched.
+      // The first machine fails its prepare with a long message; 502 more are warm; 250 of them are launched.
       String failing = fleet.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
       assertThat(fleet.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1)
           .put("maxWarm", 1)).status()).isEqualTo(200);
@@ -239,15 +239,21 @@ class ConsoleBrowserTest {
       String waiting = warm.get(1); // new hardware waiting for acceptance, sorted among the first
       waitForAcceptance(fleet, waiting);
       assertThat(fleet.client.post("/v1/instances", fleet.token("client"), new JsonObject()
-          .put("shape", "x86-4c-16g")).status()).isEqualTo(201);
+          .put("shape", "x86-4c-16g").put("minCount", 250)).status()).isEqualTo(201);
 
       logIn(fleet, ApiFixture.ADMIN);
       waitFor("the first page of machines and its count", () -> page.findElements(By.cssSelector(
           "#machines tbody tr")).size() == 200 && pager("machines").contains("Showing 200 of 503 machines"));
       assertThat(pager("machines")).contains("1 new machine waits for acceptance");
-      waitFor("the launch in the live events", () -> !page.findElements(By.cssSelector(
-          "#events li[data-type='InstanceState']")).isEmpty());
+      waitFor("the launch's joins in the live events", () -> !page.findElements(By.cssSelector(
+          "#events li[data-type='CommandQueued']")).isEmpty());
       chromium.screenshot("7-fleet-500");
+      // The instances show the newest 200, and the rest a click away.
+      assertThat(pager("instances")).contains("Showing the newest 200 of 250 instances");
+      assertThat(page.findElements(By.cssSelector("#instances tbody tr"))).hasSize(200);
+      page.findElement(By.cssSelector("#instances .pager button.more")).click();
+      waitFor("all 250 instances", () -> page.findElements(By.cssSelector("#instances tbody tr")).size() == 250
+          && pager("instances").contains("250 instances, newest first"));
       // A later render of the list (a machine changed, so it is read again) keeps the count and the way on.
       assertThat(fleet.client.post("/v1/machines/" + warm.get(0) + "/cordon", ApiFixture.ADMIN, null).status())
           .isEqualTo(200);
