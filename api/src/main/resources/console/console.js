@@ -8,6 +8,8 @@ const KEEP_EVENTS = 200;
 const KEEP_SAMPLES = 300;
 const SHOWN_ROWS = 200;
 const PAGE = 1000;
+/** Instances are listed oldest first and shown newest first: read at most this many pages of them. */
+const INSTANCE_PAGES = 10;
 
 const $ = (sel, root = document) => root.querySelector(sel);
 
@@ -69,11 +71,26 @@ function when(iso) {
   return iso ? new Date(iso).toLocaleTimeString() : '';
 }
 
-/** Shows a panel's trouble in words: what the role cannot see, or what failed. Empty clears it. */
+/**
+ * Shows a panel's notice: its trouble in words (what the role cannot see, or what failed) or the outcome of an
+ * action (info). Empty clears it. How many rows a list shows is the pager's, never a notice: nothing wipes it.
+ */
 function notice(panel, text, kind = 'error') {
   const p = $(`#${panel} .notice`);
   p.textContent = text || '';
   p.className = `notice ${text ? kind : ''}`;
+}
+
+/** Clears the notice a failed load left; an action's outcome (info) stays until the next action replaces it. */
+function clearTrouble(panel) {
+  const p = $(`#${panel} .notice`);
+  if (p.classList.contains('error') || p.classList.contains('forbidden')) notice(panel, '');
+}
+
+/** A list's pager: how many rows show out of how many (when known), and whether a button can show more. */
+function pager(panel, text, more) {
+  $(`#${panel} .pager .count`).textContent = text;
+  $(`#${panel} .pager .more`).hidden = !more;
 }
 
 function explain(err, what) {
@@ -88,7 +105,7 @@ function explain(err, what) {
 async function guarded(panel, what, load) {
   try {
     await load();
-    notice(panel, '');
+    clearTrouble(panel);
     state.forbidden.delete(panel);
     return true;
   } catch (err) {
@@ -106,6 +123,9 @@ const state = {
   cursor: null, events: [], samples: [], instances: new Map(), shapes: [], pools: [],
   timer: null, tick: 0, machinesDirty: true, machinesLoadedAt: 0, changedInstances: new Set(), forbidden: new Set(),
   poolsRefused: null,
+  machinesWanted: SHOWN_ROWS, // machine rows to read: a page more per "Load more", back to one on a new filter
+  instancesShown: SHOWN_ROWS, // the newest this many of the instances read
+  instancesCapped: false, // more instances on the server than INSTANCE_PAGES pages
 };
 
 // ---- pools and shapes --------------------------------------------------------------------------------------
@@ -201,24 +221,32 @@ function drawFill() {
   const t0 = samples.length ? samples[0].t : 0;
   const span = Math.max(1, (samples.length ? samples[samples.length - 1].t : 0) - t0);
   const x = t => 30 + 360 * (t - t0) / span;
-  const y = v => 140 - 125 * v / max;
+  const y = v => 140 - PLOT_HEIGHT * v / max;
   const parts = [axes(max, `${Math.round(span / 1000)} s`)];
   shapes.forEach((shape, i) => {
     const pts = samples.filter(s => s.byShape[shape]).map(s => `${x(s.t).toFixed(1)},${y(s.byShape[shape].warm).toFixed(1)}`);
     parts.push(svg('polyline', { points: pts.join(' '), class: `line c${i}`, 'data-shape': shape }));
     const min = samples.length ? samples[samples.length - 1].byShape[shape]?.minWarm : null;
     if (min) parts.push(svg('line', { x1: 30, x2: 390, y1: y(min), y2: y(min), class: `target c${i}` }));
-    parts.push(svg('text', { x: 36 + 120 * (i % 3), y: 12 + 10 * Math.floor(i / 3), class: `legend c${i}` }, shape));
+    // Above the plot, a swatch of the line beside each name: a line at the top never runs through the legend.
+    const lx = 36 + 120 * (i % 3);
+    const ly = 9 + 10 * Math.floor(i / 3);
+    parts.push(svg('line', { x1: lx, x2: lx + 12, y1: ly - 3, y2: ly - 3, class: `swatch c${i}` }));
+    parts.push(svg('text', { x: lx + 16, y: ly, class: `legend c${i}` }, shape));
   });
   chart.replaceChildren(...parts);
 }
 
+/** Both charts plot from y = 140 up this far, leaving the top rows of the 160-high view to the legend. */
+const PLOT_HEIGHT = 112;
+
 function axes(max, xLabel) {
   const g = svg('g', { class: 'axes' });
-  g.append(svg('line', { x1: 30, x2: 30, y1: 15, y2: 140 }), svg('line', { x1: 30, x2: 390, y1: 140, y2: 140 }));
-  g.append(svg('text', { x: 26, y: 19, 'text-anchor': 'end' }, String(max)));
+  const top = 140 - PLOT_HEIGHT;
+  g.append(svg('line', { x1: 30, x2: 30, y1: top, y2: 140 }), svg('line', { x1: 30, x2: 390, y1: 140, y2: 140 }));
+  g.append(svg('text', { x: 26, y: top + 4, 'text-anchor': 'end' }, String(max)));
   g.append(svg('text', { x: 26, y: 143, 'text-anchor': 'end' }, '0'));
-  g.append(svg('text', { x: 390, y: 155, 'text-anchor': 'end' }, xLabel));
+  if (xLabel) g.append(svg('text', { x: 390, y: 155, 'text-anchor': 'end' }, xLabel));
   return g;
 }
 
@@ -266,9 +294,9 @@ function drawLatency(buckets) {
   const total = buckets.length ? buckets[buckets.length - 1][1] : 0;
   const max = Math.max(1, ...counts);
   const width = 360 / counts.length;
-  const parts = [axes(max, 'ms')];
+  const parts = [axes(max, '')]; // the ticks name the buckets; the caption says they are upper bounds in ms
   counts.forEach((n, i) => {
-    const h = 125 * n / max;
+    const h = PLOT_HEIGHT * n / max;
     parts.push(svg('rect', { x: 30 + i * width + 1, y: 140 - h, width: width - 2, height: h, class: 'bar',
       'data-bound': String(LATENCY_BOUNDS_MS[i]), 'data-count': String(n) }));
     const label = LATENCY_BOUNDS_MS[i] === Infinity ? '∞' : LATENCY_BOUNDS_MS[i] >= 1000
@@ -277,7 +305,8 @@ function drawLatency(buckets) {
   });
   chart.replaceChildren(...parts);
   const fmt = ms => (ms === null ? '—' : ms === Infinity ? '> 10 s' : `≤ ${ms < 1 ? ms.toFixed(2) : Math.round(ms)} ms`);
-  $('#latency-caption').textContent = `Launch latency (POST /v1/instances, from /metrics): ${total} launches, `
+  $('#latency-caption').textContent = `Launch latency (POST /v1/instances, from /metrics; a bar per bucket, its `
+    + `upper bound in ms or s): ${total} launches, `
     + `p50 ${fmt(quantile(buckets, 0.5))}, p99 ${fmt(quantile(buckets, 0.99))}`;
 }
 
@@ -287,13 +316,14 @@ async function loadInstances() {
   const filter = $('#instance-filters [name=state]').value;
   const all = new Map();
   let cursor = null;
-  for (let page = 0; page < 5; page++) {
+  for (let page = 0; page < INSTANCE_PAGES; page++) {
     const body = await api(`/v1/instances${query({ state: filter, limit: PAGE, cursor })}`);
     body.items.forEach(i => all.set(i.id, i));
     cursor = body.nextCursor;
     if (!cursor) break;
   }
   state.instances = all;
+  state.instancesCapped = Boolean(cursor);
   state.changedInstances.clear();
   renderInstances();
 }
@@ -317,8 +347,13 @@ async function refreshChangedInstances() {
 }
 
 function renderInstances() {
-  const list = [...state.instances.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt))
-    .slice(0, SHOWN_ROWS);
+  const all = [...state.instances.values()].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const list = all.slice(0, state.instancesShown);
+  const capped = state.instancesCapped ? ` (the first ${all.length} the API lists, oldest first: choose a state to `
+    + 'narrow them)' : '';
+  pager('instances', list.length < all.length || capped
+    ? `Showing the newest ${list.length} of ${all.length} instances${capped}.`
+    : `${plural(all.length, 'instance')}, newest first.`, list.length < all.length);
   $('#instances tbody').replaceChildren(...list.map(i => {
     const toRunning = i.runningAt ? `${((Date.parse(i.runningAt) - Date.parse(i.createdAt)) / 1000).toFixed(1)} s` : '';
     const row = el('tr', { 'data-instance': i.id, class: 'clickable' },
@@ -331,13 +366,31 @@ function renderInstances() {
 
 // ---- machines ----------------------------------------------------------------------------------------------
 
+function plural(n, what) {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** The filter's machines, read in pages on the server's cursor until as many rows as the user asked for. */
 async function loadMachines() {
   const form = new FormData($('#machine-filters'));
-  const body = await api(`/v1/machines${query({ state: form.get('state'), shape: form.get('shape'),
-    labelSelector: form.get('labelSelector'), limit: SHOWN_ROWS })}`);
+  const filter = { state: form.get('state'), shape: form.get('shape'), labelSelector: form.get('labelSelector') };
+  const items = [];
+  let cursor = null;
+  do {
+    const body = await api(`/v1/machines${query({ ...filter,
+      limit: Math.min(PAGE, state.machinesWanted - items.length), cursor })}`);
+    items.push(...body.items);
+    cursor = body.nextCursor;
+  } while (cursor && items.length < state.machinesWanted);
   state.machinesDirty = false;
   state.machinesLoadedAt = Date.now();
-  $('#machines tbody').replaceChildren(...body.items.map(m => {
+  const total = machineCount(filter);
+  const of = total !== null && total > items.length ? ` of ${total}` : '';
+  pager('machines', cursor
+    ? `Showing ${items.length}${of || ' (more on the server)'} machines, oldest first.`
+    : `${plural(items.length, 'machine')}, all shown, oldest first.`, Boolean(cursor));
+  showWaiting(filter.state);
+  $('#machines tbody').replaceChildren(...items.map(m => {
     const labels = Object.entries(m.labels || {}).map(([k, v]) => `${k}=${v}`).join(', ');
     const identity = [m.identity?.primaryMac, m.identity?.systemUuid].filter(Boolean).join(' ');
     const row = el('tr', { 'data-machine': m.id, class: 'clickable' },
@@ -347,7 +400,29 @@ async function loadMachines() {
     row.addEventListener('click', () => showTimeline('machine', m.id, true));
     return row;
   }));
-  if (body.nextCursor) notice('machines', `Showing the first ${SHOWN_ROWS}; narrow the filters to see others.`, 'info');
+}
+
+/** How many machines the filter matches, from the shapes' counts per state; null when labels narrow it. */
+function machineCount(filter) {
+  if (filter.labelSelector || !state.shapes.length) return null;
+  return state.shapes.filter(s => !filter.shape || s.name === filter.shape)
+    .map(s => Object.entries(s.counts || {}).filter(([st]) => !filter.state || st === filter.state)
+      .reduce((sum, [, n]) => sum + n, 0))
+    .reduce((sum, n) => sum + n, 0);
+}
+
+/** New hardware waits for an operator wherever it sorts: a button filters to it unless that is the filter. */
+function showWaiting(filterState) {
+  const waiting = state.shapes.reduce((sum, s) => sum + ((s.counts || {}).new || 0), 0);
+  const button = $('#machines .pager .waiting');
+  button.hidden = !waiting || filterState === 'new';
+  button.textContent = `${plural(waiting, 'new machine')} ${waiting === 1 ? 'waits' : 'wait'} for acceptance: show`;
+}
+
+/** A new filter starts again from one page. */
+function filterMachines() {
+  state.machinesWanted = SHOWN_ROWS;
+  guarded('machines', 'the machines', loadMachines).catch(() => {});
 }
 
 /**
@@ -427,7 +502,8 @@ function drawStrip(changes) {
 
 function eventItem(e) {
   const change = e.from || e.to ? `${e.from || '∅'} → ${e.to || '∅'}` : '';
-  return el('li', { 'data-seq': e.seq, 'data-type': e.type },
+  // The reason wraps onto its own line when the panel is narrow: shown whole, never cut.
+  return el('li', { 'data-seq': e.seq, 'data-type': e.type, 'data-subject': e.subject },
     el('time', {}, when(e.at)), el('span', { class: 'type' }, e.type), el('span', { class: 'subject' }, e.subject),
     el('span', { class: 'change' }, change), el('span', { class: 'reason' }, e.reason || ''));
 }
@@ -483,8 +559,10 @@ async function start() {
   $('#login').hidden = true;
   $('#app').hidden = false;
   Object.assign(state, { cursor: null, events: [], samples: [], instances: new Map(), tick: 0, machinesDirty: true,
-    machinesLoadedAt: 0, forbidden: new Set(), poolsRefused: null });
+    machinesLoadedAt: 0, forbidden: new Set(), poolsRefused: null, machinesWanted: SHOWN_ROWS,
+    instancesShown: SHOWN_ROWS, instancesCapped: false });
   try {
+    await loadPools(); // first: the shapes' counts say how many machines the list's pages hold
     await guarded('instances', 'the instances', loadInstances);
     await guarded('machines', 'the machines', loadMachines);
   } catch (err) {
@@ -518,10 +596,24 @@ function init() {
   $('#logout').addEventListener('click', () => logout('Logged out.'));
   $('#machine-filters').addEventListener('submit', ev => {
     ev.preventDefault();
+    filterMachines();
+  });
+  $('#machines .pager .more').addEventListener('click', () => {
+    state.machinesWanted += SHOWN_ROWS;
     guarded('machines', 'the machines', loadMachines).catch(() => {});
   });
-  $('#instance-filters [name=state]').addEventListener('change',
-    () => guarded('instances', 'the instances', loadInstances).catch(() => {}));
+  $('#machines .pager .waiting').addEventListener('click', () => {
+    $('#machine-filters [name=state]').value = 'new';
+    filterMachines();
+  });
+  $('#instance-filters [name=state]').addEventListener('change', () => {
+    state.instancesShown = SHOWN_ROWS;
+    guarded('instances', 'the instances', loadInstances).catch(() => {});
+  });
+  $('#instances .pager .more').addEventListener('click', () => {
+    state.instancesShown += SHOWN_ROWS;
+    renderInstances();
+  });
   if (sessionStorage.getItem(TOKEN_KEY)) start();
   else logout('');
 }

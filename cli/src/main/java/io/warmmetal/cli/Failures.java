@@ -23,7 +23,7 @@ final class Failures implements IExecutionExceptionHandler {
       }
       String hint = ErrorHints.hint(api);
       if (hint != null) {
-        err.println("  hint: " + hint);
+        err.println("  hint: " + hint.replace("\n", "\n        ")); // a hint of several lines, aligned
       }
       code = ExitCode.API_ERROR;
     } else if (e instanceof ApiUnreachable) {

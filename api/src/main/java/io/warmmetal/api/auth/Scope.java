@@ -45,7 +45,8 @@ public record Scope(String project, String home, boolean operator) {
     return db.preparedQuery("SELECT 1 FROM projects WHERE name = $1").execute(Tuple.of(named))
         .map(rows -> {
           if (rows.size() == 0) {
-            throw ApiError.notFound("project", named);
+            // The header names it: a client can tell this from a path's project that does not exist.
+            throw new ApiError(ErrorCode.NotFound, "project " + named + " does not exist", HEADER, null);
           }
           return new Scope(named, named, true);
         });

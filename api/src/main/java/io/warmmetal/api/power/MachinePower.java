@@ -151,7 +151,8 @@ public final class MachinePower {
         .compose(rows -> {
           if (rows.size() == 0) {
             return Future.failedFuture(manual ? ApiError.of(ErrorCode.InvalidState, "machine " + machineId
-                + " carries an instance; terminate it before switching the machine off") : new NoLongerIdle(machineId));
+                + " carries an instance (running, or terminated with its reset not reported yet); switch it off"
+                + " once it is free") : new NoLongerIdle(machineId));
           }
           String previous = rows.iterator().next().getString("previous");
           return remote(machineId, PowerState.OFF, driver.off())

@@ -14,8 +14,9 @@ import java.util.List;
  * Recovering a machine whose agent does not answer, over the SSH access it was enrolled with: restart the agent, run
  * the agent's reset script (leave the cluster, wipe per policy, prepare) and then restart it, or reboot the server.
  * A reset or reboot is refused for a machine a launch could claim meanwhile (warm, preparing, standby …) unless it
- * is cordoned: only offline, failed or enrolling ones go without. Refused for a machine carrying an instance (a reboot would take the node down under its pods);
- * the outcome, output redacted, is an event on the machine.
+ * is cordoned: only offline, failed or enrolling ones go without. Refused for a machine carrying an instance (a
+ * reboot would take the node down under its pods), but for restarting the agent of one resetting after its instance
+ * was terminated (that reset waits for the agent). The outcome, output redacted, is an event on the machine.
  */
 public final class Recovery {
   public static final List<String> ACTIONS = List.of("restart-agent", "reset", "reboot");
@@ -45,9 +46,13 @@ public final class Recovery {
           if ("retired".equals(m.getString("state"))) {
             throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " is retired");
           }
-          if (m.getString("instance_id") != null) {
-            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + " carries instance "
-                + m.getString("instance_id") + "; terminate it before recovering the machine");
+          boolean resetPending = "resetting".equals(m.getString("state"));
+          if (m.getString("instance_id") != null && !(resetPending && action.equals("restart-agent"))) {
+            // Resetting: the instance is terminated already, and a restarted agent takes up (or reports) its reset.
+            throw ApiError.of(ErrorCode.InvalidState, "machine " + machineId + (resetPending
+                ? " is resetting after instance " + m.getString("instance_id") + " was terminated; only "
+                    + "restart-agent recovers it until the reset is reported"
+                : " carries instance " + m.getString("instance_id") + "; terminate it before recovering the machine"));
           }
           if (!action.equals("restart-agent") && !m.getBoolean("cordoned")
               && !List.of("offline", "failed", "enrolling").contains(m.getString("state"))) {

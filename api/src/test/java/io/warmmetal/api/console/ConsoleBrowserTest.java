@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.List;
 import java.util.function.Supplier;
@@ -13,13 +14,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.logging.LogEntry;
 
 /**
  * The fleet console in a real headless Chromium against the real API on PostgreSQL: logging in with a token, a pool
  * filling as its machines' prepares are reported, a launch showing up without a reload, 401s back to the login page,
- * and a project's token shown what it may see.
+ * a project's token shown what it may see, and a fleet of 503 machines paged, filtered and read (screenshots in
+ * {@code target/console-screenshots/}).
  */
 class ConsoleBrowserTest {
   private static final String SHAPE = "x86-8c-32g";
@@ -54,12 +57,12 @@ class ConsoleBrowserTest {
     chromium.close();
   }
 
-  private String consoleUrl() {
-    return "http://127.0.0.1:" + fx.api.port() + "/console/";
+  private void logIn(String token) {
+    logIn(fx, token);
   }
 
-  private void logIn(String token) {
-    page.get(consoleUrl());
+  private void logIn(ApiFixture at, String token) {
+    page.get("http://127.0.0.1:" + at.api.port() + "/console/");
     waitFor("the login page", () -> page.findElement(By.id("login")).isDisplayed());
     page.findElement(By.id("token")).sendKeys(token);
     page.findElement(By.id("login-button")).click();
@@ -186,10 +189,7 @@ class ConsoleBrowserTest {
   void newHardwareIsAcceptedOrRejectedFromTheMachinesList() throws Exception {
     // Two machines waiting as new hardware (set up in the database: how one gets there is BootAdmissionTest's).
     List<String> waiting = fx.registerMachines(2, ApiFixture.facts(2, 4), false);
-    for (String id : waiting) {
-      fx.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
-          .execute(io.vertx.sqlclient.Tuple.of(id)).await();
-    }
+    waiting.forEach(id -> waitForAcceptance(fx, id));
     logIn(ApiFixture.ADMIN);
     String first = "#machines tr[data-machine='" + waiting.get(0) + "']";
     String second = "#machines tr[data-machine='" + waiting.get(1) + "']";
@@ -214,6 +214,104 @@ class ConsoleBrowserTest {
     assertThat(fx.client.get("/v1/machines/" + waiting.get(0), ApiFixture.ADMIN).body().getBoolean("admitted"))
         .isTrue();
     assertNoPageErrors(chromium.consoleLog());
+  }
+
+  /**
+   * A fleet of 503 machines, in a database of its own (the other tests' machines stay few): the first page's count
+   * stays through later renders, "Load more" reaches the last machine, a server-side filter finds the failed one, and
+   * its failure's reason shows whole in its timeline, beside the live events.
+   */
+  @Test
+  void aFleetOf500IsNavigableAndItsReasonsReadable() throws Exception {
+    try (ApiFixture fleet = ApiFixture.start(vertx)) {
+      // The first machine fails its prepare with a long message; 502 more are warm; 250 of them are launched.
+      String failing = fleet.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
+      assertThat(fleet.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 1)
+          .put("maxWarm", 1)).status()).isEqualTo(200);
+      fleet.reconcilePools();
+      String why = "kubelet 1.31.2 is not in the image cache at /var/lib/warmmetal/images and the mirror "
+          + "refused the download (HTTP 403); see the agent's journal on the host";
+      var failed = fleet.client.post("/v1/commands/" + fleet.openCommands(failing, "prepare").get(0) + "/result",
+          ApiFixture.ADMIN, new JsonObject().put("status", "failed").put("message", why));
+      assertThat(failed.status()).as(failed.raw()).isEqualTo(200);
+      List<String> warm = fleet.registerMachines(502, ApiFixture.facts(4, 16), true);
+      String last = warm.get(warm.size() - 1);
+      String waiting = warm.get(1); // new hardware waiting for acceptance, sorted among the first
+      waitForAcceptance(fleet, waiting);
+      assertThat(fleet.client.post("/v1/instances", fleet.token("client"), new JsonObject()
+          .put("shape", "x86-4c-16g").put("minCount", 250)).status()).isEqualTo(201);
+
+      logIn(fleet, ApiFixture.ADMIN);
+      waitFor("the first page of machines and its count", () -> page.findElements(By.cssSelector(
+          "#machines tbody tr")).size() == 200 && pager("machines").contains("Showing 200 of 503 machines"));
+      assertThat(pager("machines")).contains("1 new machine waits for acceptance");
+      waitFor("the launch's joins in the live events", () -> !page.findElements(By.cssSelector(
+          "#events li[data-type='CommandQueued']")).isEmpty());
+      chromium.screenshot("7-fleet-500");
+      // The instances show the newest 200, and the rest a click away.
+      assertThat(pager("instances")).contains("Showing the newest 200 of 250 instances");
+      assertThat(page.findElements(By.cssSelector("#instances tbody tr"))).hasSize(200);
+      page.findElement(By.cssSelector("#instances .pager button.more")).click();
+      waitFor("all 250 instances", () -> page.findElements(By.cssSelector("#instances tbody tr")).size() == 250
+          && pager("instances").contains("250 instances, newest first"));
+      // A later render of the list (a machine changed, so it is read again) keeps the count and the way on.
+      assertThat(fleet.client.post("/v1/machines/" + warm.get(0) + "/cordon", ApiFixture.ADMIN, null).status())
+          .isEqualTo(200);
+      waitFor("the cordon on the page", () -> page.findElement(By.cssSelector("#machines tr[data-machine='"
+          + warm.get(0) + "'] td.state")).getText().contains("cordoned"));
+      assertThat(pager("machines")).contains("Showing 200 of 503 machines");
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.more")).isDisplayed()).isTrue();
+
+      // Load more, twice: the last machine registered (#503) is reached, and the pager says all are shown.
+      page.findElement(By.cssSelector("#machines .pager button.more")).click();
+      waitFor("400 machines", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 400);
+      page.findElement(By.cssSelector("#machines .pager button.more")).click();
+      String lastRow = "#machines tr[data-machine='" + last + "']";
+      waitFor("machine #503", () -> page.findElements(By.cssSelector(lastRow)).size() == 1);
+      assertThat(page.findElements(By.cssSelector("#machines tbody tr"))).hasSize(503);
+      assertThat(pager("machines")).contains("503 machines, all shown");
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.more")).isDisplayed()).isFalse();
+      page.executeScript("arguments[0].scrollIntoView({block: 'center'});", page.findElement(By.cssSelector(lastRow)));
+      chromium.screenshot("8-machine-503");
+
+      // Filtered on the server: the failed machine alone; its timeline shows the failure's reason whole.
+      page.executeScript("document.querySelector('#machine-filters [name=state]').value = 'failed';");
+      page.findElement(By.cssSelector("#machine-filters button[type=submit]")).click();
+      waitFor("the failed machine alone", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 1
+          && pager("machines").contains("1 machine, all shown"));
+      page.findElement(By.cssSelector("#machines tr[data-machine='" + failing + "']")).click();
+      String reasonCss = "#timeline li[data-type='MachineState'] .reason";
+      waitFor("the failure in the timeline", () -> page.findElements(By.cssSelector(reasonCss)).stream()
+          .anyMatch(r -> r.getText().contains("refused")));
+      WebElement reason = page.findElements(By.cssSelector(reasonCss)).stream()
+          .filter(r -> r.getText().contains("refused")).findFirst().orElseThrow();
+      assertThat(reason.getText()).isEqualTo("prepare failed: " + why);
+      assertThat(page.executeScript("const r = arguments[0]; return r.scrollWidth <= r.clientWidth "
+          + "&& r.scrollHeight <= r.clientHeight + 1 && r.getBoundingClientRect().width > 200;", reason))
+          .as("the reason is not clipped").isEqualTo(true);
+      page.executeScript("arguments[0].scrollIntoView({block: 'center'});", reason);
+      chromium.screenshot("9-whole-reason");
+      // New hardware is one click away whatever the filter.
+      page.findElement(By.cssSelector("#machines .pager button.waiting")).click();
+      String waitingRow = "#machines tr[data-machine='" + waiting + "']";
+      waitFor("the new machine alone", () -> page.findElements(By.cssSelector("#machines tbody tr")).size() == 1
+          && page.findElements(By.cssSelector(waitingRow + " button.accept")).size() == 1);
+      assertThat(page.findElement(By.cssSelector("#machines .pager button.waiting")).isDisplayed()).isFalse();
+      // The chart's legend is text without an outline (a stroke blurs it).
+      assertThat(page.executeScript("return getComputedStyle(document.querySelector('#fill-chart text.legend'))"
+          + ".stroke;")).isEqualTo("none");
+      assertNoPageErrors(chromium.consoleLog());
+    }
+  }
+
+  /** Puts a machine back to new hardware waiting for acceptance (how one gets there is BootAdmissionTest's). */
+  private static void waitForAcceptance(ApiFixture at, String machineId) {
+    at.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
+        .execute(Tuple.of(machineId)).await();
+  }
+
+  private String pager(String panel) {
+    return page.findElement(By.cssSelector("#" + panel + " .pager")).getText();
   }
 
   /** No script errors and no Content-Security-Policy violations (a violation is how an inline script would show). */

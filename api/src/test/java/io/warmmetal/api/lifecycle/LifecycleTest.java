@@ -501,6 +501,23 @@ class LifecycleTest {
     }
 
     @Test
+    void aMachineResettingAfterItsInstanceIsRetiredOnceTheResetIsReported() {
+      String m = register(host(), true);
+      Instance i = launchOne();
+      report(command(m, "join"), true);
+      lifecycle.terminate(i.id(), CLIENT).await();
+
+      // Nothing left to terminate: the refusal says what the machine waits for, and the reboot's says the same.
+      Refusal refused = refused(lifecycle.retire(m));
+      assertThat(refused.reason()).isEqualTo(InvalidState);
+      assertThat(refused.getMessage()).contains("resetting", "was terminated", "waits for the agent's report")
+          .doesNotContain("terminate its instance");
+      assertThat(refused(lifecycle.reboot(m, "new kernel")).getMessage()).contains("waits for the agent's report");
+      report(command(m, "reset"), false);
+      assertThat(lifecycle.retire(m).await().state()).isEqualTo(RETIRED);
+    }
+
+    @Test
     void anIdleMachineIsRetiredWhateverStateItIsIn() {
       Agent offline = connected(host());
       lifecycle.markSilentOffline(ZERO, HOUR).await();

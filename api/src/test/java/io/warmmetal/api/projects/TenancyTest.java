@@ -132,6 +132,7 @@ class TenancyTest {
     Response unknown = fx.client.inProject("team-z").post("/v1/instances", ApiFixture.ADMIN, launch(null));
     assertThat(unknown.status()).isEqualTo(404);
     assertThat(unknown.body().getString("message")).contains("team-z");
+    assertThat(unknown.body().getString("field")).as("the header named it").isEqualTo("WarmMetal-Project");
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(2);
   }
 

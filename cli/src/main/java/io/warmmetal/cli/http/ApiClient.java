@@ -112,7 +112,7 @@ public final class ApiClient {
     }
   }
 
-  private static JsonNode answer(String path, HttpResponse<byte[]> response) throws IOException {
+  private JsonNode answer(String path, HttpResponse<byte[]> response) throws IOException {
     int status = response.statusCode();
     byte[] bytes = response.body();
     JsonNode body = NullNode.getInstance();
@@ -131,10 +131,12 @@ public final class ApiClient {
     Integer retryAfter = response.headers().firstValue("Retry-After").map(ApiClient::seconds).orElse(null);
     String code = body.path("code").asText("HTTP" + status);
     String message = body.path("message").asText("HTTP status " + status);
-    if (body.hasNonNull("field")) {
-      message += " (field " + body.get("field").asText() + ")";
+    String field = body.hasNonNull("field") ? body.get("field").asText() : null;
+    if (field != null) {
+      message += " (field " + field + ")";
     }
-    throw new ApiException(status, code, message, path, body.get("details"), retryAfter);
+    throw new ApiException(status, code, message, new ApiException.Request(path, project), field,
+        body.get("details"), retryAfter);
   }
 
   private static Integer seconds(String value) {

@@ -18,7 +18,7 @@ final class MachineActions {
     public Integer call() {
       var done = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
       for (String id : ids) {
-        done.add(api().post("/v1/machines/" + id + "/" + action(), null));
+        done.add(ResetPending.explained(api(), id, () -> api().post("/v1/machines/" + id + "/" + action(), null)));
       }
       return print(done, MachinesCommand.columns(session().clock().instant()));
     }

@@ -17,7 +17,8 @@ import picocli.CommandLine.Parameters;
 @Command(name = "machines", description = "List and manage the fleet's machines.",
     subcommands = {MachinesCommand.Ls.class, MachinesCommand.Get.class, MachineActions.Cordon.class,
         MachineActions.Uncordon.class, MachineActions.Retire.class, MachineActions.Reboot.class,
-        MachineActions.Accept.class, MachineActions.Reject.class, PowerCommand.class, RecoverCommand.class})
+        MachineActions.Accept.class, MachineActions.Reject.class, PowerCommand.class, RecoverCommand.class,
+        MachineCommands.Ls.class, MachineCommands.Report.class})
 public final class MachinesCommand extends GroupCommand {
   static List<Column> columns(Instant now) {
     return List.of(

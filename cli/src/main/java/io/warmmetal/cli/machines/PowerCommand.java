@@ -35,7 +35,7 @@ final class PowerCommand extends SessionCommand {
   public Integer call() {
     var power = to == null
         ? api().get("/v1/machines/" + id + "/power" + (observe ? "?observe=true" : ""))
-        : api().post("/v1/machines/" + id + "/power-" + to, null);
+        : ResetPending.explained(api(), id, () -> api().post("/v1/machines/" + id + "/power-" + to, null));
     return print(power, COLUMNS);
   }
 }

@@ -18,7 +18,8 @@ final class RecoverCommand extends SessionCommand {
 
   @Override
   public Integer call() {
-    var result = api().post("/v1/machines/" + id + "/recover", Map.of("action", action));
+    var result = ResetPending.explained(api(), id,
+        () -> api().post("/v1/machines/" + id + "/recover", Map.of("action", action)));
     if (session().output() == io.warmmetal.cli.output.OutputFormat.JSON
         || session().output() == io.warmmetal.cli.output.OutputFormat.YAML) {
       session().printer().print(result, java.util.List.of());

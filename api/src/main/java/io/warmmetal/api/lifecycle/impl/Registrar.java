@@ -121,6 +121,9 @@ final class Registrar {
       if (state == MachineState.RETIRED) {
         return Lookups.machine(tx, machineId);
       }
+      if (state == MachineState.RESETTING && m.getString("instance_id") != null) {
+        throw resetPending(machineId, m.getString("instance_id"), "retired");
+      }
       if (m.getString("instance_id") != null || !Transitions.allowed(state, MachineState.RETIRED)) {
         throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is " + state.wire()
             + (m.getString("instance_id") != null ? " with instance " + m.getString("instance_id") : "")
@@ -203,6 +206,9 @@ final class Registrar {
       if (state == MachineState.REBOOTING) {
         return Lookups.machine(tx, machineId);
       }
+      if (state == MachineState.RESETTING && m.getString("instance_id") != null) {
+        throw resetPending(machineId, m.getString("instance_id"), "rebooted");
+      }
       if (m.getString("instance_id") != null || !Transitions.allowed(state, MachineState.REBOOTING)) {
         throw Refusal.of(Reason.InvalidState, "machine " + machineId + " is " + state.wire()
             + (m.getString("instance_id") != null ? " with instance " + m.getString("instance_id")
@@ -211,6 +217,17 @@ final class Registrar {
       }
       return rebootFrom(tx, machineId, state, reason).compose(x -> Lookups.machine(tx, machineId));
     }));
+  }
+
+  /**
+   * A machine resetting under an instance already terminated (shutting down): nothing to terminate, the reset waits
+   * for its result — from the agent, or from an operator for a machine whose agent is gone.
+   */
+  private static Refusal resetPending(String machineId, String instanceId, String done) {
+    return Refusal.of(Reason.InvalidState, "machine " + machineId + " is resetting: instance " + instanceId
+        + " was terminated and the reset waits for the agent's report (or an operator's, POST "
+        + "/v1/commands/{commandId}/result, for an agent that is gone); it can be " + done + " once the reset is "
+        + "reported");
   }
 
   /** {@code from → rebooting} with a reboot queued (its open commands cancelled); false if no longer in {@code from}. */
