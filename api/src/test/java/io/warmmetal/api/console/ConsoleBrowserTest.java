@@ -11,6 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -21,6 +22,7 @@ import org.openqa.selenium.logging.LogEntry;
  * filling as its machines' prepares are reported, a launch showing up without a reload, 401s back to the login page,
  * and a project's token shown what it may see.
  */
+@Tag("processes")
 class ConsoleBrowserTest {
   private static final String SHAPE = "x86-8c-32g";
   private static Vertx vertx;

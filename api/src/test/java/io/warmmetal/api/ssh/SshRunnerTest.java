@@ -10,11 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Commands over SSH against a real sshd on loopback: output, host key pinning, timeouts. */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class SshRunnerTest {
   private static Sshd sshd;
   private static SshRunner ssh;
