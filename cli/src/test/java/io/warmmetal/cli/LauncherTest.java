@@ -9,13 +9,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code bin/warmmetal} as a user runs it: a separate JVM from the packaged jar (this test runs in the package
- * phase, after shade), against the real API.
+ * {@code bin/warmmetal} as a user runs it: a separate JVM from the packaged jar (the processes tier runs after the
+ * package phase), against the real API.
  */
+@Tag("processes")
 class LauncherTest {
   private static final Path LAUNCHER = Path.of("bin/warmmetal").toAbsolutePath();
   @RegisterExtension

@@ -17,9 +17,11 @@ import io.warmmetal.e2e.cluster.ControlPlane;
 import java.nio.file.Files;
 import java.time.Instant;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The cluster fixture itself: a control plane that schedules, and a teardown that leaves nothing behind. */
+@Tag("cluster")
 class ControlPlaneTest {
 
   @Test

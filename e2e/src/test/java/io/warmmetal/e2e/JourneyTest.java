@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * plane; a third with too little RAM ends {@code failed} saying so, never warm.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class JourneyTest {
   static final int SERVERS = 2;
   static final int MEMORY_MIB = 2048;

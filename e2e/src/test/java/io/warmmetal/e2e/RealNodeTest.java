@@ -20,6 +20,7 @@ import io.warmmetal.e2e.cluster.NodeHost;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * prepared and warm again → the next pod gets the same machine, joined a second time.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class RealNodeTest {
 
   static Deployment web(int replicas) {

@@ -17,6 +17,7 @@ public final class OutageLog {
   private final String noun;
   private final long windowMillis;
   private boolean open;
+  private Vertx timerOwner;
   private int suppressed;
   private long windowStart;
 
@@ -44,19 +45,22 @@ public final class OutageLog {
   public void failed(Throwable cause) {
     Context context = Vertx.currentContext();
     long now = System.currentTimeMillis();
+    Vertx owner = context == null ? null : context.owner();
     synchronized (this) {
-      // A window long past its end lost its timer (its Vert.x closed): that burst is over.
-      if (open && now - windowStart < 2 * windowMillis) {
+      // A window long past its end, or whose timer another Vert.x holds (one closed since, in tests), lost its
+      // timer: that burst is over.
+      if (open && owner == timerOwner && now - windowStart < 2 * windowMillis) {
         suppressed++;
         return;
       }
       open = context != null;
+      timerOwner = owner;
       suppressed = 0;
       windowStart = now;
     }
     log.warn("{}: {}", what, describe(cause));
-    if (context != null) {
-      schedule(context.owner());
+    if (owner != null) {
+      schedule(owner);
     }
   }
 
@@ -74,6 +78,9 @@ public final class OutageLog {
     int count;
     long seconds;
     synchronized (this) {
+      if (vertx != timerOwner) {
+        return; // a later burst, on another Vert.x, has its own timer
+      }
       count = suppressed;
       if (count == 0) {
         open = false;

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -24,6 +25,7 @@ import org.openqa.selenium.logging.LogEntry;
  * a project's token shown what it may see, and a fleet of 503 machines paged, filtered and read (screenshots in
  * {@code target/console-screenshots/}).
  */
+@Tag("processes")
 class ConsoleBrowserTest {
   private static final String SHAPE = "x86-8c-32g";
   private static Vertx vertx;

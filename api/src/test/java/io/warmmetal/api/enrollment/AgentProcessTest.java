@@ -12,11 +12,13 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** The agent as operators run it: {@code java -jar warmmetal-agent.jar}, a separate process, enrolling for real. */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 public class AgentProcessTest {
   /** Built by the agent module, which the reactor builds (and packages) before this one. */
   public static final Path AGENT_JAR = moduleJar("agent");
@@ -36,7 +38,7 @@ public class AgentProcessTest {
   /** {@code java -jar warmmetal-agent.jar} against the fixture's agent port, with the token and extra flags. */
   private static Process agent(ApiFixture fx, Path stateDir, String token, Path log, String... flags)
       throws Exception {
-    assertThat(AGENT_JAR).as("the agent jar (run mvn verify from the repository root)").exists();
+    assertThat(AGENT_JAR).as("the agent jar (mvn -B verify -Pprocesses packages it first)").exists();
     List<String> command = new java.util.ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m", "-jar", AGENT_JAR.toString(),
         "--api", "https://127.0.0.1:" + fx.api.agentPort(), "--ca-pin", fx.api.caPin().value(),

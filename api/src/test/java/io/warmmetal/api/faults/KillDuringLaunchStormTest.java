@@ -28,6 +28,7 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * {@code -Dwarmmetal.faults.launches} (launches per round, 120) and {@code -Dwarmmetal.faults.seed}.
  */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class KillDuringLaunchStormTest {
   private static final int ROUNDS = Integer.getInteger("warmmetal.faults.rounds", 4);
   private static final int LAUNCHES = Integer.getInteger("warmmetal.faults.launches", 120);

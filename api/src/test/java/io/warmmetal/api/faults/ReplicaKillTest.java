@@ -38,6 +38,7 @@ import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * lost, none run twice. {@code -Dwarmmetal.faults.agents} (24) sizes it.
  */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class ReplicaKillTest {
   private static final int AGENTS = Integer.getInteger("warmmetal.faults.agents", 24);
   private static final String SHAPE = "x86-16c-64g";

@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and runs it with openapi-fetch: shapes, a launch with a clientToken and its retry, a read, a termination.
  */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class GeneratedClientTest {
   private static final long TIMEOUT_SECONDS = 300; // a first run installs the pinned toolchain with npm
 

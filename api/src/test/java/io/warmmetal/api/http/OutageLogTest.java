@@ -22,9 +22,7 @@ class OutageLogTest {
   @Test
   void aBurstIsOneWarnThenASummaryAndAQuietWindowEndsIt(Vertx vertx) throws Exception {
     Logger logger = (Logger) LoggerFactory.getLogger("test.outage");
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    logger.addAppender(logged);
+    ListAppender<ILoggingEvent> logged = capture(logger);
     OutageLog outage = new OutageLog(logger, "database unavailable", "requests", Duration.ofMillis(300));
     Runnable fiveFailures = () -> {
       for (int i = 0; i < 5; i++) {
@@ -44,5 +42,31 @@ class OutageLogTest {
     assertThat(lines.get(2)).isEqualTo(lines.get(0));
     assertThat(logged.list).noneMatch(e -> e.getThrowableProxy() != null);
     logger.detachAppender(logged);
+  }
+
+  /** Each test's Vert.x is closed after it: a burst left open with it must not swallow the next test's first line. */
+  @Test
+  void aBurstWhoseVertxClosedDoesNotSilenceTheNextVertxsFailures(Vertx vertx) throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger("test.outage.closed");
+    ListAppender<ILoggingEvent> logged = capture(logger);
+    OutageLog outage = new OutageLog(logger, "database unavailable", "requests", Duration.ofMinutes(1));
+    Vertx earlier = Vertx.vertx();
+    earlier.runOnContext(v -> outage.failed(new ConnectException("Connection refused")));
+    Await.until("the earlier burst's first line", () -> logged.list.size() == 1);
+    earlier.close().await();
+    assertThat(outage.inBurst()).as("its window's timer went with its Vert.x").isTrue();
+
+    vertx.runOnContext(v -> outage.failed(new ConnectException("Connection reset")));
+    Await.until("the next burst's first line", () -> logged.list.size() == 2);
+    assertThat(logged.list.get(1).getFormattedMessage())
+        .isEqualTo("database unavailable: ConnectException: Connection reset");
+    logger.detachAppender(logged);
+  }
+
+  private static ListAppender<ILoggingEvent> capture(Logger logger) {
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    return logged;
   }
 }

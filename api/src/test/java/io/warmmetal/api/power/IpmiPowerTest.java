@@ -9,11 +9,13 @@ import io.warmmetal.api.testing.IpmiSim;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Power through IPMI against OpenIPMI's BMC simulator, driven by ipmitool as a real BMC would be. */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class IpmiPowerTest {
   private IpmiSim bmc;
 

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -71,6 +72,7 @@ class PowerObserveTest {
    * of another machine still completes before any of them ends.
    */
   @Test
+  @Tag("processes") // ipmi_sim and ipmitool
   void aPowerOnIsNotHeldUpByObservationsOfDeadBmcs(Vertx vertx) throws Exception {
     int dead = 18; // more than the 16 threads switching runs on
     try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_POWER_OBSERVE_WORKERS", "20"));

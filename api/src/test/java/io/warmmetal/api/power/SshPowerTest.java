@@ -14,11 +14,13 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Power without a BMC: off over a real sshd (the off command is this test's marker), on by Wake-on-LAN. */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class SshPowerTest {
 
   @Test

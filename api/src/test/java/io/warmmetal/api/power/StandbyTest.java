@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * server's would.
  */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class StandbyTest {
   private static final String SHAPE = "x86-16c-64g";
 

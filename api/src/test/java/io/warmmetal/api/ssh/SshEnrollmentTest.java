@@ -17,6 +17,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and started by the API, enrolling over the agent port, warmed by the pool; then recovered over SSH.
  */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class SshEnrollmentTest {
   private Sshd sshd;
   private ApiFixture fx;

@@ -10,11 +10,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Commands over SSH against a real sshd on loopback: output, host key pinning, timeouts. */
 @ExtendWith(VertxExtension.class)
+@Tag("processes")
 class SshRunnerTest {
   private static Sshd sshd;
   private static SshRunner ssh;
@@ -58,12 +60,13 @@ class SshRunnerTest {
   @Test
   void aCommandThatHangsIsStoppedAtItsTimeout() {
     long start = System.nanoTime();
-    SshResult r = ssh.run(target(sshd.hostKeyFingerprint), "echo started; sleep 60", null, Duration.ofSeconds(2))
+    // The timeout counts from the connection: 10 s leave a cold JVM on a loaded machine time to log in and start it.
+    SshResult r = ssh.run(target(sshd.hostKeyFingerprint), "echo started; sleep 60", null, Duration.ofSeconds(10))
         .await();
     assertThat(r.timedOut()).isTrue();
     assertThat(r.exitStatus()).isNull();
     assertThat(r.stdout()).isEqualTo("started\n");
-    // At its 2 s timeout, not when the command would end (60 s): the bound leaves room for a loaded machine.
+    // At its 10 s timeout, not when the command would end (60 s): the bound leaves room for a loaded machine.
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(40));
   }
 }

@@ -25,9 +25,8 @@ public final class IpmiSim implements AutoCloseable {
   }
 
   public static IpmiSim start() throws Exception {
-    if (!Files.isExecutable(IPMI_SIM)) {
-      throw new IllegalStateException(IPMI_SIM + " is missing: apt-get install openipmi ipmitool (.ci/run does)");
-    }
+    RequiredTool.at(IPMI_SIM, "openipmi");
+    RequiredTool.onPath("ipmitool", "ipmitool"); // what the API drives it with, as a real BMC
     Path dir = Files.createTempDirectory("warmmetal-ipmisim");
     Path power = dir.resolve("power");
     Files.writeString(power, "0");

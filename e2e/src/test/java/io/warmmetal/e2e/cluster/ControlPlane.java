@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.warmmetal.api.testing.RequiredTool;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +42,8 @@ public final class ControlPlane implements AutoCloseable {
 
   /** Starts a control plane (building the binaries first if this machine has none cached). */
   public static ControlPlane start() throws Exception {
+    RequiredTool.root("A real control plane (its network namespace, mounts and cgroups)");
+    RequiredTool.onPath("ip", "iproute2");
     Path bin = KubeBinaries.dir();
     Sandbox sandbox = Sandbox.create();
     ControlPlane cp = null;

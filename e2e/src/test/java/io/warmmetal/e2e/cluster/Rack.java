@@ -2,6 +2,7 @@ package io.warmmetal.e2e.cluster;
 
 import io.vertx.core.json.JsonObject;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.RequiredTool;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,6 +61,8 @@ public final class Rack implements AutoCloseable {
    * of the link, port for port. {@code bootUrl} may name {@link #API_HOST} for that address.
    */
   public static Rack create(ControlPlane cluster, int apiHttpPort, String bootUrl) throws Exception {
+    RequiredTool.onPath("dnsmasq", "dnsmasq-base"); // the rack's DHCP server
+    RequiredTool.onPath("socat", "socat"); // the API's port relayed onto the link
     Rack rack = new Rack(cluster, Files.createDirectories(cluster.sandbox().dir.resolve("rack")));
     try {
       rack.setUp(apiHttpPort, bootUrl.replace(API_HOST, cluster.network().hostAddress()));

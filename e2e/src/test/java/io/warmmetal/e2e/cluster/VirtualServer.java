@@ -1,6 +1,7 @@
 package io.warmmetal.e2e.cluster;
 
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.api.testing.RequiredTool;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -56,6 +57,8 @@ public final class VirtualServer implements AutoCloseable {
    * {@code cpus} virtual CPUs; {@code dataDisk}, if not null, is a disk image it gets as its second drive.
    */
   public static VirtualServer powerOn(Rack rack, int index, int memoryMiB, int cpus, Path dataDisk) throws IOException {
+    RequiredTool.onPath("qemu-system-x86_64", "qemu-system-x86");
+    RequiredTool.directory(Path.of("/usr/lib/ipxe/qemu"), "ipxe-qemu"); // the NIC's iPXE ROM it boots from
     String name = "vm-" + index;
     String mac = String.format("52:54:00:7a:%02x:%02x", (index >> 8) & 0xff, index & 0xff);
     String uuid = new UUID(0x7761726d6d6574aL, index).toString();

@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the simulated kubelets run them and finish them when they are evicted.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class DisruptionTest {
   private Fleet cluster;
   private KubernetesClient kube;

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * register the Nodes, and kube-scheduler binds the pod there.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class ProvisioningTest {
   private KubernetesClient kube;
   private Fleet cluster;

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * replaced — the new node up before the old one drains — and the Deployment's pod moves to it.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class TopologyAndDriftTest {
   private static final String RACK = "warmmetal.io/rack";
   private Fleet cluster;

@@ -10,6 +10,7 @@ import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.io.InputStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -21,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * compares only the keys both sides define.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
+@Tag("cluster")
 class UpstreamNodePoolsTest {
   private Fleet cluster;
 
