@@ -3,6 +3,7 @@ package io.warmmetal.api;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
@@ -27,8 +28,10 @@ import io.warmmetal.api.enrollment.EnrollmentTokens;
 import io.warmmetal.api.events.EventRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.HttpLimits;
+import io.warmmetal.api.http.ManagementVerticle;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.instances.InstanceRoutes;
+import io.warmmetal.api.instances.LaunchLatencyRoutes;
 import io.warmmetal.api.lifecycle.LaunchBatching;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.machines.MachineRoutes;
@@ -68,6 +71,8 @@ public final class WarmMetalApi {
   private PoolManager poolManager;
   private String deploymentId;
   private int port;
+  private String managementDeploymentId;
+  private int metricsPort;
   private int agentPort;
   private String agentDeploymentId;
   private CertificateAuthority ca;
@@ -128,6 +133,7 @@ public final class WarmMetalApi {
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics))
+              .compose(x -> deployManagementPort(metrics))
               .compose(x -> channel.start())
               .compose(x -> deployAgentPort())
               .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
@@ -138,8 +144,8 @@ public final class WarmMetalApi {
           // Enrollment tokens pile up (one per network boot): those a week past their end go, hourly.
           cleanupTimer = vertx.setPeriodic(60_000, 3_600_000, id -> enrollmentTokens.deleteStale(Duration.ofDays(7))
               .onFailure(err -> LOG.warn("Deleting stale enrollment tokens failed: {}", err.getMessage())));
-          LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
-              config.agentHost(), agentPort, ca.pin());
+          LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {}); management port {}:{}",
+              config.httpHost(), port, config.agentHost(), agentPort, ca.pin(), config.metricsHost(), metricsPort);
         });
   }
 
@@ -175,7 +181,7 @@ public final class WarmMetalApi {
         new HttpLimits.Connections(config.httpMaxConnections()));
     return vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
-              ops -> mountOperations(ops, tokens), router -> mountOperational(router, metrics), limits);
+              ops -> mountOperations(ops, tokens, metrics), this::mountOperational, limits);
           first.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(config.verticles()))
@@ -186,12 +192,22 @@ public final class WarmMetalApi {
         .mapEmpty();
   }
 
-  /** Health, readiness, metrics and (unless switched off) the fleet console's static files. */
-  private void mountOperational(io.vertx.ext.web.Router router, FleetMetrics metrics) {
-    OperationalRoutes.mount(router, db, metrics);
+  /** Health, readiness and (unless switched off) the fleet console's static files; no metrics on the API port. */
+  private void mountOperational(Router router) {
+    OperationalRoutes.mountProbes(router, db);
     if (config.console()) {
       ConsoleRoutes.mount(router);
     }
+  }
+
+  /** The management port: {@code /metrics} and the probes, for Prometheus and the kubelet inside the cluster. */
+  private Future<Void> deployManagementPort(FleetMetrics metrics) {
+    ManagementVerticle verticle = new ManagementVerticle(config.metricsHost(), config.metricsPort(),
+        config.httpIdleTimeout(), router -> OperationalRoutes.mountManagement(router, db, metrics));
+    return vertx.deployVerticle(verticle).onSuccess(id -> {
+      managementDeploymentId = id;
+      metricsPort = verticle.actualPort();
+    }).mapEmpty();
   }
 
   /** The agents' TLS port, with a server certificate issued now by the CA for the configured names. */
@@ -213,8 +229,9 @@ public final class WarmMetalApi {
         .mapEmpty();
   }
 
-  private void mountOperations(Operations ops, TokenStore tokens) {
+  private void mountOperations(Operations ops, TokenStore tokens, FleetMetrics metrics) {
     InstanceRoutes.mount(ops, db, lifecycle);
+    LaunchLatencyRoutes.mount(ops, metrics);
     MachineRoutes.mount(ops, db, lifecycle);
     CommandRoutes.mount(ops, db, lifecycle);
     ShapeRoutes.mount(ops, db);
@@ -245,6 +262,11 @@ public final class WarmMetalApi {
     return port;
   }
 
+  /** The management port ({@code /metrics}, {@code /healthz}, {@code /readyz}): configured, or picked for 0. */
+  public int metricsPort() {
+    return metricsPort;
+  }
+
   /** The lifecycle service, for components in the same process (the agent channel reports results through it). */
   public Lifecycle lifecycle() {
     return lifecycle;
@@ -272,7 +294,9 @@ public final class WarmMetalApi {
     Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
     Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null
             ? Future.<Void>succeededFuture() : vertx.undeploy(agentDeploymentId))
-        .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId));
+        .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId))
+        .compose(x -> managementDeploymentId == null ? Future.<Void>succeededFuture()
+            : vertx.undeploy(managementDeploymentId));
     return undeployed
         .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())
         .eventually(() -> embedded == null ? Future.succeededFuture()

@@ -27,8 +27,8 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * The dashboards and alerts in {@code deploy/monitoring} read only metrics the code exports: every name in their
- * PromQL is one a running API's {@code /metrics} or the controller's registry has (so a renamed metric fails here),
- * and every metric family exported has a panel.
+ * PromQL is one a running API's {@code /metrics} (on its management port) or the controller's registry has (so a
+ * renamed metric fails here), and every metric family exported has a panel.
  */
 @ExtendWith(VertxExtension.class)
 class MonitoringFilesTest {
@@ -103,9 +103,9 @@ class MonitoringFilesTest {
         assertThat(fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", shape)).status())
             .isEqualTo(status);
       }
-      fx.client.get("/metrics", null); // the machine counts are counted when scraped: the first one starts it
+      fx.scrape(); // the machine counts are counted when scraped: the first one starts it
       Thread.sleep(1100); // and counted again at most once a second
-      return fx.client.get("/metrics", null).raw();
+      return fx.scrape();
     }
   }
 

@@ -12,6 +12,10 @@ import java.util.Optional;
  *
  * @param httpHost           interface to listen on ({@code WARMMETAL_HTTP_HOST}, default 0.0.0.0)
  * @param httpPort           API port ({@code WARMMETAL_HTTP_PORT}, default 8080; 0 picks a free port)
+ * @param metricsHost        interface of the management port ({@code WARMMETAL_METRICS_HOST}, default: the API's,
+ *                           {@code WARMMETAL_HTTP_HOST})
+ * @param metricsPort        the management port: Prometheus {@code /metrics}, {@code /healthz}, {@code /readyz}, no
+ *                           authentication ({@code WARMMETAL_METRICS_PORT}, default 9090; 0 picks a free port)
  * @param databaseUrl        PostgreSQL URL ({@code WARMMETAL_DATABASE_URL}); empty starts an embedded server
  * @param dataDir            state directory: embedded database, generated admin token and secret key
  *                           ({@code WARMMETAL_DATA_DIR}, default ./warmmetal-data)
@@ -76,6 +80,8 @@ import java.util.Optional;
 public record ApiConfig(
     String httpHost,
     int httpPort,
+    String metricsHost,
+    int metricsPort,
     Optional<Secret> databaseUrl,
     Path dataDir,
     Optional<Secret> adminToken,
@@ -113,6 +119,24 @@ public record ApiConfig(
     int httpMaxConnections,
     boolean console) {
 
+  /**
+   * Two listeners of one Vert.x on one port would share its socket and split its connections between them: the
+   * management port would answer API requests and the other way round. So the ports must differ (0 picks free ones).
+   */
+  public ApiConfig {
+    Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+    ports.put("WARMMETAL_HTTP_PORT", httpPort);
+    ports.put("WARMMETAL_METRICS_PORT", metricsPort);
+    ports.put("WARMMETAL_AGENT_PORT", agentPort);
+    Map<Integer, String> seen = new java.util.HashMap<>();
+    ports.forEach((name, port) -> {
+      String other = port == 0 ? null : seen.putIfAbsent(port, name);
+      if (other != null) {
+        throw new IllegalArgumentException(name + " must differ from " + other + ", both are " + port);
+      }
+    });
+  }
+
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
   }
@@ -132,6 +156,8 @@ public record ApiConfig(
     return new ApiConfig(
         r.string("WARMMETAL_HTTP_HOST", "0.0.0.0"),
         r.integer("WARMMETAL_HTTP_PORT", 8080, 0, 65535),
+        r.string("WARMMETAL_METRICS_HOST", r.string("WARMMETAL_HTTP_HOST", "0.0.0.0")),
+        r.integer("WARMMETAL_METRICS_PORT", 9090, 0, 65535),
         r.optional("WARMMETAL_DATABASE_URL").map(Secret::new),
         Path.of(r.string("WARMMETAL_DATA_DIR", "warmmetal-data")).toAbsolutePath().normalize(),
         r.optional("WARMMETAL_ADMIN_TOKEN").map(Secret::new),

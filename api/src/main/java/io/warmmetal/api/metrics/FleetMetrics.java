@@ -5,10 +5,12 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,6 +19,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and state, pool deficits. */
 public final class FleetMetrics {
+  /** The outcome of a launch that launched (a new launch, not a replay or a refusal). */
+  public static final String LAUNCHED = "launched";
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
   private final Map<String, Timer> launchStages = new ConcurrentHashMap<>();
@@ -90,6 +94,26 @@ public final class FleetMetrics {
     io.micrometer.core.instrument.Gauge.builder("warmmetal.agents.connected", connected::getAsInt)
         .description("Agents connected to this replica's channel")
         .register(registry);
+  }
+
+  /**
+   * The answers of launches that launched, as {@code warmmetal_launch_duration_seconds{outcome="launched"}}: counts
+   * cumulative by ascending bound, as Prometheus's buckets.
+   */
+  public LatencyHistogram launchedLatency() {
+    Timer launched = launchTimers.get(LAUNCHED);
+    if (launched == null) {
+      return new LatencyHistogram(0, 0, List.of());
+    }
+    HistogramSnapshot snapshot = launched.takeSnapshot();
+    List<LatencyHistogram.Bucket> buckets = Arrays.stream(snapshot.histogramCounts())
+        .map(c -> new LatencyHistogram.Bucket(c.bucket(TimeUnit.SECONDS), (long) c.count())).toList();
+    return new LatencyHistogram(snapshot.count(), snapshot.total(TimeUnit.SECONDS), buckets);
+  }
+
+  /** A latency histogram: how many, their total seconds, and cumulative counts by upper bound in seconds. */
+  public record LatencyHistogram(long count, double sumSeconds, List<Bucket> buckets) {
+    public record Bucket(double leSeconds, long count) {}
   }
 
   /** The Prometheus text exposition. */
