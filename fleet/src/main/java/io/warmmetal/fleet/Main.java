@@ -63,6 +63,10 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--kubeconfig", description = "also act as kubelets: each agent registers a Node in this cluster")
   Path kubeconfig;
 
+  @Option(names = "--runs-file", description = "append a line per command an agent starts (epoch microseconds,"
+      + " command id, kind, instance id): for benchmarks counting runs and timing pushes from another process")
+  Path runsFile;
+
   public static void main(String[] args) {
     io.warmmetal.agent.Main.useAgentLogging();
     System.exit(new CommandLine(new Main()).execute(args));
@@ -79,6 +83,7 @@ public final class Main implements Callable<Integer> {
     String token = Files.readString(tokenFile).trim();
     // One client, one pod watch and one heartbeat timer for all the simulated kubelets.
     SimulatedNodes nodes = kubeconfig == null ? null : SimulatedNodes.connect(kubeconfig);
+    RunsLog runs = runsFile == null ? null : RunsLog.open(runsFile);
     List<Future<SimulatedAgent>> started = new ArrayList<>();
     int index = 0;
     for (String spec : shapes) {
@@ -92,6 +97,9 @@ public final class Main implements Callable<Integer> {
         Executor executor = simulation.executor(vertx, new Random(index));
         if (nodes != null) {
           executor = new SimulatedKubelet(vertx, executor, nodes, name, facts);
+        }
+        if (runs != null) {
+          executor = runs.recording(executor);
         }
         started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, stateDir.resolve(name),
             executor));
