@@ -13,6 +13,7 @@ import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,6 +27,8 @@ final class OperationalRoutes {
   /** Probes come every few seconds: one line per outage, not one per probe. */
   private static final OutageLog NOT_READY = new OutageLog(LOG, "Not ready: the database does not answer", "probes",
       Duration.ofSeconds(60));
+  private static final long COUNT_WAIT_MILLIS = 2000;
+
   private OperationalRoutes() {}
 
   /** The probes: what they say (alive; the database answers) is no secret, so they are on both ports. */
@@ -43,9 +46,12 @@ final class OperationalRoutes {
   static void mountManagement(Router router, Pool db, FleetMetrics metrics) {
     mountProbes(router, db);
     MachineCounts counts = new MachineCounts(db, metrics);
-    router.get("/metrics").handler(ctx -> counts.refresh().onComplete(x -> ctx.response()
-        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-        .end(metrics.scrape())));
+    // A scrape waits for a fresh count a moment at most: a replica whose database pool is swamped still reports its
+    // gauges (the machine counts as last counted) within Prometheus's scrape timeout.
+    router.get("/metrics").handler(ctx -> counts.refresh().timeout(COUNT_WAIT_MILLIS, TimeUnit.MILLISECONDS)
+        .onComplete(x -> ctx.response()
+            .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            .end(metrics.scrape())));
   }
 
   /**

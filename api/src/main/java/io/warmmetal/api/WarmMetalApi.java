@@ -125,9 +125,10 @@ public final class WarmMetalApi {
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand(), config.powerObserveMinInterval(), config.powerObserveWorkers());
           poolManager = new PoolManager(vertx, db, lifecycle, machinePower, config.poolInterval());
+          // Agents reconnecting all at once (their replica died) may take half the database pool, launches the rest.
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
-                  config.bootTimeout()));
+                  config.bootTimeout()), Math.max(2, config.dbPoolSize() / 2));
           metrics.agentsConnected(channel::connectedAgents);
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)

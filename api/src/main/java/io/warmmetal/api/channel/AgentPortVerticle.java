@@ -8,6 +8,7 @@ import io.vertx.core.http.ClientAuth;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.net.JdkSSLEngineOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.Router;
@@ -58,7 +59,11 @@ public final class AgentPortVerticle extends VerticleBase {
             .addKeyValue(Buffer.buffer(tls.keyPem()))
             .addCertValue(Buffer.buffer(tls.chainPem())))
         .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(tls.caPem())))
-        .setClientAuth(ClientAuth.REQUEST);
+        .setClientAuth(ClientAuth.REQUEST)
+        // The handshakes' signatures and certificate checks on worker threads, not this one event loop: a replica
+        // taking over thousands of agents at once would otherwise do them one after another, slower than the agents'
+        // handshake timeout, and none would get through.
+        .setSslEngineOptions(new JdkSSLEngineOptions().setUseWorkerThread(true));
     return vertx.createHttpServer(options)
         .webSocketHandshakeHandler(channel)
         .webSocketHandler(ws -> { }) // accepted sockets are wired by the handshake handler

@@ -22,12 +22,16 @@ final class AgentSession {
 
   /** Results are recorded one after another, in the order the agent sent them. */
   Future<?> results = Future.succeededFuture();
+  /** Its place among the channels being set up, until its hello is through. */
+  final ChannelSetups.Permit setup;
 
-  AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context) {
+  AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context,
+      ChannelSetups.Permit setup) {
     this.machineId = machineId;
     this.certSerial = certSerial;
     this.socket = socket;
     this.context = context;
+    this.setup = setup;
   }
 
   void send(Frame frame) {

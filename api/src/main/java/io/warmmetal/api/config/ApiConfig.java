@@ -22,7 +22,8 @@ import java.util.Optional;
  * @param adminToken         bootstrap admin token ({@code WARMMETAL_ADMIN_TOKEN}); generated when empty
  * @param secretKey          base64 AES-256 key sealing launch secrets ({@code WARMMETAL_SECRET_KEY}); generated in
  *                           the data directory when empty
- * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32)
+ * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32; agents setting up
+ *                           their channels take half at most)
  * @param poolInterval       how often the pool manager reconciles ({@code WARMMETAL_POOL_INTERVAL_MS}, default 1000)
  * @param verticles          HTTP event-loop verticles ({@code WARMMETAL_HTTP_VERTICLES}, default: cores)
  * @param agentHost          interface of the agent port ({@code WARMMETAL_AGENT_HOST}, default 0.0.0.0)

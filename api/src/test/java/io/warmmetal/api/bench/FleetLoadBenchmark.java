@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -59,8 +60,9 @@ import java.util.stream.Stream;
  * launches in the storm the kill interrupts (2000). {@code -Dwarmmetal.bench.apiJvm} ("-Xmx1536m": 75 % of the 2 GiB
  * the manifests give a replica, as the image's MaxRAMPercentage) and {@code -Dwarmmetal.bench.fleetJvm} ("-Xmx3g")
  * are the JVM options. Every {@code WARMMETAL_*} variable set where it runs goes to the replicas (a connection cap, the
- * pool size); the benchmark itself lifts only the agent port's caps on connections, which every simulated agent,
- * all from loopback, would otherwise meet.
+ * pool size); unless set there, the benchmark lifts the agent port's caps on connections (per address and in total),
+ * which every simulated agent, all from loopback, would otherwise meet, and its TLS handshake timeout, since the
+ * agents' side of each handshake runs on the same cores.
  *
  * <p>File descriptors: an agent is a socket and a lock file in its fleet process, two sockets in its proxy and one in
  * the replica holding it, so each of those processes needs agents/fleets × 2 (the replica: agents) below its
@@ -74,6 +76,10 @@ public final class FleetLoadBenchmark {
   private static final Pattern RSS = Pattern.compile("(?m)^VmRSS:\\s+(\\d+) kB");
 
   private final List<Process> children = new ArrayList<>();
+  /** Launches answered 503 (and sent again after their Retry-After). */
+  private final AtomicInteger unavailable = new AtomicInteger();
+  private Vertx vertx;
+  private final Map<String, Long> lastConnected = new java.util.concurrent.ConcurrentHashMap<>();
   private final List<Path> scratch = new ArrayList<>();
   private WebClient http;
 
@@ -97,7 +103,7 @@ public final class FleetLoadBenchmark {
     System.out.printf("%d agents in %d fleet processes on %d cores; open files per process at most %s; load %s%n",
         agents, fleets, Runtime.getRuntime().availableProcessors(), openFileLimit(), load());
 
-    Vertx vertx = Vertx.vertx();
+    vertx = Vertx.vertx();
     http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(64));
     String db = TestDatabase.freshDatabaseUrl();
     Path data = temporary(Files.createTempDirectory("warmmetal-fleet-load"));
@@ -181,6 +187,9 @@ public final class FleetLoadBenchmark {
     // without a certificate yet) is for real fleets behind many addresses; its total must hold every agent.
     env.putIfAbsent("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
     env.putIfAbsent("WARMMETAL_AGENT_MAX_CONNECTIONS", String.valueOf(Math.max(12_288, agents + agents / 4)));
+    // Here the agents' side of every TLS handshake runs on the same two cores as the replica's: a takeover's
+    // handshakes take minutes, not the seconds they take with each agent on its own server.
+    env.putIfAbsent("WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", "300");
     return env;
   }
 
@@ -225,6 +234,12 @@ public final class FleetLoadBenchmark {
    */
   private static int awaitAgents(String what, int target, long since, LongSupplier count, List<Process> fleets)
       throws InterruptedException {
+    return awaitAgents(what, target, since, count, fleets, () -> "");
+  }
+
+  /** As above, each progress line also saying {@code detail} (what the database is doing, say). */
+  private static int awaitAgents(String what, int target, long since, LongSupplier count, List<Process> fleets,
+      Supplier<String> detail) throws InterruptedException {
     long last = -1;
     long grewAt = System.nanoTime();
     long reportAt = System.nanoTime();
@@ -243,9 +258,10 @@ public final class FleetLoadBenchmark {
             ? "fleet process " + dead.get().pid() + " exited with " + dead.get().exitValue() : "no progress in 3 min");
         return (int) now;
       }
-      if (System.nanoTime() - reportAt > TimeUnit.SECONDS.toNanos(30)) {
+      if (System.nanoTime() - reportAt > TimeUnit.SECONDS.toNanos(10)) {
         reportAt = System.nanoTime();
-        System.out.printf("  %4.0f s: %,d %s; load %s%n", (reportAt - since) / 1e9, now, what, load());
+        System.out.printf("  %4.0f s: %,d %s; load %s%s%n", (reportAt - since) / 1e9, now, what, load(),
+            detail.get());
       }
       Thread.sleep(500);
     }
@@ -276,6 +292,7 @@ public final class FleetLoadBenchmark {
   private void killUnderLoad(ApiProcess a, ApiProcess b, Connection sql, Runs runs, int held, int launches,
       List<Process> fleets) throws Exception {
     long before = count(sql, "SELECT count(*) FROM instances");
+    unavailable.set(0);
     AtomicInteger next = new AtomicInteger();
     AtomicInteger answered = new AtomicInteger();
     Map<String, Boolean> lost = new java.util.concurrent.ConcurrentHashMap<>();
@@ -292,7 +309,7 @@ public final class FleetLoadBenchmark {
     for (String token : lost.keySet()) {
       expect(launch(b, token).await(), 200, 201); // the same client token: the launch, not a second one
     }
-    int back = awaitAgents("reconnected to B", held, killedAt, () -> connected(b), fleets);
+    int back = awaitAgents("reconnected to B", held, killedAt, () -> connected(b), fleets, () -> database(sql));
     double reconnected = (System.nanoTime() - killedAt) / 1e9;
     long expected = before + launches;
     await("every instance running", () -> count(sql, "SELECT count(*) FROM instances WHERE state = 'running'")
@@ -308,11 +325,13 @@ public final class FleetLoadBenchmark {
     long twice = runs.byCommand.values().stream().filter(n -> n > 1).count();
     long joins = count(sql, "SELECT count(*) FROM commands WHERE type = 'join' AND status = 'succeeded'");
     System.out.println();
-    System.out.println("| agents | storm launches | answers lost with A, retried on B | all agents on B after the kill"
-        + " | every instance running after the kill | commands finished | run exactly once | run twice |");
-    System.out.println("|---|---|---|---|---|---|---|---|");
-    System.out.printf("| %,d (%,d back on B) | %,d | %d | %.0f s | %.0f s | %,d | %,d | %d |%n", held, back, launches,
-        lost.size(), reconnected, running, finished.size(), finished.size() - notOnce.size(), twice);
+    System.out.println("| agents | storm launches | answers lost with A, retried on B | 503s, sent again"
+        + " | all agents on B after the kill | every instance running after the kill | commands finished"
+        + " | run exactly once | run twice |");
+    System.out.println("|---|---|---|---|---|---|---|---|---|");
+    System.out.printf("| %,d (%,d back on B) | %,d | %d | %d | %.0f s | %.0f s | %,d | %,d | %d |%n", held, back,
+        launches, lost.size(), unavailable.get(), reconnected, running, finished.size(),
+        finished.size() - notOnce.size(), twice);
     check(instances == expected, "instances: " + instances + ", launches: " + expected);
     check(joins == instances, "joins succeeded: " + joins + " for " + instances + " instances");
     check(notOnce.isEmpty(), "commands not run exactly once: " + notOnce.stream().limit(10).toList());
@@ -342,10 +361,20 @@ public final class FleetLoadBenchmark {
     });
   }
 
+  /** A launch with a client token, sent again after a 503's Retry-After as a client would (each 503 counted). */
   private Future<HttpResponse<Buffer>> launch(ApiProcess via, String clientToken) {
     return http.request(HttpMethod.POST, via.httpPort, "127.0.0.1", "/v1/instances").timeout(30_000)
         .putHeader("Authorization", "Bearer " + ADMIN)
-        .sendJsonObject(new JsonObject().put("shape", SHAPE).put("clientToken", clientToken));
+        .sendJsonObject(new JsonObject().put("shape", SHAPE).put("clientToken", clientToken))
+        .compose(r -> {
+          if (r.statusCode() != 503) {
+            return Future.succeededFuture(r);
+          }
+          unavailable.incrementAndGet();
+          String after = r.getHeader("Retry-After");
+          return vertx.timer(after == null ? 1 : Long.parseLong(after), TimeUnit.SECONDS)
+              .compose(x -> launch(via, clientToken));
+        });
   }
 
   private HttpResponse<Buffer> admin(HttpMethod method, ApiProcess via, String path, JsonObject body) {
@@ -355,11 +384,31 @@ public final class FleetLoadBenchmark {
     return r;
   }
 
-  /** Agents holding a channel to {@code replica} now, from its management port's /metrics. */
+  /** Agents holding a channel to {@code replica} now, from its management port's /metrics (or as last read). */
   private long connected(ApiProcess replica) {
-    String text = http.get(replica.metricsPort, "127.0.0.1", "/metrics").send().await().bodyAsString();
-    Matcher m = CONNECTED.matcher(text);
-    return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
+    try {
+      String text = http.get(replica.metricsPort, "127.0.0.1", "/metrics").timeout(15_000).send().await()
+          .bodyAsString();
+      Matcher m = CONNECTED.matcher(text);
+      lastConnected.put(replica.name, m.find() ? (long) Double.parseDouble(m.group(1)) : 0);
+    } catch (RuntimeException e) {
+      System.out.printf("  (no answer from %s's /metrics: %s)%n", replica.name, e.getMessage());
+    }
+    return lastConnected.getOrDefault(replica.name, 0L);
+  }
+
+  /** The database's sessions by state and wait, and its oldest transaction: where a stall waits. */
+  private static String database(Connection sql) {
+    List<String> sessions = rows(sql, """
+        SELECT coalesce(state, '?') || coalesce('/' || wait_event, '') || ' ' || count(*) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY state, wait_event ORDER BY 1""");
+    List<String> oldest = rows(sql, """
+        SELECT round(extract(epoch FROM now() - xact_start))::text || ' s: '
+          || left(regexp_replace(query, '\\s+', ' ', 'g'), 80)
+        FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+          AND xact_start IS NOT NULL ORDER BY xact_start LIMIT 1""");
+    return "; database: " + String.join(", ", sessions)
+        + (oldest.isEmpty() ? "" : "; oldest transaction " + oldest.get(0));
   }
 
   /** Heap after a full GC (jcmd GC.run, then GC.heap_info) and resident memory of a replica. */
