@@ -220,12 +220,19 @@ public final class WarmMetalApi {
               CertificateAuthority.pem(server.certificate()) + caPem, caPem);
         }, false)
         .compose(tls -> OpenAPIContract.from(vertx, AGENT_CONTRACT).compose(contract -> {
-          AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(), tls,
-              ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle), channel.handshakeHandler());
-          return vertx.deployVerticle(verticle).onSuccess(id -> {
-            agentDeploymentId = id;
-            agentPort = verticle.actualPort();
-          });
+          // As many event loops as the API port's: 10,000 agents' frames, handshakes and set-ups on one loop left
+          // it the bottleneck of a replica taking over a dead one's agents.
+          AtomicReference<AgentPortVerticle> first = new AtomicReference<>();
+          return vertx.deployVerticle(() -> {
+                AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(),
+                    tls, ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle), channel.handshakeHandler());
+                first.compareAndSet(null, verticle);
+                return verticle;
+              }, new DeploymentOptions().setInstances(config.verticles()))
+              .onSuccess(id -> {
+                agentDeploymentId = id;
+                agentPort = first.get().actualPort();
+              });
         }))
         .mapEmpty();
   }

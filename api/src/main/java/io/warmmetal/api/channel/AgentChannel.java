@@ -63,7 +63,7 @@ public final class AgentChannel {
     this.timing = timing;
     this.delivery = new CommandDelivery(vertx, db, secrets);
     this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat(),
-        new ChannelSetups(vertx, setupsAtOnce, timing.heartbeat().multipliedBy(2)));
+        new ChannelSetups(vertx, setupsAtOnce, timing.offlineAfter()));
     this.subscriber = PgSubscriber.subscriber(vertx, connect).reconnectPolicy(retries -> 500L);
   }
 

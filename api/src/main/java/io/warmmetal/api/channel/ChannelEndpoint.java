@@ -1,5 +1,6 @@
 package io.warmmetal.api.channel;
 
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.ServerWebSocketHandshake;
@@ -71,13 +72,19 @@ final class ChannelEndpoint {
       return;
     }
     String serial = cert.getSerialNumber().toString(16);
-    setups.begin()
-        .onFailure(err -> handshake.reject(503)) // waited too long behind other agents: it retries later
-        .onSuccess(setup -> {
-          // A set-up whose agent goes quiet before its hello frees its place anyway.
-          vertx.setTimer(heartbeat.toMillis(), t -> setup.end());
-          setUp(handshake, machineId, serial, setup);
-        });
+    // Its turn may come on another connection's event loop: the rest runs on this connection's own (accepting a
+    // handshake from another thread blocks that thread until the connection's loop has done it).
+    Context connection = vertx.getOrCreateContext();
+    setups.begin().onComplete(turn -> connection.runOnContext(v -> {
+      if (turn.failed()) {
+        handshake.reject(503); // waited too long behind other agents: it retries later
+        return;
+      }
+      ChannelSetups.Permit setup = turn.result();
+      // A set-up whose agent goes quiet before its hello frees its place anyway.
+      vertx.setTimer(heartbeat.toMillis(), t -> setup.end());
+      setUp(handshake, machineId, serial, setup);
+    }));
   }
 
   private void setUp(ServerWebSocketHandshake handshake, String machineId, String serial,

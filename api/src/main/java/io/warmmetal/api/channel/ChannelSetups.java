@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
  * dies, every agent it held comes to the others at once: unbounded, their set-ups would queue on the database pool
  * ahead of every launch and answer clients 503 for minutes. Beyond the bound an agent, its TLS handshake done, waits
  * for its turn (first come, first served) without touching the database; one that waits longer than {@code maxWait}
- * is refused with 503 and retries after its jittered backoff. So the reconnections come in as a stream the replica
+ * (the offline limit: a refused agent does its TLS handshake again, so refusing early only adds work) is refused with
+ * 503 and retries after its jittered backoff. So the reconnections come in as a stream the replica
  * keeps up with, no TLS handshake is thrown away while it does, and launches keep the rest of the pool.
  */
 final class ChannelSetups {
