@@ -252,19 +252,9 @@ function axes(max, xLabel) {
 
 const LATENCY_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
 
-/** Cumulative bucket counts of successful launches by upper bound (ms), summed over the Prometheus text. */
-function launchBuckets(text) {
-  const buckets = new Map();
-  const re = /^warmmetal_launch_duration_seconds_bucket\{([^}]*)\}\s+(\S+)/;
-  text.split('\n').forEach(line => {
-    const m = re.exec(line);
-    if (!m || !/outcome="launched"/.test(m[1])) return;
-    const le = /le="([^"]+)"/.exec(m[1]);
-    if (!le) return;
-    const ms = le[1] === '+Inf' ? Infinity : parseFloat(le[1]) * 1000;
-    buckets.set(ms, (buckets.get(ms) || 0) + parseFloat(m[2]));
-  });
-  return [...buckets.entries()].sort((a, b) => a[0] - b[0]);
+/** Cumulative counts of successful launches by upper bound (ms), from GET /v1/launch-latency. */
+function launchBuckets(latency) {
+  return latency.buckets.map(b => [b.leSeconds * 1000, b.launches]).sort((a, b) => a[0] - b[0]);
 }
 
 /** The cumulative count at the largest bucket bound not above {@code ms}. */
@@ -281,10 +271,9 @@ function quantile(buckets, q) {
 }
 
 async function loadLatency() {
-  // /metrics is the API's unauthenticated Prometheus endpoint: no token goes there.
-  const res = await fetch('/metrics', { cache: 'no-store', credentials: 'omit' });
-  if (!res.ok) throw new Error(`/metrics answered ${res.status}`);
-  drawLatency(launchBuckets(await res.text()));
+  // The histogram Prometheus scrapes on the management port, through the API with the token: it counts every
+  // project's launches, so it needs fleet-read.
+  drawLatency(launchBuckets(await api('/v1/launch-latency')));
 }
 
 function drawLatency(buckets) {
@@ -305,7 +294,7 @@ function drawLatency(buckets) {
   });
   chart.replaceChildren(...parts);
   const fmt = ms => (ms === null ? '—' : ms === Infinity ? '> 10 s' : `≤ ${ms < 1 ? ms.toFixed(2) : Math.round(ms)} ms`);
-  $('#latency-caption').textContent = `Launch latency (POST /v1/instances, from /metrics; a bar per bucket, its `
+  $('#latency-caption').textContent = `Launch latency (POST /v1/instances, this replica; a bar per bucket, its `
     + `upper bound in ms or s): ${total} launches, `
     + `p50 ${fmt(quantile(buckets, 0.5))}, p99 ${fmt(quantile(buckets, 0.99))}`;
 }
@@ -544,8 +533,14 @@ async function tick() {
       state.machinesLoadedAt = Date.now(); // a failure waits its turn too
       await guarded('machines', 'the machines', loadMachines);
     }
-    if (n % 10 === 0) {
-      loadLatency().catch(err => { $('#latency-caption').textContent = `Launch latency unavailable: ${err.message}`; });
+    if (n % 10 === 0 && !state.forbidden.has('latency')) {
+      loadLatency().catch(err => {
+        if (err instanceof LoggedOut) return;
+        const refused = err instanceof ApiError && err.status === 403;
+        if (refused) state.forbidden.add('latency'); // the role will not change: asked once per login
+        $('#latency-caption').textContent = refused ? `Launch latency: your token's role cannot see it (${err.message})`
+          : `Launch latency unavailable: ${err.message}`;
+      });
     }
     $('#status').textContent = `updated ${new Date().toLocaleTimeString()}`;
   } catch (err) {

@@ -42,6 +42,10 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--host", description = "listen address (WARMMETAL_HTTP_HOST, default 0.0.0.0)")
   String host;
 
+  @Option(names = "--metrics-port",
+      description = "management port: /metrics, /healthz, /readyz (WARMMETAL_METRICS_PORT, default 9090)")
+  Integer metricsPort;
+
   @Option(names = "--database-url", description = "postgresql://user:password@host:port/db (WARMMETAL_DATABASE_URL)")
   String databaseUrl;
 
@@ -60,6 +64,7 @@ public final class Main implements Callable<Integer> {
     Map<String, String> env = new HashMap<>(System.getenv());
     put(env, "WARMMETAL_HTTP_PORT", port == null ? null : port.toString());
     put(env, "WARMMETAL_HTTP_HOST", host);
+    put(env, "WARMMETAL_METRICS_PORT", metricsPort == null ? null : metricsPort.toString());
     put(env, "WARMMETAL_DATABASE_URL", databaseUrl);
     put(env, "WARMMETAL_DATA_DIR", dataDir);
     put(env, "WARMMETAL_LOG_FORMAT", logFormat);

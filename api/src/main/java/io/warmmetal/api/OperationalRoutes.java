@@ -13,18 +13,26 @@ import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lookups;
 import io.warmmetal.api.metrics.FleetMetrics;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** {@code /healthz} (the process answers), {@code /readyz} (the database answers) and Prometheus {@code /metrics}. */
+/**
+ * {@code /healthz} (the process answers) and {@code /readyz} (the database answers), on the API port and the
+ * management port; Prometheus {@code /metrics} on the management port only (it counts every project's machines by
+ * shape, so it stays off the port clients reach).
+ */
 final class OperationalRoutes {
   private static final Logger LOG = LoggerFactory.getLogger(OperationalRoutes.class);
   /** Probes come every few seconds: one line per outage, not one per probe. */
   private static final OutageLog NOT_READY = new OutageLog(LOG, "Not ready: the database does not answer", "probes",
       Duration.ofSeconds(60));
+  private static final long COUNT_WAIT_MILLIS = 2000;
+
   private OperationalRoutes() {}
 
-  static void mount(Router router, Pool db, FleetMetrics metrics) {
+  /** The probes: what they say (alive; the database answers) is no secret, so they are on both ports. */
+  static void mountProbes(Router router, Pool db) {
     router.get("/healthz").handler(ctx -> Json.ok(ctx, new JsonObject().put("status", "ok")));
     router.get("/readyz").handler(ctx -> db.query("SELECT 1").execute()
         .onSuccess(x -> Json.ok(ctx, new JsonObject().put("status", "ready")))
@@ -32,10 +40,18 @@ final class OperationalRoutes {
           NOT_READY.failed(err);
           ErrorResponses.send(ctx, ApiError.of(ErrorCode.ServiceUnavailable, "the database does not answer"));
         }));
+  }
+
+  /** The management port: the probes and the metrics. */
+  static void mountManagement(Router router, Pool db, FleetMetrics metrics) {
+    mountProbes(router, db);
     MachineCounts counts = new MachineCounts(db, metrics);
-    router.get("/metrics").handler(ctx -> counts.refresh().onComplete(x -> ctx.response()
-        .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-        .end(metrics.scrape())));
+    // A scrape waits for a fresh count a moment at most: a replica whose database pool is swamped still reports its
+    // gauges (the machine counts as last counted) within Prometheus's scrape timeout.
+    router.get("/metrics").handler(ctx -> counts.refresh().timeout(COUNT_WAIT_MILLIS, TimeUnit.MILLISECONDS)
+        .onComplete(x -> ctx.response()
+            .putHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            .end(metrics.scrape())));
   }
 
   /**

@@ -4,6 +4,7 @@ import com.sun.management.UnixOperatingSystemMXBean;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.ext.web.Router;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
@@ -30,9 +31,11 @@ import io.warmmetal.api.hardware.HardwareRecords;
 import io.warmmetal.api.hardware.HardwareRoutes;
 import io.warmmetal.api.http.ApiVerticle;
 import io.warmmetal.api.http.HttpLimits;
+import io.warmmetal.api.http.ManagementVerticle;
 import io.warmmetal.api.http.Operations;
 import io.warmmetal.api.http.SlowClients;
 import io.warmmetal.api.instances.InstanceRoutes;
+import io.warmmetal.api.instances.LaunchLatencyRoutes;
 import io.warmmetal.api.lifecycle.LaunchBatching;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.machines.MachineRoutes;
@@ -77,6 +80,8 @@ public final class WarmMetalApi {
   private String bootHttpsDeploymentId;
   private int port;
   private int bootHttpsPort = -1;
+  private String managementDeploymentId;
+  private int metricsPort;
   private int agentPort;
   private String agentDeploymentId;
   private CertificateAuthority ca;
@@ -131,15 +136,17 @@ public final class WarmMetalApi {
           machinePower = new MachinePower(vertx, db, secrets, sshKeys, ssh, config.powerTimeout(),
               config.powerOffCommand(), config.powerObserveMinInterval(), config.powerObserveWorkers());
           poolManager = new PoolManager(vertx, db, lifecycle, machinePower, config.poolInterval());
+          // Agents reconnecting all at once (their replica died) may take half the database pool, launches the rest.
           channel = new AgentChannel(vertx, db, new PgConnectOptions(connectOptions), lifecycle, secrets,
               new AgentChannel.Timing(config.heartbeat(), config.offlineAfter(), config.joinTimeout(),
-                  config.bootTimeout()));
+                  config.bootTimeout()), Math.max(2, config.dbPoolSize() / 2));
           metrics.agentsConnected(channel::connectedAgents);
           TokenStore tokens = new TokenStore(vertx, db);
           return AdminToken.install(vertx, config, tokens)
               .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
               .compose(contract -> deploy(contract, tokens, metrics)
-                  .compose(x -> deployBootHttps(contract, tokens)))
+                  .compose(x -> deployBootHttps(contract, tokens, metrics)))
+              .compose(x -> deployManagementPort(metrics))
               .compose(x -> channel.start())
               .compose(x -> deployAgentPort(metrics))
               .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
@@ -151,8 +158,8 @@ public final class WarmMetalApi {
           // Enrollment tokens pile up (one per network boot): those a week past their end go, hourly.
           cleanupTimer = vertx.setPeriodic(60_000, 3_600_000, id -> enrollmentTokens.deleteStale(Duration.ofDays(7))
               .onFailure(err -> LOG.warn("Deleting stale enrollment tokens failed: {}", err.getMessage())));
-          LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {})", config.httpHost(), port,
-              config.agentHost(), agentPort, ca.pin());
+          LOG.info("WarmMetal API listening on {}:{}; agent port {}:{} (CA pin {}); management port {}:{}",
+              config.httpHost(), port, config.agentHost(), agentPort, ca.pin(), config.metricsHost(), metricsPort);
         });
   }
 
@@ -210,7 +217,7 @@ public final class WarmMetalApi {
     metrics.connections("api", slowClients.connections()::open, slowClients.connections()::refused);
     return vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.httpPort(), auth, auth::guard,
-              ops -> mountOperations(ops, tokens), router -> mountOperational(router, metrics), slowClients);
+              ops -> mountOperations(ops, tokens, metrics), this::mountOperational, slowClients);
           first.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(config.verticles()))
@@ -225,7 +232,7 @@ public final class WarmMetalApi {
    * The boot endpoints over HTTPS, if configured: a certificate from the CA for the names servers reach the API by
    * (an iPXE built to trust the CA verifies it), TLS 1.2 and 1.3, {@code /v1/boot/} only.
    */
-  private Future<Void> deployBootHttps(OpenAPIContract contract, TokenStore tokens) {
+  private Future<Void> deployBootHttps(OpenAPIContract contract, TokenStore tokens, FleetMetrics metrics) {
     if (config.bootHttpsPort().isEmpty()) {
       return Future.succeededFuture();
     }
@@ -242,7 +249,7 @@ public final class WarmMetalApi {
         }, false)
         .compose(tls -> vertx.deployVerticle(() -> {
           ApiVerticle v = new ApiVerticle(contract, config.httpHost(), config.bootHttpsPort().getAsInt(), auth,
-              auth::guard, ops -> mountOperations(ops, tokens), router -> { }, slowClients, tls);
+              auth::guard, ops -> mountOperations(ops, tokens, metrics), router -> { }, slowClients, tls);
           verticle.compareAndSet(null, v);
           return v;
         }, new DeploymentOptions().setInstances(1)))
@@ -253,12 +260,22 @@ public final class WarmMetalApi {
         .mapEmpty();
   }
 
-  /** Health, readiness, metrics and (unless switched off) the fleet console's static files. */
-  private void mountOperational(io.vertx.ext.web.Router router, FleetMetrics metrics) {
-    OperationalRoutes.mount(router, db, metrics);
+  /** Health, readiness and (unless switched off) the fleet console's static files; no metrics on the API port. */
+  private void mountOperational(Router router) {
+    OperationalRoutes.mountProbes(router, db);
     if (config.console()) {
       ConsoleRoutes.mount(router);
     }
+  }
+
+  /** The management port: {@code /metrics} and the probes, for Prometheus and the kubelet inside the cluster. */
+  private Future<Void> deployManagementPort(FleetMetrics metrics) {
+    ManagementVerticle verticle = new ManagementVerticle(config.metricsHost(), config.metricsPort(),
+        config.httpIdleTimeout(), router -> OperationalRoutes.mountManagement(router, db, metrics));
+    return vertx.deployVerticle(verticle).onSuccess(id -> {
+      managementDeploymentId = id;
+      metricsPort = verticle.actualPort();
+    }).mapEmpty();
   }
 
   /** The agents' TLS port, with a server certificate issued now by the CA for the configured names. */
@@ -270,22 +287,31 @@ public final class WarmMetalApi {
               CertificateAuthority.pem(server.certificate()) + caPem, caPem);
         }, false)
         .compose(tls -> OpenAPIContract.from(vertx, AGENT_CONTRACT).compose(contract -> {
-          HttpLimits limits = new HttpLimits(config.agentIdleTimeout(), config.agentHeaderTimeout(),
-              config.agentBodyTimeout(), config.agentMaxConnections(), config.agentMaxConnectionsPerAddress());
-          AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(), tls,
-              limits, config.agentHandshakeTimeout(), ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle),
-              channel.handshakeHandler());
-          return vertx.deployVerticle(verticle).onSuccess(id -> {
-            agentDeploymentId = id;
-            agentPort = verticle.actualPort();
-            metrics.connections("agents", verticle.connections()::open, verticle.connections()::refused);
-          });
+          SlowClients limits = AgentPortVerticle.limits(new HttpLimits(config.agentIdleTimeout(),
+              config.agentHeaderTimeout(), config.agentBodyTimeout(), config.agentMaxConnections(),
+              config.agentMaxConnectionsPerAddress()));
+          metrics.connections("agents", limits.connections()::open, limits.connections()::refused);
+          // As many event loops as the API port's: 10,000 agents' frames, handshakes and set-ups on one loop left
+          // it the bottleneck of a replica taking over a dead one's agents.
+          AtomicReference<AgentPortVerticle> first = new AtomicReference<>();
+          return vertx.deployVerticle(() -> {
+                AgentPortVerticle verticle = new AgentPortVerticle(contract, config.agentHost(), config.agentPort(),
+                    tls, limits, config.agentHandshakeTimeout(), ops -> EnrollmentRoutes.mountAgentPort(ops, lifecycle),
+                    channel.handshakeHandler());
+                first.compareAndSet(null, verticle);
+                return verticle;
+              }, new DeploymentOptions().setInstances(config.verticles()))
+              .onSuccess(id -> {
+                agentDeploymentId = id;
+                agentPort = first.get().actualPort();
+              });
         }))
         .mapEmpty();
   }
 
-  private void mountOperations(Operations ops, TokenStore tokens) {
+  private void mountOperations(Operations ops, TokenStore tokens, FleetMetrics metrics) {
     InstanceRoutes.mount(ops, db, lifecycle);
+    LaunchLatencyRoutes.mount(ops, metrics);
     MachineRoutes.mount(ops, db, lifecycle);
     CommandRoutes.mount(ops, db, lifecycle);
     ShapeRoutes.mount(ops, db);
@@ -323,6 +349,11 @@ public final class WarmMetalApi {
     return port;
   }
 
+  /** The management port ({@code /metrics}, {@code /healthz}, {@code /readyz}): configured, or picked for 0. */
+  public int metricsPort() {
+    return metricsPort;
+  }
+
   /** The lifecycle service, for components in the same process (the agent channel reports results through it). */
   public Lifecycle lifecycle() {
     return lifecycle;
@@ -352,7 +383,9 @@ public final class WarmMetalApi {
             ? Future.<Void>succeededFuture() : vertx.undeploy(agentDeploymentId))
         .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId))
         .compose(x -> bootHttpsDeploymentId == null ? Future.<Void>succeededFuture()
-            : vertx.undeploy(bootHttpsDeploymentId));
+            : vertx.undeploy(bootHttpsDeploymentId))
+        .compose(x -> managementDeploymentId == null ? Future.<Void>succeededFuture()
+            : vertx.undeploy(managementDeploymentId));
     return undeployed
         .compose(x -> db == null ? Future.<Void>succeededFuture() : db.close())
         .eventually(() -> embedded == null ? Future.succeededFuture()

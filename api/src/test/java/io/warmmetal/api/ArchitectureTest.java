@@ -51,7 +51,7 @@ class ArchitectureTest {
     ALLOWED.put("shapes", Set.of("http", "db", "auth"));
     ALLOWED.put("machines", Set.of("http", "db", "lifecycle", "auth"));
     ALLOWED.put("commands", Set.of("http", "db", "lifecycle"));
-    ALLOWED.put("instances", Set.of("http", "db", "lifecycle", "auth"));
+    ALLOWED.put("instances", Set.of("http", "db", "lifecycle", "auth", "metrics"));
     ALLOWED.put("enrollment", Set.of("http", "crypto", "lifecycle", "machines"));
     ALLOWED.put("channel", Set.of("http", "crypto", "lifecycle"));
     ALLOWED.put("ssh", Set.of("http", "crypto", "enrollment"));

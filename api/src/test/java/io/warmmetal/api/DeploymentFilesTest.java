@@ -6,7 +6,9 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
@@ -73,7 +75,23 @@ class DeploymentFilesTest {
         .contains("WARMMETAL_DATABASE_URL", "WARMMETAL_ADMIN_TOKEN", "WARMMETAL_SECRET_KEY");
     ApiConfig config = ApiConfig.fromEnv(env); // every value is one the API accepts
     assertThat(api.getPorts()).extracting(p -> p.getContainerPort())
-        .containsExactlyInAnyOrder(config.httpPort(), config.agentPort());
+        .containsExactlyInAnyOrder(config.httpPort(), config.agentPort(), config.metricsPort());
+    Map<String, Integer> ports = new HashMap<>();
+    api.getPorts().forEach(p -> ports.put(p.getName(), p.getContainerPort()));
+
+    // Prometheus finds /metrics on the management port, by the pod's annotations and by the metrics Service.
+    Map<String, String> annotations = deployment.getSpec().getTemplate().getMetadata().getAnnotations();
+    assertThat(annotations).containsEntry("prometheus.io/port", String.valueOf(config.metricsPort()))
+        .containsEntry("prometheus.io/path", "/metrics");
+    Service metrics = docs.stream().filter(Service.class::isInstance).map(Service.class::cast)
+        .filter(s -> s.getMetadata().getName().equals("warmmetal-api-metrics")).findFirst().orElseThrow();
+    assertThat(metrics.getSpec().getType()).as("the metrics Service stays inside the cluster").isNull();
+    assertThat(metrics.getSpec().getPorts()).singleElement()
+        .satisfies(p -> assertThat(ports.get(p.getTargetPort().getStrVal())).isEqualTo(config.metricsPort()));
+    // No other Service reaches the management port.
+    docs.stream().filter(Service.class::isInstance).map(Service.class::cast).filter(s -> s != metrics)
+        .flatMap(s -> s.getSpec().getPorts().stream())
+        .forEach(p -> assertThat(ports.get(p.getTargetPort().getStrVal())).isNotEqualTo(config.metricsPort()));
 
     // The CA files are the two init-ca writes, in the volume of the CA Secret.
     Path made = Files.createTempDirectory("init-ca");
@@ -88,12 +106,15 @@ class DeploymentFilesTest {
       assertThat(made.resolve(file.getFileName())).exists();
     }
 
-    // The probes' paths answer on a running API.
+    // The probes' paths answer on a running API, on the port they name; /metrics on the management port only.
     try (ApiFixture fx = ApiFixture.start(vertx)) {
-      for (String path : List.of(api.getReadinessProbe().getHttpGet().getPath(),
-          api.getLivenessProbe().getHttpGet().getPath())) {
+      for (Probe probe : List.of(api.getReadinessProbe(), api.getLivenessProbe())) {
+        String path = probe.getHttpGet().getPath();
+        assertThat(ports.get(probe.getHttpGet().getPort().getStrVal())).as(path).isEqualTo(config.httpPort());
         assertThat(fx.client.get(path, null).status()).as(path).isEqualTo(200);
       }
+      assertThat(fx.management.get(annotations.get("prometheus.io/path"), null).status()).isEqualTo(200);
+      assertThat(fx.client.get(annotations.get("prometheus.io/path"), null).status()).isEqualTo(404);
     }
   }
 
@@ -133,6 +154,7 @@ class DeploymentFilesTest {
   }
 
   @Test
+  @SuppressWarnings("unchecked")
   void theComposeFileWiresTheServicesTheWayTheCodeReadsThem() throws Exception {
     Map<String, Object> compose = compose();
     Map<String, String> postgres = environment(service(compose, "postgres"));
@@ -140,6 +162,10 @@ class DeploymentFilesTest {
     Map<String, String> api = environment(apiService);
     assertThat(api.keySet()).isSubsetOf(knownVariables());
     ApiConfig config = ApiConfig.fromEnv(api);
+    // The API and the agents' port for everyone; the management port (/metrics) for this host only.
+    assertThat((List<String>) apiService.get("ports")).containsExactlyInAnyOrder(
+        config.httpPort() + ":" + config.httpPort(), config.agentPort() + ":" + config.agentPort(),
+        "127.0.0.1:" + config.metricsPort() + ":" + config.metricsPort());
 
     PgConnectOptions db = Database.connectOptions(api.get("WARMMETAL_DATABASE_URL"));
     assertThat(db.getHost()).isEqualTo("postgres");

@@ -163,7 +163,7 @@ class HelmChartTest {
   void releasedAsWarmmetalItRendersWhatDeployHas() throws Exception {
     List<HasMetadata> chart = parse(withSecrets(template("warmmetal", "warmmetal-system")).call());
     assertThat(chart).extracting(HasMetadata::getKind).containsExactlyInAnyOrder("Secret", "Secret",
-        "ServiceAccount", "ServiceAccount", "Deployment", "Deployment", "Service", "Service", "Service",
+        "ServiceAccount", "ServiceAccount", "Deployment", "Deployment", "Service", "Service", "Service", "Service",
         "PodDisruptionBudget", "PodDisruptionBudget", "ClusterRole", "ClusterRoleBinding", "Role", "Role",
         "RoleBinding", "RoleBinding"); // no ServiceMonitor, dashboards or rules by default
 
@@ -235,7 +235,7 @@ class HelmChartTest {
         assertThat(env.keySet()).isSubsetOf(known);
         ApiConfig config = ApiConfig.fromEnv(env);
         assertThat(container.getPorts()).extracting(p -> p.getContainerPort())
-            .containsExactlyInAnyOrder(config.httpPort(), config.agentPort());
+            .containsExactlyInAnyOrder(config.httpPort(), config.agentPort(), config.metricsPort());
       }
     }
     for (Service service : all(chart, Service.class)) {
@@ -306,6 +306,7 @@ class HelmChartTest {
     List<GenericKubernetesResource> monitors = all(chart, GenericKubernetesResource.class).stream()
         .filter(r -> r.getKind().equals("ServiceMonitor")).toList();
     assertThat(monitors).hasSize(2);
+    List<Service> scraped = new ArrayList<>();
     for (GenericKubernetesResource monitor : monitors) {
       assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
       assertThat(monitor.getMetadata().getLabels()).containsEntry("release", "prometheus");
@@ -317,7 +318,20 @@ class HelmChartTest {
           .filter(s -> s.getMetadata().getLabels().entrySet().containsAll(selector.entrySet())).toList();
       assertThat(selected).as("Services %s selects", monitor.getMetadata().getName()).singleElement()
           .satisfies(s -> assertThat(s.getSpec().getPorts()).extracting(p -> p.getName()).contains(port));
+      scraped.add(selected.get(0));
     }
+    // The API's is its management port, never the API's own; the alerts' `up` jobs (a ServiceMonitor's job is the
+    // Service's name) are these Services.
+    Service apiMetrics = find(chart, Service.class, "edge-warmmetal-api-metrics");
+    assertThat(scraped).contains(apiMetrics).doesNotContain(find(chart, Service.class, "edge-warmmetal-api"));
+    assertThat(apiMetrics.getSpec().getType()).isEqualTo("ClusterIP");
+    Matcher job = Pattern.compile("up\\{job=~\"([^\"]+)\"}").matcher(read("monitoring/warmmetal-alerts.yaml"));
+    List<String> jobs = new ArrayList<>();
+    while (job.find()) {
+      jobs.add(job.group(1));
+    }
+    assertThat(jobs).isNotEmpty().allSatisfy(regex -> assertThat(scraped).as("a Service for job=~%s", regex)
+        .anySatisfy(service -> assertThat(service.getMetadata().getName()).matches(regex)));
     // The dashboards, labelled for Grafana's sidecar, and the alerts as a PrometheusRule: deploy/monitoring's.
     List<ConfigMap> dashboards = all(chart, ConfigMap.class);
     assertThat(dashboards).hasSize(2).allSatisfy(c -> {

@@ -28,8 +28,8 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * The dashboards and alerts in {@code deploy/monitoring} read only metrics the code exports: every name in their
- * PromQL is one a running API's {@code /metrics} or the controller's registry has (so a renamed metric fails here),
- * and every metric family exported has a panel.
+ * PromQL is one a running API's {@code /metrics} (on its management port) or the controller's registry has (so a
+ * renamed metric fails here), and every metric family exported has a panel.
  */
 @ExtendWith(VertxExtension.class)
 class MonitoringFilesTest {
@@ -107,7 +107,7 @@ class MonitoringFilesTest {
       // The machine counts are counted when scraped (a scrape waits for the count it starts, at most one a second).
       String[] scraped = new String[1];
       Await.until("the machine counts scraped", () -> {
-        scraped[0] = fx.client.get("/metrics", null).raw();
+        scraped[0] = fx.scrape();
         return scraped[0].contains("warmmetal_machines{");
       });
       return scraped[0];

@@ -1,12 +1,17 @@
 package io.warmmetal.fleet;
 
+import io.vertx.core.Context;
+import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.JdkSSLEngineOptions;
 import io.warmmetal.agent.ApiTrust;
 import io.warmmetal.agent.SimulationOptions;
 import io.warmmetal.agent.commands.Executor;
@@ -22,7 +27,9 @@ import java.util.List;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -63,6 +70,10 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--kubeconfig", description = "also act as kubelets: each agent registers a Node in this cluster")
   Path kubeconfig;
 
+  @Option(names = "--runs-file", description = "append a line per command an agent starts (epoch microseconds,"
+      + " command id, kind, instance id): for benchmarks counting runs and timing pushes from another process")
+  Path runsFile;
+
   public static void main(String[] args) {
     io.warmmetal.agent.Main.useAgentLogging();
     System.exit(new CommandLine(new Main()).execute(args));
@@ -74,11 +85,17 @@ public final class Main implements Callable<Integer> {
     Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
     URI uri = URI.create(api);
     Enrollment enrollment = new Enrollment(vertx, uri, trust.pin());
+    // Thousands of agents do their TLS handshakes on this process's few cores, where a real agent has its own CPU:
+    // their crypto on the worker pool as well as the event loops, and a minute for a handshake rather than Vert.x's
+    // 10 s, so that a burst of reconnections (their replica died) is not timed out here and started over.
     WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
-        .setMaxConnections(1_000_000));
+        .setMaxConnections(1_000_000).setSslEngineOptions(new JdkSSLEngineOptions().setUseWorkerThread(true))
+        .setSslHandshakeTimeout(60).setSslHandshakeTimeoutUnit(TimeUnit.SECONDS));
+    List<Context> eventLoops = eventLoops(vertx);
     String token = Files.readString(tokenFile).trim();
     // One client, one pod watch and one heartbeat timer for all the simulated kubelets.
     SimulatedNodes nodes = kubeconfig == null ? null : SimulatedNodes.connect(kubeconfig);
+    RunsLog runs = runsFile == null ? null : RunsLog.open(runsFile);
     List<Future<SimulatedAgent>> started = new ArrayList<>();
     int index = 0;
     for (String spec : shapes) {
@@ -93,8 +110,14 @@ public final class Main implements Callable<Integer> {
         if (nodes != null) {
           executor = new SimulatedKubelet(vertx, executor, nodes, name, facts);
         }
-        started.add(SimulatedAgent.start(vertx, enrollment, ws, uri, token, machine, stateDir.resolve(name),
-            executor));
+        if (runs != null) {
+          executor = runs.recording(executor);
+        }
+        Promise<SimulatedAgent> agent = Promise.promise();
+        Executor its = executor;
+        eventLoops.get(index % eventLoops.size()).runOnContext(v -> SimulatedAgent.start(vertx, enrollment, ws, uri,
+            token, machine, stateDir.resolve(name), its).onComplete(agent));
+        started.add(agent.future());
       }
     }
     Future.join(started).await();
@@ -106,6 +129,22 @@ public final class Main implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
     stopped.await();
     return failed == 0 ? 0 : 1;
+  }
+
+  /**
+   * A context on each event loop, to spread the agents (their connections live on the loop that opened them): started
+   * from this one thread, every agent would share one loop.
+   */
+  private static List<Context> eventLoops(Vertx vertx) {
+    List<Context> contexts = new CopyOnWriteArrayList<>();
+    vertx.deployVerticle(() -> new VerticleBase() {
+      @Override
+      public Future<?> start() {
+        contexts.add(context);
+        return Future.succeededFuture();
+      }
+    }, new DeploymentOptions().setInstances(VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE)).await();
+    return contexts;
   }
 
   /** {@code cpus:memoryGiB[:gpus:model]}. */

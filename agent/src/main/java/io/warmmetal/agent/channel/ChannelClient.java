@@ -9,6 +9,7 @@ import io.vertx.core.http.WebSocketConnectOptions;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.ClientSSLOptions;
+import io.vertx.core.net.KeyCertOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import io.warmmetal.agent.commands.CommandLog;
@@ -35,6 +36,8 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Random;
+import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,8 +45,8 @@ import org.slf4j.LoggerFactory;
  * The agent's one connection to the API: a WebSocket over mutual TLS (its client certificate; the API verified
  * against the CA it enrolled with). It says hello with the last command it took, runs commands one at a time in seq
  * order — each id at most once, by its {@link CommandLog} — reports progress and results, resends results until
- * they are acknowledged, beats at the interval the API asks, and reconnects with backoff whenever the connection
- * drops. Everything runs on one event loop.
+ * they are acknowledged, beats at the interval the API asks, and reconnects with jittered backoff whenever the
+ * connection drops. Everything runs on one event loop.
  */
 public final class ChannelClient {
   private static final Logger LOG = LoggerFactory.getLogger(ChannelClient.class);
@@ -61,6 +64,13 @@ public final class ChannelClient {
   private boolean stopped;
   private long heartbeatTimer = -1;
   private long backoffMs = 250;
+  /**
+   * The client key and certificate, decoded once: decoding the PEM for every connection costs a password-based key
+   * derivation, which thousands of simulated agents reconnecting together (their replica died) paid over and over on
+   * a few cores.
+   */
+  private final PemKeyCertOptions pem;
+  private boolean keysDecoded;
 
   public ChannelClient(Vertx vertx, WebSocketClient client, URI api, AgentIdentity identity, CommandLog log,
       Executor executor) {
@@ -69,17 +79,22 @@ public final class ChannelClient {
     this.identity = identity;
     this.log = log;
     this.executor = executor;
+    this.pem = new PemKeyCertOptions()
+        .addKeyValue(Buffer.buffer(identity.keyPem()))
+        .addCertValue(Buffer.buffer(identity.certificatePem()));
     this.connect = new WebSocketConnectOptions()
         .setHost(api.getHost())
         .setPort(api.getPort())
         .setURI(Channel.PATH)
         .setSsl(true)
-        .setSslOptions(new ClientSSLOptions()
-            .setKeyCertOptions(new PemKeyCertOptions()
-                .addKeyValue(Buffer.buffer(identity.keyPem()))
-                .addCertValue(Buffer.buffer(identity.certificatePem())))
-            .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(CaPin.of(parse(identity.caPem())))))
-            .setHostnameVerificationAlgorithm("")); // the pinned CA is the trust decision, whatever the name
+        .setSslOptions(sslOptions(pem));
+  }
+
+  private ClientSSLOptions sslOptions(KeyCertOptions keys) {
+    return new ClientSSLOptions()
+        .setKeyCertOptions(keys)
+        .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(CaPin.of(parse(identity.caPem())))))
+        .setHostnameVerificationAlgorithm(""); // the pinned CA is the trust decision, whatever the name
   }
 
   /** Connects, and keeps reconnecting until {@link #stop}. */
@@ -105,6 +120,16 @@ public final class ChannelClient {
     if (stopped) {
       return;
     }
+    if (!keysDecoded) {
+      vertx.executeBlocking(() -> pem.getKeyManagerFactory(vertx), false).onComplete(ar -> {
+        keysDecoded = true; // decoded, or left to the connection to decode (and to fail on) as before
+        if (ar.succeeded()) {
+          connect.setSslOptions(sslOptions(KeyCertOptions.wrap(ar.result())));
+        }
+        connect();
+      });
+      return;
+    }
     client.connect(connect).onComplete(ar -> {
       if (ar.failed()) {
         LOG.debug("Channel of {}: cannot connect ({}), retrying in {} ms", identity.machineId(),
@@ -128,9 +153,18 @@ public final class ChannelClient {
 
   private void reconnectLater() {
     if (!stopped) {
-      vertx.setTimer(backoffMs, t -> connect());
+      vertx.setTimer(reconnectDelay(backoffMs, ThreadLocalRandom.current()), t -> connect());
       backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
     }
+  }
+
+  /**
+   * A retry after {@code backoffMs}, drawn from its second half: when a replica dies, every agent it held reconnects
+   * at once, and with the same delays they would come back together, wave after wave, each wave of TLS handshakes
+   * more than the survivor answers in time. Spread, they come in a stream.
+   */
+  static long reconnectDelay(long backoffMs, Random random) {
+    return backoffMs / 2 + (long) (random.nextDouble() * (backoffMs - backoffMs / 2));
   }
 
   private void onFrame(String text) {

@@ -48,16 +48,25 @@ public final class AgentChannel {
   /** Sweeps that ran to the end: what a test waits on to know the sweep that would have acted has run. */
   private final AtomicLong sweeps = new AtomicLong();
   private long timer = -1;
+  /**
+   * The sweep under way and when it began: a tick while it runs is skipped, so that sweeps do not pile up on a slow
+   * database (each holding connections, their batches of machines waiting on each other's row locks) — unless it has
+   * run past the offline limit, when presence must go on whatever became of it.
+   */
+  private Future<?> sweeping = Future.succeededFuture();
+  private long sweepStarted;
 
+  /** @param setupsAtOnce how many agents may be setting up their channel at once (see {@link ChannelSetups}) */
   public AgentChannel(Vertx vertx, Pool db, PgConnectOptions connect, Lifecycle lifecycle, SecretBox secrets,
-      Timing timing) {
+      Timing timing, int setupsAtOnce) {
     this.vertx = vertx;
     this.announcer = new CommandAnnouncer(db);
     this.db = db;
     this.lifecycle = lifecycle;
     this.timing = timing;
     this.delivery = new CommandDelivery(vertx, db, secrets);
-    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat());
+    this.endpoint = new ChannelEndpoint(vertx, db, lifecycle, sessions, delivery, timing.heartbeat(),
+        new ChannelSetups(vertx, setupsAtOnce, timing.offlineAfter()));
     this.subscriber = PgSubscriber.subscriber(vertx, connect).reconnectPolicy(retries -> 500L);
   }
 
@@ -75,7 +84,13 @@ public final class AgentChannel {
           subscriber.actualConnection().exceptionHandler(this::listenFailed);
           sessions.all().forEach(delivery::deliver); // catch up on every (re)subscribe
         });
-    timer = vertx.setPeriodic(timing.heartbeat().toMillis(), id -> sweep());
+    timer = vertx.setPeriodic(timing.heartbeat().toMillis(), id -> {
+      long now = System.currentTimeMillis();
+      if (sweeping.isComplete() || now - sweepStarted > timing.offlineAfter().toMillis()) {
+        sweepStarted = now;
+        sweeping = sweep();
+      }
+    });
     return subscriber.connect();
   }
 
@@ -135,7 +150,7 @@ public final class AgentChannel {
     return endpoint.refused();
   }
 
-  private void sweep() {
+  private Future<?> sweep() {
     long now = System.currentTimeMillis();
     java.util.List<AgentSession> live = sessions.all().stream()
         .filter(s -> {
@@ -150,7 +165,7 @@ public final class AgentChannel {
     // (the machine not retired). The others were re-enrolled, renewed or retired since their handshake: closed.
     java.util.Map<String, String> held = new java.util.HashMap<>();
     live.forEach(s -> held.put(s.machineId, s.certSerial));
-    lifecycle.agentsHeard(held)
+    return lifecycle.agentsHeard(held)
         .onSuccess(current -> live.stream().filter(s -> !current.contains(s.machineId))
             .forEach(s -> s.close((short) 1008, "certificate replaced or machine retired")))
         .compose(current -> lifecycle.markSilentOffline(timing.offlineAfter(), timing.bootTimeout())

@@ -8,6 +8,7 @@ import io.vertx.core.http.ClientAuth;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.ServerWebSocketHandshake;
+import io.vertx.core.net.JdkSSLEngineOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.ext.web.Router;
@@ -54,14 +55,25 @@ public final class AgentPortVerticle extends VerticleBase {
   private final Handler<ServerWebSocketHandshake> channel;
   private HttpServer server;
 
-  /** @param handshakeTimeout how long a connection may take to complete its TLS handshake */
-  public AgentPortVerticle(OpenAPIContract contract, String host, int port, TlsMaterial tls, HttpLimits limits,
+  /**
+   * The agent port's limits and connection counts, shared by every instance of the verticle (one per event loop):
+   * the caps are the port's, not a loop's.
+   */
+  public static SlowClients limits(HttpLimits limits) {
+    return new SlowClients("agent port", limits).requiringClientCertificates(WITHOUT_CERTIFICATE);
+  }
+
+  /**
+   * @param slowClients the port's {@link #limits}
+   * @param handshakeTimeout how long a connection may take to complete its TLS handshake
+   */
+  public AgentPortVerticle(OpenAPIContract contract, String host, int port, TlsMaterial tls, SlowClients slowClients,
       Duration handshakeTimeout, Consumer<Operations> mountOperations, Handler<ServerWebSocketHandshake> channel) {
     this.contract = contract;
     this.host = host;
     this.port = port;
     this.tls = tls;
-    this.slowClients = new SlowClients("agent port", limits).requiringClientCertificates(WITHOUT_CERTIFICATE);
+    this.slowClients = slowClients;
     this.handshakeTimeout = handshakeTimeout;
     this.mountOperations = mountOperations;
     this.channel = channel;
@@ -82,7 +94,11 @@ public final class AgentPortVerticle extends VerticleBase {
         .setTrustOptions(new PemTrustOptions().addCertValue(Buffer.buffer(tls.caPem())))
         .setClientAuth(ClientAuth.REQUEST)
         .setSslHandshakeTimeout(handshakeTimeout.toMillis())
-        .setSslHandshakeTimeoutUnit(TimeUnit.MILLISECONDS));
+        .setSslHandshakeTimeoutUnit(TimeUnit.MILLISECONDS)
+        // The handshakes' signatures and certificate checks on worker threads, not the event loops: a replica
+        // taking over thousands of agents at once would otherwise do them one after another, slower than the agents'
+        // handshake timeout, and none would get through.
+        .setSslEngineOptions(new JdkSSLEngineOptions().setUseWorkerThread(true)));
     HttpServer http = vertx.createHttpServer(options)
         .webSocketHandshakeHandler(slowClients.webSocketHandshakes(channel))
         .webSocketHandler(ws -> { }); // accepted sockets are wired by the handshake handler

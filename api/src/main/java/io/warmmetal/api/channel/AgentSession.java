@@ -25,12 +25,16 @@ final class AgentSession {
    * the event log in the order they ran, and before its result.
    */
   Future<?> reports = Future.succeededFuture();
+  /** Its place among the channels being set up, until its hello is through. */
+  final ChannelSetups.Permit setup;
 
-  AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context) {
+  AgentSession(String machineId, String certSerial, ServerWebSocket socket, Context context,
+      ChannelSetups.Permit setup) {
     this.machineId = machineId;
     this.certSerial = certSerial;
     this.socket = socket;
     this.context = context;
+    this.setup = setup;
   }
 
   void send(Frame frame) {

@@ -1,5 +1,6 @@
 package io.warmmetal.api.channel;
 
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.ServerWebSocket;
 import io.vertx.core.http.ServerWebSocketHandshake;
@@ -45,10 +46,12 @@ final class ChannelEndpoint {
   private final CommandDelivery delivery;
   private final Duration heartbeat;
   private final AtomicLong refused = new AtomicLong();
+  private final ChannelSetups setups;
 
   ChannelEndpoint(Vertx vertx, Pool db, Lifecycle lifecycle, AgentSessions sessions, CommandDelivery delivery,
-      Duration heartbeat) {
+      Duration heartbeat, ChannelSetups setups) {
     this.vertx = vertx;
+    this.setups = setups;
     this.db = db;
     this.lifecycle = lifecycle;
     this.sessions = sessions;
@@ -71,6 +74,23 @@ final class ChannelEndpoint {
       return;
     }
     String serial = cert.getSerialNumber().toString(16);
+    // Its turn may come on another connection's event loop: the rest runs on this connection's own (accepting a
+    // handshake from another thread blocks that thread until the connection's loop has done it).
+    Context connection = vertx.getOrCreateContext();
+    setups.begin().onComplete(turn -> connection.runOnContext(v -> {
+      if (turn.failed()) {
+        handshake.reject(503); // waited too long behind other agents: it retries later
+        return;
+      }
+      ChannelSetups.Permit setup = turn.result();
+      // A set-up whose agent goes quiet before its hello frees its place anyway.
+      vertx.setTimer(heartbeat.toMillis(), t -> setup.end());
+      setUp(handshake, machineId, serial, setup);
+    }));
+  }
+
+  private void setUp(ServerWebSocketHandshake handshake, String machineId, String serial,
+      ChannelSetups.Permit setup) {
     // The current certificate, or a renewed one used for the first time — which from now on is the only one.
     db.preparedQuery("""
             WITH promoted AS (
@@ -80,15 +100,19 @@ final class ChannelEndpoint {
             UNION ALL
             SELECT state FROM machines WHERE id = $1 AND cert_serial = $2""")
         .execute(Tuple.of(machineId, serial))
-        .onFailure(err -> handshake.reject(503))
+        .onFailure(err -> {
+          setup.end();
+          handshake.reject(503);
+        })
         .onSuccess(rows -> {
           if (rows.size() == 0 || "retired".equals(rows.iterator().next().getString("state"))) {
+            setup.end();
             LOG.info("Refused a channel for {}: not its current certificate, or retired", machineId);
             refused.incrementAndGet();
             handshake.reject(403);
             return;
           }
-          handshake.accept().onSuccess(ws -> open(machineId, serial, ws));
+          handshake.accept().onSuccess(ws -> open(machineId, serial, ws, setup)).onFailure(err -> setup.end());
         });
   }
 
@@ -97,13 +121,16 @@ final class ChannelEndpoint {
     return refused.get();
   }
 
-  private void open(String machineId, String serial, ServerWebSocket ws) {
-    AgentSession session = new AgentSession(machineId, serial, ws, vertx.getOrCreateContext());
+  private void open(String machineId, String serial, ServerWebSocket ws, ChannelSetups.Permit setup) {
+    AgentSession session = new AgentSession(machineId, serial, ws, vertx.getOrCreateContext(), setup);
     sessions.add(session);
     ws.textMessageHandler(text -> onFrame(session, text));
     ws.binaryMessageHandler(b -> refuse(session, "binary frames are not part of the protocol"));
     ws.exceptionHandler(err -> LOG.debug("Channel of {}: {}", machineId, err.getMessage()));
-    ws.closeHandler(v -> sessions.remove(session));
+    ws.closeHandler(v -> {
+      setup.end();
+      sessions.remove(session);
+    });
   }
 
   private void onFrame(AgentSession session, String text) {
@@ -153,6 +180,7 @@ final class ChannelEndpoint {
           }
           session.send(new Welcome(session.machineId, heartbeat.toSeconds()));
           delivery.deliver(session);
+          session.setup.end(); // its presence is recorded and its delivery under way: the next agent's turn
         });
   }
 

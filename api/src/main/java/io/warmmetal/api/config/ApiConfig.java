@@ -13,13 +13,18 @@ import java.util.OptionalInt;
  *
  * @param httpHost           interface to listen on ({@code WARMMETAL_HTTP_HOST}, default 0.0.0.0)
  * @param httpPort           API port ({@code WARMMETAL_HTTP_PORT}, default 8080; 0 picks a free port)
+ * @param metricsHost        interface of the management port ({@code WARMMETAL_METRICS_HOST}, default: the API's,
+ *                           {@code WARMMETAL_HTTP_HOST})
+ * @param metricsPort        the management port: Prometheus {@code /metrics}, {@code /healthz}, {@code /readyz}, no
+ *                           authentication ({@code WARMMETAL_METRICS_PORT}, default 9090; 0 picks a free port)
  * @param databaseUrl        PostgreSQL URL ({@code WARMMETAL_DATABASE_URL}); empty starts an embedded server
  * @param dataDir            state directory: embedded database, generated admin token and secret key
  *                           ({@code WARMMETAL_DATA_DIR}, default ./warmmetal-data)
  * @param adminToken         bootstrap admin token ({@code WARMMETAL_ADMIN_TOKEN}); generated when empty
  * @param secretKey          base64 AES-256 key sealing launch secrets ({@code WARMMETAL_SECRET_KEY}); generated in
  *                           the data directory when empty
- * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32)
+ * @param dbPoolSize         connections to PostgreSQL ({@code WARMMETAL_DB_POOL_SIZE}, default 32; agents setting up
+ *                           their channels take half at most)
  * @param poolInterval       how often the pool manager reconciles ({@code WARMMETAL_POOL_INTERVAL_MS}, default 1000)
  * @param verticles          HTTP event-loop verticles ({@code WARMMETAL_HTTP_VERTICLES}, default: cores)
  * @param agentHost          interface of the agent port ({@code WARMMETAL_AGENT_HOST}, default 0.0.0.0)
@@ -97,6 +102,8 @@ import java.util.OptionalInt;
 public record ApiConfig(
     String httpHost,
     int httpPort,
+    String metricsHost,
+    int metricsPort,
     Optional<Secret> databaseUrl,
     Path dataDir,
     Optional<Secret> adminToken,
@@ -144,6 +151,24 @@ public record ApiConfig(
     int bootMintBurst,
     int bootMintsPerMinute) {
 
+  /**
+   * Two listeners of one Vert.x on one port would share its socket and split its connections between them: the
+   * management port would answer API requests and the other way round. So the ports must differ (0 picks free ones).
+   */
+  public ApiConfig {
+    Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+    ports.put("WARMMETAL_HTTP_PORT", httpPort);
+    ports.put("WARMMETAL_METRICS_PORT", metricsPort);
+    ports.put("WARMMETAL_AGENT_PORT", agentPort);
+    Map<Integer, String> seen = new java.util.HashMap<>();
+    ports.forEach((name, port) -> {
+      String other = port == 0 ? null : seen.putIfAbsent(port, name);
+      if (other != null) {
+        throw new IllegalArgumentException(name + " must differ from " + other + ", both are " + port);
+      }
+    });
+  }
+
   public static ApiConfig fromEnv() {
     return fromEnv(System.getenv());
   }
@@ -163,6 +188,8 @@ public record ApiConfig(
     return new ApiConfig(
         r.string("WARMMETAL_HTTP_HOST", "0.0.0.0"),
         r.integer("WARMMETAL_HTTP_PORT", 8080, 0, 65535),
+        r.string("WARMMETAL_METRICS_HOST", r.string("WARMMETAL_HTTP_HOST", "0.0.0.0")),
+        r.integer("WARMMETAL_METRICS_PORT", 9090, 0, 65535),
         r.optional("WARMMETAL_DATABASE_URL").map(Secret::new),
         Path.of(r.string("WARMMETAL_DATA_DIR", "warmmetal-data")).toAbsolutePath().normalize(),
         r.optional("WARMMETAL_ADMIN_TOKEN").map(Secret::new),

@@ -7,10 +7,12 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,6 +26,8 @@ import java.util.function.LongSupplier;
  * open and refused connections per port.
  */
 public final class FleetMetrics {
+  /** The outcome of a launch that launched (a new launch, not a replay or a refusal). */
+  public static final String LAUNCHED = "launched";
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
   private final Map<String, Timer> launchStages = new ConcurrentHashMap<>();
@@ -109,6 +113,26 @@ public final class FleetMetrics {
         .description("Connections refused at accept because a connection cap (total or per address) was reached")
         .tag("port", port)
         .register(registry);
+  }
+
+  /**
+   * The answers of launches that launched, as {@code warmmetal_launch_duration_seconds{outcome="launched"}}: counts
+   * cumulative by ascending bound, as Prometheus's buckets.
+   */
+  public LatencyHistogram launchedLatency() {
+    Timer launched = launchTimers.get(LAUNCHED);
+    if (launched == null) {
+      return new LatencyHistogram(0, 0, List.of());
+    }
+    HistogramSnapshot snapshot = launched.takeSnapshot();
+    List<LatencyHistogram.Bucket> buckets = Arrays.stream(snapshot.histogramCounts())
+        .map(c -> new LatencyHistogram.Bucket(c.bucket(TimeUnit.SECONDS), (long) c.count())).toList();
+    return new LatencyHistogram(snapshot.count(), snapshot.total(TimeUnit.SECONDS), buckets);
+  }
+
+  /** A latency histogram: how many, their total seconds, and cumulative counts by upper bound in seconds. */
+  public record LatencyHistogram(long count, double sumSeconds, List<Bucket> buckets) {
+    public record Bucket(double leSeconds, long count) {}
   }
 
   /** The Prometheus text exposition. */

@@ -133,9 +133,22 @@ class RolesTest {
   }
 
   @Test
-  void healthAndMetricsNeedNoToken() {
+  void healthNeedsNoTokenAndMetricsAreOnTheManagementPortOnly() {
     assertThat(fx.client.get("/healthz", null).status()).isEqualTo(200);
     assertThat(fx.client.get("/readyz", null).status()).isEqualTo(200);
-    assertThat(fx.client.get("/metrics", null).status()).isEqualTo(200);
+    assertThat(fx.client.get("/metrics", ApiFixture.ADMIN).status()).isEqualTo(404); // not even for admin
+    assertThat(fx.management.get("/metrics", null).status()).isEqualTo(200);
+  }
+
+  @Test
+  void launchLatencyCountsEveryProjectSoItNeedsFleetRead() {
+    assertThat(fx.client.get("/v1/launch-latency", null).status()).isEqualTo(401);
+    for (String token : new String[] {client, reader}) {
+      Response refused = fx.client.get("/v1/launch-latency", token);
+      assertThat(refused.status()).isEqualTo(403);
+      assertThat(refused.body().getString("message")).contains("fleet-read");
+    }
+    assertThat(fx.client.get("/v1/launch-latency", fx.token("fleet-reader")).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/launch-latency", ApiFixture.ADMIN).status()).isEqualTo(200);
   }
 }

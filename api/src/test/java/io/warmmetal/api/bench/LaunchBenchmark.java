@@ -71,7 +71,7 @@ public final class LaunchBenchmark {
     LaunchRun warm = launch(http, port, admin, concurrency, warmup);
     System.out.printf("warm-up: %d launches, %.0f launches/s%n", warmup, warm.perSecond());
     LaunchRun measured = launch(http, port, admin, concurrency, launches);
-    String metrics = http.get(port, "127.0.0.1", "/metrics").send().await().bodyAsString();
+    String metrics = http.get(api.metricsPort(), "127.0.0.1", "/metrics").send().await().bodyAsString();
     LaunchRun paced = launchAtRate(vertx, http, port, admin, concurrency, launches, offered);
 
     System.out.println();

@@ -175,6 +175,10 @@ class ConsoleBrowserTest {
     waitFor("the machines panel's refusal", () -> notice("machines").contains("cannot see the machines"));
     assertThat(notice("machines")).contains("fleet-read");
     waitFor("the pools panel's refusal", () -> notice("pools").contains("cannot see the pools"));
+    // The launch-latency histogram counts every project's launches: fleet-read, as the machines.
+    waitFor("the latency chart's refusal", () -> page.findElement(By.id("latency-caption")).getText()
+        .contains("cannot see it"));
+    assertThat(page.findElement(By.id("latency-caption")).getText()).contains("fleet-read");
     // What it may read still shows: the shapes' counts, and no refusal for instances or events.
     waitFor("the shapes' counts", () -> cell("x86-4c-16g", "warm").equals("1"));
     assertThat(notice("instances")).isEmpty();
@@ -184,6 +188,7 @@ class ConsoleBrowserTest {
     Thread.sleep(3000);
     List<LogEntry> logged = chromium.consoleLog();
     assertThat(logged).filteredOn(e -> e.getMessage().contains("/v1/pools ")).hasSize(1);
+    assertThat(logged).filteredOn(e -> e.getMessage().contains("/v1/launch-latency ")).hasSize(1);
     assertNoPageErrors(logged);
   }
 

@@ -1,7 +1,7 @@
 package io.warmmetal.api.faults;
 
-import static io.warmmetal.api.faults.ApiProcess.count;
-import static io.warmmetal.api.faults.ApiProcess.rows;
+import static io.warmmetal.api.testing.ApiProcess.count;
+import static io.warmmetal.api.testing.ApiProcess.rows;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Future;
@@ -16,6 +16,7 @@ import io.vertx.openapi.contract.OpenAPIContract;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.testing.ApiClient;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.ApiProcess;
 import io.warmmetal.api.testing.TestDatabase;
 import java.nio.file.Files;
 import java.sql.Connection;

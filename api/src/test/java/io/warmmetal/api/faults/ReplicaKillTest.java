@@ -1,7 +1,7 @@
 package io.warmmetal.api.faults;
 
-import static io.warmmetal.api.faults.ApiProcess.count;
-import static io.warmmetal.api.faults.ApiProcess.rows;
+import static io.warmmetal.api.testing.ApiProcess.count;
+import static io.warmmetal.api.testing.ApiProcess.rows;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Future;
@@ -21,6 +21,7 @@ import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.ApiProcess;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.TestDatabase;
 import io.warmmetal.fleet.SimulatedAgent;

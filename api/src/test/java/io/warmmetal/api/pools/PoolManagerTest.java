@@ -85,7 +85,7 @@ class PoolManagerTest {
     assertThat(pool().getInteger("deficit")).isEqualTo(2);
     assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'PoolDeficit' AND subject = $1", SHAPE))
         .isEqualTo(1);
-    assertThat(fx.client.get("/metrics", null).raw())
+    assertThat(fx.scrape())
         .contains("warmmetal_pool_deficit{shape=\"" + SHAPE + "\"} 2.0");
 
     fx.registerMachines(2, ApiFixture.facts(16, 64), false);

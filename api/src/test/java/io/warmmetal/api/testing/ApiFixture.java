@@ -24,14 +24,18 @@ public final class ApiFixture implements AutoCloseable {
   public final Vertx vertx;
   public final WarmMetalApi api;
   public final ApiClient client;
+  /** A client of the management port ({@code /metrics}, {@code /healthz}, {@code /readyz}). */
+  public final ApiClient management;
   public final Path dataDir;
 
   private final boolean ownDataDir;
 
-  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, Path dataDir, boolean ownDataDir) {
+  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, ApiClient management, Path dataDir,
+      boolean ownDataDir) {
     this.vertx = vertx;
     this.api = api;
     this.client = client;
+    this.management = management;
     this.dataDir = dataDir;
     this.ownDataDir = ownDataDir;
   }
@@ -66,7 +70,13 @@ public final class ApiFixture implements AutoCloseable {
       throw e;
     }
     OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
-    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract), dataDir, ownDataDir);
+    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract),
+        new ApiClient(vertx, api.metricsPort(), contract), dataDir, ownDataDir);
+  }
+
+  /** The Prometheus text the management port serves now. */
+  public String scrape() {
+    return management.get("/metrics", null).raw();
   }
 
   public Pool db() {

@@ -12,6 +12,8 @@ public final class TestEnv {
     Map<String, String> env = new HashMap<>(base);
     env.put("WARMMETAL_HTTP_HOST", "127.0.0.1");
     env.put("WARMMETAL_HTTP_PORT", "0");
+    env.put("WARMMETAL_METRICS_HOST", "127.0.0.1");
+    env.put("WARMMETAL_METRICS_PORT", "0");
     env.put("WARMMETAL_AGENT_HOST", "127.0.0.1");
     env.put("WARMMETAL_AGENT_PORT", "0");
     return env;

@@ -22,6 +22,7 @@ import java.util.Set;
  * once.
  */
 final class AgentPresence {
+  static final int OFFLINE_BATCH = 200;
   private final Pool db;
   private final Commits commits;
 
@@ -89,16 +90,22 @@ final class AgentPresence {
    * The agents a replica holds were heard: each machine whose certificate ({@code serials}: machine → serial) is
    * still its current one, and not retired, is seen now; one still offline or enrolling (its hello's change was lost,
    * say in a database outage) comes back as a hello would bring it. Answers the machines whose certificates are
-   * current: the others' connections should close.
+   * current: the others' connections should close. The rows are locked in id order first: two batches sharing
+   * machines (two replicas in a handover, each still holding some of the same agents) then wait for each other
+   * instead of deadlocking, as they did with the join's order.
    */
   Future<Set<String>> heard(Map<String, String> serials) {
     if (serials.isEmpty()) {
       return Future.succeededFuture(Set.of());
     }
     return db.preparedQuery("""
+            WITH seen AS (
+              SELECT m.id FROM machines m JOIN unnest($1::text[], $2::text[]) AS s(id, serial)
+                ON m.id = s.id AND m.cert_serial = s.serial
+              WHERE m.state <> 'retired'
+              ORDER BY m.id FOR UPDATE OF m)
             UPDATE machines m SET last_seen = now()
-            FROM unnest($1::text[], $2::text[]) AS s(id, serial)
-            WHERE m.id = s.id AND m.cert_serial = s.serial AND m.state <> 'retired'
+            FROM seen WHERE m.id = seen.id
             RETURNING m.id, m.state""")
         .execute(Tuple.tuple().addArrayOfString(serials.keySet().toArray(String[]::new))
             .addArrayOfString(serials.values().toArray(String[]::new)))
@@ -128,7 +135,22 @@ final class AgentPresence {
         .mapEmpty();
   }
 
+  /**
+   * Machines silent past {@code silence} (or past {@code bootGrace} while they boot) go offline, at most
+   * {@value #OFFLINE_BATCH} to a transaction and those in one statement: when a whole replica's agents fall silent
+   * together, a statement or three per machine in one transaction held every one's row for minutes on a busy
+   * database, and each returning agent's hello waited for it with a connection of the pool.
+   */
   Future<Integer> markSilentOffline(Duration silence, Duration bootGrace) {
+    return markSilentOffline(silence, bootGrace, 0);
+  }
+
+  private Future<Integer> markSilentOffline(Duration silence, Duration bootGrace, int before) {
+    return markSilentBatch(silence, bootGrace).compose(n -> n < OFFLINE_BATCH ? Future.succeededFuture(before + n)
+        : markSilentOffline(silence, bootGrace, before + n));
+  }
+
+  private Future<Integer> markSilentBatch(Duration silence, Duration bootGrace) {
     return Tx.run(db, tx -> tx.preparedQuery("""
             SELECT id, state, instance_id FROM machines
             -- A quarantined (failed) machine stays failed, heard or not: it waits for an operator.
@@ -145,27 +167,15 @@ final class AgentPresence {
                   THEN power_changed_at < now() - make_interval(secs => $2)
                 ELSE last_seen < now() - make_interval(secs => $1)
               END
+            LIMIT $3
             FOR UPDATE SKIP LOCKED""")
-        .execute(Tuple.of((double) silence.toMillis() / 1000, (double) bootGrace.toMillis() / 1000))
+        .execute(Tuple.of((double) silence.toMillis() / 1000, (double) bootGrace.toMillis() / 1000,
+            OFFLINE_BATCH))
         .compose(rows -> {
-          List<Row> silent = new ArrayList<>();
-          rows.forEach(silent::add);
-          Future<Void> chain = Future.succeededFuture();
-          for (Row m : silent) {
-            String id = m.getString("id");
-            MachineState from = MachineState.fromWire(m.getString("state"));
-            chain = chain
-                .compose(x -> tx.preparedQuery("UPDATE machines SET offline_from = $2 WHERE id = $1")
-                    .execute(Tuple.of(id, from.wire())))
-                .compose(x -> Transitions.machine(tx, id, from, MachineState.OFFLINE,
-                    "no heartbeat for " + silence.toSeconds() + " s"))
-                .compose(x -> tx.preparedQuery("""
-                        UPDATE instances SET state_reason = 'machine offline'
-                        WHERE id = $1 AND state IN ('pending', 'running')""")
-                    .execute(Tuple.of(m.getString("instance_id"))))
-                .mapEmpty();
-          }
-          return chain.map(silent.size());
+          List<String> silent = new ArrayList<>();
+          rows.forEach(r -> silent.add(r.getString("id")));
+          return silent.isEmpty() ? Future.succeededFuture(0) : Transitions.machinesOffline(tx, silent,
+              "no heartbeat for " + silence.toSeconds() + " s").map(silent.size());
         }));
   }
 

@@ -54,7 +54,7 @@ final class Launcher {
         .onSuccess(request -> metrics.launchStage("prepare", System.nanoTime() - started))
         .compose(request -> attempt(spec, request))
         .onComplete(ar -> metrics.launchFinished(System.nanoTime() - started,
-            ar.succeeded() ? (ar.result().replayed() ? "replayed" : "launched")
+            ar.succeeded() ? (ar.result().replayed() ? "replayed" : FleetMetrics.LAUNCHED)
                 : ar.cause() instanceof Refusal r ? r.reason().name() : "error"));
   }
 

@@ -11,6 +11,7 @@ import io.warmmetal.api.lifecycle.InstanceState;
 import io.warmmetal.api.lifecycle.MachineState;
 import java.util.EnumMap;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -50,6 +51,10 @@ final class Transitions {
       InstanceState.FAILED, EnumSet.of(InstanceState.TERMINATED),
       InstanceState.TERMINATED, EnumSet.noneOf(InstanceState.class));
 
+  /** The states a machine may go offline from, as the state machine above says. */
+  private static final String[] MAY_GO_OFFLINE = MACHINE.entrySet().stream()
+      .filter(e -> e.getValue().contains(OFFLINE)).map(e -> e.getKey().wire()).toArray(String[]::new);
+
   private Transitions() {}
 
   static boolean allowed(MachineState from, MachineState to) {
@@ -74,6 +79,28 @@ final class Transitions {
             SELECT 'MachineState', id, id, instance_id, $2, $3, $4 FROM m RETURNING seq""")
         .execute(Tuple.of(machineId, from.wire(), to.wire(), reason))
         .map(rows -> rows.size() == 1);
+  }
+
+  /**
+   * Takes machines offline together, each from whatever state it is in (remembered in {@code offline_from}, where its
+   * agent's return brings it back), its instance told why; one statement for them all. Machines in a state that does
+   * not go offline are left. Answers how many went.
+   */
+  static Future<Integer> machinesOffline(SqlConnection tx, List<String> machineIds, String reason) {
+    return tx.preparedQuery("""
+            WITH m AS (
+              UPDATE machines SET offline_from = state, state = 'offline', state_changed_at = now()
+              WHERE id = ANY($1) AND state = ANY($2)
+              RETURNING id, instance_id, offline_from),
+            e AS (
+              INSERT INTO events (type, subject, machine_id, instance_id, from_state, to_state, reason)
+              SELECT 'MachineState', id, id, instance_id, offline_from, 'offline', $3 FROM m),
+            i AS (
+              UPDATE instances SET state_reason = 'machine offline'
+              WHERE id IN (SELECT instance_id FROM m) AND state IN ('pending', 'running'))
+            SELECT count(*) FROM m""")
+        .execute(Tuple.of(machineIds.toArray(String[]::new), MAY_GO_OFFLINE, reason))
+        .map(rows -> rows.iterator().next().getInteger(0));
   }
 
   /**
