@@ -192,8 +192,11 @@ BEGIN
           WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
             AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
             AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest) END,
+        -- In use: the project's live instances and what this batch's earlier requests claimed for it.
         'quotas', (
-          SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use))
+          SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use
+            + (SELECT count(*) FROM unnest(v_requests, v_shapes) AS b(request, shape)
+               WHERE b.shape = q.shape AND p_projects[b.request] = p_projects[i])))
           FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
         'available', (
           SELECT jsonb_object_agg(n, by_state) FROM (

@@ -326,10 +326,10 @@ class AgentPortLimitsTest {
         + "\r\n{}";
   }
 
-  /** No connection is open on the agent port, as /metrics (on the API port) says. */
+  /** No connection is open on the agent port, as /metrics (on the management port) says. */
   private static void awaitNoConnections() throws InterruptedException {
     Await.until("no connections open on the agent port",
-        () -> RawHttp.openConnections(fx.api.port(), "agents", "127.0.0.1") == 0);
+        () -> RawHttp.openConnections(fx.api.metricsPort(), "agents") == 0);
   }
 
 }

@@ -215,16 +215,13 @@ public final class RawHttp {
   }
 
   /**
-   * A port's open connections as the API's {@code /metrics} says ({@code port}: api, agents), asked from
-   * {@code from} on a connection of its own (counted in api's); -1 if the API port refused that connection.
+   * A port's open connections as {@code /metrics} on the management port says ({@code port}: api, agents); the
+   * connection asking is the management port's, counted in neither.
    */
-  public static int openConnections(int apiPort, String port, String from) {
-    try (Socket s = connect(apiPort, from)) {
+  public static int openConnections(int metricsPort, String port) {
+    try (Socket s = connect(metricsPort, "127.0.0.1")) {
       send(s, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
       String answer = readUntilClosed(s, 5);
-      if (answer.isEmpty()) {
-        return -1;
-      }
       Matcher m = Pattern.compile("warmmetal_connections_open\\{port=\"" + port + "\"} (\\d+)").matcher(answer);
       if (!m.find()) {
         throw new AssertionError("no open-connections gauge for " + port + " in " + answer);

@@ -8,6 +8,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.SqlConnection;
 import io.vertx.sqlclient.Transaction;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.ArrayList;
@@ -143,6 +144,26 @@ class LaunchBatchesTest {
     assertThat(outcomes.get(2).result().getString("outcome")).isEqualTo("replayed");
     assertThat(outcomes.get(2).result().getString("launchId")).isEqualTo(one.launchId());
     assertThat(sizes).containsExactly(1, 3);
+  }
+
+  @Test
+  void aLaunchBeyondItsQuotaCountsTheBatchsEarlierClaimsInUse() {
+    fx.registerMachines(5, ApiFixture.facts(16, 64), true);
+    fx.db().preparedQuery("INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 2)")
+        .execute(Tuple.of(SHAPE)).await();
+    LaunchBatches batches = batches(100);
+
+    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
+        batches.submit(request("tok-first", SHAPE, 1, 1)), // goes alone; the rest share a call behind it
+        batches.submit(request("tok-second", SHAPE, 1, 1)),
+        batches.submit(request("tok-third", SHAPE, 1, 1))));
+
+    assertThat(outcomes.get(1).result().getString("outcome")).isEqualTo("launched");
+    JsonObject refused = outcomes.get(2).result();
+    assertThat(refused.getString("outcome")).isEqualTo("quota-exceeded");
+    // One instance committed before the call, one claimed earlier in it: two in use, as the next launch finds.
+    assertThat(refused.getJsonObject("quotas").getJsonObject(SHAPE).getInteger("inUse")).isEqualTo(2);
+    assertThat(sizes).containsExactly(1, 2);
   }
 
   @Test
