@@ -8,6 +8,7 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
@@ -50,9 +51,10 @@ public final class TransientFailures {
     if (t instanceof IOException && t.getClass().getName().startsWith("io.netty.")) {
       return true; // Netty's native "Connection reset by peer" and its kin
     }
-    if (t instanceof VertxException || t instanceof IllegalStateException) {
-      // Vert.x's NoStackTraceThrowable is a VertxException; a closed pool an IllegalStateException.
-      String message = t.getMessage() == null ? "" : t.getMessage().toLowerCase(java.util.Locale.ROOT);
+    if (t instanceof VertxException || t instanceof IllegalStateException || t instanceof IOException) {
+      // Vert.x's NoStackTraceThrowable is a VertxException; a closed pool an IllegalStateException; the JDK's
+      // socket writes say "Connection reset by peer" with a plain IOException.
+      String message = t.getMessage() == null ? "" : t.getMessage().toLowerCase(Locale.ROOT);
       for (String m : MESSAGES) {
         if (message.contains(m)) {
           return true;

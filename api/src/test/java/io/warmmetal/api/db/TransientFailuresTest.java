@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.impl.NoStackTraceThrowable;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -31,7 +33,10 @@ class TransientFailuresTest {
         new NoStackTraceThrowable("Connection is not active now, current status: CLOSED"))).isTrue();
     assertThat(TransientFailures.isTransient(new NoStackTraceThrowable("Timeout waiting for connection"))).isTrue();
     assertThat(TransientFailures.isTransient(new IllegalStateException("Pool closed"))).isTrue();
-    assertThat(TransientFailures.isTransient(new java.util.concurrent.TimeoutException())).isTrue();
+    assertThat(TransientFailures.isTransient(new TimeoutException())).isTrue();
+    // A write to a connection PostgreSQL dropped, as the JDK's socket reports it (seen by OutageTest as a 500).
+    assertThat(TransientFailures.isTransient(new IOException("Connection reset by peer"))).isTrue();
+    assertThat(TransientFailures.isTransient(new IOException("Broken pipe"))).isTrue();
     assertThat(TransientFailures.isTransient(new CompletionException(new ConnectException("refused")))).isTrue();
   }
 
@@ -40,6 +45,7 @@ class TransientFailuresTest {
     assertThat(TransientFailures.isTransient(new NullPointerException())).isFalse();
     assertThat(TransientFailures.isTransient(new IllegalArgumentException("bad"))).isFalse();
     assertThat(TransientFailures.isTransient(new IllegalStateException("no such state"))).isFalse();
+    assertThat(TransientFailures.isTransient(new IOException("No space left on device"))).isFalse();
     assertThat(TransientFailures.isTransient(null)).isFalse();
   }
 }
