@@ -39,6 +39,14 @@ app.kubernetes.io/name: {{ include "warmmetal.controller.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
+{{/* An image: its repository is required, as no public image exists (images/<name>/Dockerfile, pushed by you). */}}
 {{- define "warmmetal.image" -}}
-{{ .image.repository }}:{{ .image.tag | default .root.Chart.AppVersion }}
+{{- $missing := printf "%s.image.repository is required: no public WarmMetal image exists; build images/%s/Dockerfile," .name .name -}}
+{{- $repository := required (printf "%s push it to a registry this cluster pulls from, and set it here (the chart README: Images)" $missing) .image.repository -}}
+{{ $repository }}:{{ .image.tag | default .root.Chart.AppVersion }}
+{{- end -}}
+
+{{/* PodDisruptionBudget's API: policy/v1 from Kubernetes 1.21 (v1beta1 is gone in 1.25), policy/v1beta1 before. */}}
+{{- define "warmmetal.pdb.apiVersion" -}}
+{{- if semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version -}}policy/v1{{- else -}}policy/v1beta1{{- end -}}
 {{- end -}}

@@ -29,6 +29,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,10 @@ import picocli.CommandLine;
 @ExtendWith(VertxExtension.class)
 class DeploymentFilesTest {
   private static final Path ROOT = Path.of("..");
-  private static final Pattern IMAGE = Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
+  /** docker-compose.yml's names for the images it builds: local tags, as nothing is published at ghcr.io. */
+  private static final Pattern LOCAL_IMAGE = Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
+  /** What deploy/ and the chart's docs put where your registry goes. */
+  static final String PLACEHOLDER_REGISTRY = "registry.example.com/warmmetal";
 
   private static Set<String> knownVariables() {
     Set<String> known = new HashSet<>(ApiConfig.variables());
@@ -58,6 +62,34 @@ class DeploymentFilesTest {
       return parsed instanceof List<?> docs ? docs.stream().map(HasMetadata.class::cast).toList()
           : ((KubernetesList) parsed).getItems();
     }
+  }
+
+  /** The jar {@code module}'s build makes, relative to the repository root. */
+  static String jarOf(String module) throws Exception {
+    String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
+    return module + "/target/" + pom.replaceAll("(?s).*<finalName>(.+?)</finalName>.*", "$1") + ".jar";
+  }
+
+  /**
+   * The agents' CA as {@code doc} says to make it — {@code java -jar JAR init-ca DIR}, then {@code kubectl -n NS
+   * create secret generic NAME --from-file=…} — run as written: JAR is the API's, and init-ca writes every file the
+   * Secret is made from. The Secret's name and keys.
+   */
+  static Map.Entry<String, Set<String>> documentedCaSecret(String doc) throws Exception {
+    Matcher initCa = Pattern.compile("java -jar (\\S+) init-ca (\\S+)").matcher(doc);
+    assertThat(initCa.find()).as("a `java -jar … init-ca DIR` in %s", doc.lines().findFirst().orElse("")).isTrue();
+    assertThat(initCa.group(1)).isEqualTo(jarOf("api"));
+    Path workDir = Files.createTempDirectory("documented-ca");
+    assertThat(new CommandLine(new Main()).execute("init-ca", workDir.resolve(initCa.group(2)).toString())).isZero();
+    Matcher secret = Pattern.compile("kubectl -n \\S+ create secret generic (\\S+)((?: --from-file=\\S+)+)").matcher(doc);
+    assertThat(secret.find()).as("a `kubectl create secret generic … --from-file=…` after init-ca").isTrue();
+    Set<String> keys = new TreeSet<>();
+    for (String option : secret.group(2).strip().split(" ")) {
+      Path file = workDir.resolve(option.substring("--from-file=".length()));
+      assertThat(file).as("made by init-ca").isNotEmptyFile();
+      keys.add(file.getFileName().toString());
+    }
+    return Map.entry(secret.group(1), keys);
   }
 
   @Test
@@ -93,18 +125,21 @@ class DeploymentFilesTest {
         .flatMap(s -> s.getSpec().getPorts().stream())
         .forEach(p -> assertThat(ports.get(p.getTargetPort().getStrVal())).isNotEqualTo(config.metricsPort()));
 
-    // The CA files are the two init-ca writes, in the volume of the CA Secret.
-    Path made = Files.createTempDirectory("init-ca");
-    assertThat(new CommandLine(new Main()).execute("init-ca", made.toString())).isZero();
+    // The CA files are the two init-ca writes, in the volume of the CA Secret the file's own commands make; the
+    // deploy README gives the same commands.
+    Map.Entry<String, Set<String>> documented = documentedCaSecret(Files.readString(ROOT.resolve("deploy/api.yaml")));
+    assertThat(documentedCaSecret(Files.readString(ROOT.resolve("deploy/README.md")))).isEqualTo(documented);
     Volume caVolume = deployment.getSpec().getTemplate().getSpec().getVolumes().stream()
-        .filter(v -> v.getSecret() != null && v.getSecret().getSecretName().equals("warmmetal-ca")).findFirst()
+        .filter(v -> v.getSecret() != null && v.getSecret().getSecretName().equals(documented.getKey())).findFirst()
         .orElseThrow();
     VolumeMount mount = api.getVolumeMounts().stream().filter(m -> m.getName().equals(caVolume.getName()))
         .findFirst().orElseThrow();
+    Set<String> read = new TreeSet<>();
     for (Path file : List.of(config.caCertFile().orElseThrow(), config.caKeyFile().orElseThrow())) {
       assertThat(file.getParent().toString()).isEqualTo(mount.getMountPath());
-      assertThat(made.resolve(file.getFileName())).exists();
+      read.add(file.getFileName().toString());
     }
+    assertThat(read).as("the files the API reads are the Secret's keys").isEqualTo(documented.getValue());
 
     // The probes' paths answer on a running API, on the port they name; /metrics on the management port only.
     try (ApiFixture fx = ApiFixture.start(vertx)) {
@@ -206,35 +241,47 @@ class DeploymentFilesTest {
   }
 
   @Test
-  void everyImageNamedHasADockerfileThatCopiesWhatTheBuildMakes() throws Exception {
-    List<String> texts = new ArrayList<>();
-    texts.add(Files.readString(ROOT.resolve("docker-compose.yml")));
-    for (String file : List.of("api.yaml", "controller.yaml")) {
-      texts.add(Files.readString(ROOT.resolve("deploy").resolve(file)));
-    }
-    Set<String> tags = new HashSet<>();
-    Set<String> images = new HashSet<>();
-    for (String text : texts) {
-      Matcher m = IMAGE.matcher(text);
-      while (m.find()) {
-        images.add(m.group(1));
-        tags.add(m.group(2));
+  @SuppressWarnings("unchecked")
+  void everyImageNamedSaysHowItIsBuiltAndItsDockerfileCopiesWhatTheBuildMakes() throws Exception {
+    String appVersion = (String) new Yaml().<Map<String, Object>>load(
+        Files.readString(ROOT.resolve("deploy/helm/warmmetal/Chart.yaml"))).get("appVersion");
+    // docker-compose.yml builds each WarmMetal image under a local tag and never pulls one: none is published.
+    Map<String, String> localTags = new HashMap<>();
+    ((Map<String, Map<String, Object>>) compose().get("services")).forEach((name, service) -> {
+      Matcher m = LOCAL_IMAGE.matcher((String) service.get("image"));
+      if (m.matches()) {
+        assertThat((Map<String, Object>) service.get("build")).as("%s builds its image", name)
+            .containsEntry("context", ".").containsEntry("dockerfile", "images/" + m.group(1) + "/Dockerfile");
+        assertThat(service.get("pull_policy")).as("%s never pulls", name).isEqualTo("build");
+        assertThat(m.group(2)).isEqualTo(appVersion);
+        localTags.put(m.group(1), m.group());
       }
+    });
+    assertThat(localTags).containsOnlyKeys("api", "fleet", "controller");
+    // deploy/'s manifests: a placeholder registry for yours, and how the image is made, above it.
+    for (String file : List.of("api.yaml", "controller.yaml")) {
+      String text = Files.readString(ROOT.resolve("deploy").resolve(file));
+      assertThat(text).doesNotContain("ghcr.io");
+      Matcher m = Pattern.compile("(?m)^ +image: " + Pattern.quote(PLACEHOLDER_REGISTRY)
+          + "/warmmetal-([a-z]+):(\\S+)$").matcher(text);
+      assertThat(m.find()).as("a %s image in %s", PLACEHOLDER_REGISTRY, file).isTrue();
+      assertThat(m.group(1)).isIn(localTags.keySet());
+      assertThat(m.group(2)).isEqualTo(appVersion);
+      assertThat(text).contains("Built by images/" + m.group(1) + "/Dockerfile").contains("no public image");
     }
-    assertThat(images).containsExactlyInAnyOrder("api", "fleet", "controller");
-    assertThat(tags).containsExactly("0.1.0");
-    for (String image : images) {
-      String dockerfile = Files.readString(ROOT.resolve("images").resolve(image).resolve("Dockerfile"));
-      assertThat(dockerfile).contains("-t ghcr.io/warmmetal/warmmetal-" + image + ":0.1.0");
+    for (Map.Entry<String, String> image : localTags.entrySet()) {
+      String dockerfile = Files.readString(ROOT.resolve("images").resolve(image.getKey()).resolve("Dockerfile"));
+      assertThat(dockerfile).contains("docker build -f images/" + image.getKey() + "/Dockerfile")
+          .contains("-t " + image.getValue() + " ."); // the name compose builds it under
       Matcher copy = Pattern.compile("(?m)^COPY (.+) (\\S+)$").matcher(dockerfile);
       assertThat(copy.find()).isTrue();
       for (String source : copy.group(1).split(" ")) {
-        String module = source.substring(0, source.indexOf('/'));
-        String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
-        assertThat(source).isEqualTo(module + "/target/" + pom.replaceAll("(?s).*<finalName>(.+?)</finalName>.*",
-            "$1") + ".jar");
+        assertThat(source).isEqualTo(jarOf(source.substring(0, source.indexOf('/'))));
       }
-      assertThat(dockerfile).contains("\"" + copy.group(2) + "warmmetal-" + image + ".jar\"");
+      assertThat(dockerfile).contains("\"" + copy.group(2) + "warmmetal-" + image.getKey() + ".jar\"");
     }
+    // The API's says how to push it for a cluster, to the registry deploy/ and the chart name.
+    assertThat(Files.readString(ROOT.resolve("images/api/Dockerfile")))
+        .contains("docker push " + PLACEHOLDER_REGISTRY + "/warmmetal-api:" + appVersion);
   }
 }

@@ -17,7 +17,6 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
-import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.Role;
@@ -25,7 +24,9 @@ import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.crypto.CertificateAuthority;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,12 +56,18 @@ import org.yaml.snakeyaml.Yaml;
  * {@code deploy/}'s — with the release named warmmetal in warmmetal-system, every resource of deploy/api.yaml and
  * deploy/controller.yaml has its twin with the same RBAC rules, pod spec, Service ports and Secret keys; its crds/
  * and monitoring/ are deploy/'s files byte for byte. Non-default values (existing Secrets, monitoring on, another
- * release and namespace, the controller alone) render what they say. Its README's values table is values.yaml's.
+ * release and namespace, the controller alone) render what they say. Its README's values table is values.yaml's,
+ * comments and defaults. Its kubeVersion is the e2e tier's Kubernetes minor and Helm holds to it; its images have no
+ * default repository (none is published); its README's CA, {@code helm template} and {@code helm lint} commands work.
  */
 class HelmChartTest {
   private static final Path DEPLOY = Path.of("..", "deploy");
   private static final Path CHART = DEPLOY.resolve("helm").resolve("warmmetal");
-  private static final String KUBE_VERSION = "1.33.0";
+  /**
+   * The Kubernetes the e2e tier runs, the one the chart is tested on: {@code ControlPlane.VERSION}, which
+   * ControlPlaneTest checks against the real API server (read from its source: this module cannot depend on e2e).
+   */
+  static final String TESTED_KUBERNETES = testedKubernetes();
   private static String caCert;
   private static String caKey;
 
@@ -81,8 +88,33 @@ class HelmChartTest {
     }
   }
 
+  private static String testedKubernetes() {
+    try {
+      String source = Files.readString(Path.of("..", "e2e", "src", "test", "java", "io", "warmmetal", "e2e", "cluster",
+          "ControlPlane.java"));
+      Matcher version = Pattern.compile("String VERSION = \"v(\\d+\\.\\d+\\.\\d+)\";").matcher(source);
+      if (!version.find()) {
+        throw new AssertionError("no VERSION = \"vX.Y.Z\" in e2e's ControlPlane.java");
+      }
+      return version.group(1);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The chart rendered for the tested Kubernetes, with no value set. */
+  private static TemplateCommand bare(String release, String namespace) {
+    return helm().template().withName(release).withNamespace(namespace).withKubeVersion(TESTED_KUBERNETES);
+  }
+
+  /** As {@link #bare}, with the images deploy/ names (pushed to the placeholder registry). */
   private static TemplateCommand template(String release, String namespace) {
-    return helm().template().withName(release).withNamespace(namespace).withKubeVersion(KUBE_VERSION);
+    return bare(release, namespace).set("api.image.repository", imageRepository("api"))
+        .set("controller.image.repository", imageRepository("controller"));
+  }
+
+  private static String imageRepository(String component) {
+    return DeploymentFilesTest.PLACEHOLDER_REGISTRY + "/warmmetal-" + component;
   }
 
   /** The values a real install needs at least: the API's database and secrets, and its CA. */
@@ -247,10 +279,21 @@ class HelmChartTest {
                 .map(p -> p.getTargetPort().getStrVal()).toList());
       });
     }
-    for (PodDisruptionBudget budget : all(chart, PodDisruptionBudget.class)) {
+    List<HasMetadata> budgets = chart.stream().filter(d -> d.getKind().equals("PodDisruptionBudget")).toList();
+    assertThat(budgets).as("a budget per Deployment").hasSameSizeAs(all(chart, Deployment.class));
+    for (HasMetadata budget : budgets) {
+      Map<String, String> selected = selectorOf(budget);
       assertThat(all(chart, Deployment.class)).anySatisfy(d -> assertThat(d.getSpec().getTemplate().getMetadata()
-          .getLabels()).containsAllEntriesOf(budget.getSpec().getSelector().getMatchLabels()));
+          .getLabels()).containsAllEntriesOf(selected));
     }
+  }
+
+  /** A PodDisruptionBudget's matchLabels, whichever policy API it is. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> selectorOf(HasMetadata budget) {
+    Map<String, Object> spec = (Map<String, Object>) Serialization.jsonMapper().convertValue(budget, Map.class)
+        .get("spec");
+    return (Map<String, String>) ((Map<String, Object>) spec.get("selector")).get("matchLabels");
   }
 
   @Test
@@ -346,8 +389,9 @@ class HelmChartTest {
   }
 
   @Test
-  void theControllerAloneNeedsNoApiSecrets() {
-    List<HasMetadata> chart = parse(template("warmmetal", "warmmetal-system").set("api.enabled", false).call());
+  void theControllerAloneNeedsNoApiSecretsNorImage() {
+    List<HasMetadata> chart = parse(bare("warmmetal", "warmmetal-system").set("api.enabled", false)
+        .set("controller.image.repository", imageRepository("controller")).call());
     assertThat(names(chart)).noneMatch(n -> n.contains("-api") || n.contains("-agents") || n.contains("-ca"));
     assertThat(all(chart, Deployment.class)).extracting(d -> d.getMetadata().getName())
         .containsExactly("warmmetal-controller");
@@ -361,11 +405,14 @@ class HelmChartTest {
     }
   }
 
-  /** values.yaml's leaves (a key with its value on its line), with the comment above each and the default. */
+  /**
+   * values.yaml's leaves (a key with its value on its line): each one's default and the comment lines right above it,
+   * joined (empty if none).
+   */
   static Map<String, String[]> valuesLeaves() throws Exception {
     Map<String, String[]> leaves = new LinkedHashMap<>();
     Deque<Object[]> parents = new ArrayDeque<>(); // {indent, key}
-    String previous = "";
+    String comment = "";
     Pattern key = Pattern.compile("^( *)([A-Za-z][\\w.-]*):(.*)$");
     for (String line : Files.readAllLines(CHART.resolve("values.yaml"))) {
       Matcher m = key.matcher(line);
@@ -381,12 +428,10 @@ class HelmChartTest {
         if (value.isEmpty()) {
           parents.push(new Object[] {indent, m.group(2)});
         } else {
-          leaves.put(String.join(".", path), new String[] {value, previous.strip()});
+          leaves.put(String.join(".", path), new String[] {value, comment});
         }
       }
-      if (!line.isBlank()) {
-        previous = line;
-      }
+      comment = line.strip().startsWith("#") ? (comment + " " + line.strip()).strip() : "";
     }
     return leaves;
   }
@@ -395,13 +440,15 @@ class HelmChartTest {
   void everyValueIsCommentedAndInTheReadmeTableWithItsDefault() throws Exception {
     Map<String, String[]> leaves = valuesLeaves();
     assertThat(leaves).hasSizeGreaterThan(50);
-    leaves.forEach((path, v) -> assertThat(v[1]).as("a comment above %s in values.yaml", path).startsWith("#"));
+    leaves.forEach((path, v) -> assertThat(v[1]).as("a comment right above %s in values.yaml", path).startsWith("#"));
 
     Map<String, String> table = new LinkedHashMap<>();
     Matcher row = Pattern.compile("(?m)^\\| `([^`]+)` \\| `([^`]*)` \\| (.+) \\|$")
         .matcher(Files.readString(CHART.resolve("README.md")));
     while (row.find()) {
-      assertThat(row.group(3).strip()).as("meaning of %s", row.group(1)).isNotEmpty();
+      assertThat(leaves).as("values.yaml").containsKey(row.group(1));
+      assertThat(row.group(3).strip()).as("meaning of %s: its comment in values.yaml", row.group(1))
+          .isEqualTo(leaves.get(row.group(1))[1].replaceAll("\\s*#\\s*", " ").strip());
       table.put(row.group(1), row.group(2));
     }
     assertThat(table.keySet()).as("the README's values table").containsExactlyElementsOf(leaves.keySet());
@@ -419,5 +466,109 @@ class HelmChartTest {
       return String.valueOf(at);
     };
     leaves.keySet().forEach(path -> assertThat(lookup.apply(path)).as(path).isNotEqualTo("null"));
+  }
+
+  @Test
+  void itsKubeVersionStartsAtTheTestedMinor() throws Exception {
+    String[] tested = TESTED_KUBERNETES.split("\\.");
+    int major = Integer.parseInt(tested[0]);
+    int minor = Integer.parseInt(tested[1]);
+    String range = ">=%d.%d.0-0".formatted(major, minor);
+    Map<String, Object> chart = new Yaml().load(Files.readString(CHART.resolve("Chart.yaml")));
+    assertThat(chart.get("kubeVersion")).as("Chart.yaml's kubeVersion: from the e2e tier's minor version")
+        .isEqualTo(range);
+    String older = major + "." + (minor - 1) + ".0";
+    assertThatThrownBy(() -> withSecrets(template("warmmetal", "warmmetal-system")).withKubeVersion(older).call())
+        .as("Kubernetes %s", older).hasMessageContaining("incompatible with Kubernetes v" + older);
+    // The README states it, and its helm template command renders for the tested version.
+    assertThat(Files.readString(CHART.resolve("README.md"))).contains("`kubeVersion: \"" + range + "\"`")
+        .contains("--kube-version " + TESTED_KUBERNETES);
+  }
+
+  @Test
+  void itsDisruptionBudgetsAreThePolicyApiTheClusterServes() throws Exception {
+    assertThat(budgetApis(withSecrets(template("warmmetal", "warmmetal-system")).call()))
+        .as("on the tested %s", TESTED_KUBERNETES).containsExactly("policy/v1beta1", "policy/v1beta1");
+    // A cluster that serves only policy/v1 (v1beta1 went in 1.25).
+    String rendered = withSecrets(template("warmmetal", "warmmetal-system").withKubeVersion("1.25.0")).call();
+    assertThat(budgetApis(rendered)).containsExactly("policy/v1", "policy/v1");
+    wiredTogether(parse(rendered));
+  }
+
+  private static List<String> budgetApis(String rendered) {
+    return parse(rendered).stream().filter(d -> d.getKind().equals("PodDisruptionBudget"))
+        .map(HasMetadata::getApiVersion).toList();
+  }
+
+  @Test
+  void withoutImageRepositoriesItRefusesAndSaysHowToBuildThem() throws Exception {
+    assertThatThrownBy(() -> withSecrets(bare("warmmetal", "warmmetal-system"))
+        .set("controller.image.repository", imageRepository("controller")).call())
+        .hasMessageContaining("api.image.repository is required: no public WarmMetal image exists; build "
+            + "images/api/Dockerfile");
+    assertThatThrownBy(() -> withSecrets(bare("warmmetal", "warmmetal-system"))
+        .set("api.image.repository", imageRepository("api")).call())
+        .hasMessageContaining("controller.image.repository is required").hasMessageContaining(
+            "images/controller/Dockerfile");
+    // values.yaml: no default, and a comment saying where the image comes from; no registry named anywhere.
+    Map<String, String[]> leaves = valuesLeaves();
+    for (String component : List.of("api", "controller")) {
+      String[] repository = leaves.get(component + ".image.repository");
+      assertThat(repository[0]).isEqualTo("\"\"");
+      assertThat(repository[1]).contains("no public image exists").contains("Build images/" + component + "/");
+      assertThat(Path.of("..", "images", component, "Dockerfile")).exists();
+    }
+    assertThat(Files.readString(CHART.resolve("values.yaml"))).doesNotContain("ghcr.io");
+    try (Stream<Path> templates = Files.list(CHART.resolve("templates"))) {
+      for (Path template : templates.toList()) {
+        assertThat(Files.readString(template)).as("%s", template).doesNotContain("ghcr.io");
+      }
+    }
+  }
+
+  @Test
+  void theReadmesCaCommandsMakeTheSecretTheChartMounts() throws Exception {
+    String readme = Files.readString(CHART.resolve("README.md"));
+    Map.Entry<String, Set<String>> documented = DeploymentFilesTest.documentedCaSecret(readme);
+    assertThat(readme).contains("--set api.ca.existingSecret=" + documented.getKey());
+    List<HasMetadata> chart = parse(template("warmmetal", "warmmetal-system")
+        .set("api.existingSecret", "warmmetal-api").set("api.ca.existingSecret", documented.getKey()).call());
+    PodSpec pod = find(chart, Deployment.class, "warmmetal-api").getSpec().getTemplate().getSpec();
+    String volume = pod.getVolumes().stream().filter(v -> v.getSecret() != null
+        && v.getSecret().getSecretName().equals(documented.getKey())).findFirst().orElseThrow().getName();
+    String mountPath = pod.getContainers().get(0).getVolumeMounts().stream().filter(m -> m.getName().equals(volume))
+        .findFirst().orElseThrow().getMountPath();
+    Set<String> read = new TreeSet<>();
+    for (EnvVar env : pod.getContainers().get(0).getEnv()) {
+      if (env.getName().startsWith("WARMMETAL_CA_")) {
+        Path file = Path.of(env.getValue());
+        assertThat(file.getParent().toString()).isEqualTo(mountPath);
+        read.add(file.getFileName().toString());
+      }
+    }
+    assertThat(read).as("the files the API reads are the Secret's keys").isEqualTo(documented.getValue());
+  }
+
+  @Test
+  void theReadmesHelmTemplateCommandRendersAndItsLintIsTheTestedOne() throws Exception {
+    String readme = Files.readString(CHART.resolve("README.md"));
+    assertThat(readme).contains("helm lint --strict deploy/helm/warmmetal\n"); // itLintsStrictly
+    Matcher block = Pattern.compile("helm template (\\S+) deploy/helm/warmmetal ((?:.|\\\\\n)*?) > ").matcher(readme);
+    assertThat(block.find()).as("a helm template command in the README").isTrue();
+    String options = block.group(2).replace("\\\n", " ");
+    Matcher namespace = Pattern.compile("--namespace (\\S+)").matcher(options);
+    Matcher kubeVersion = Pattern.compile("--kube-version (\\S+)").matcher(options);
+    assertThat(namespace.find() && kubeVersion.find()).as(options).isTrue();
+    TemplateCommand command = helm().template().withName(block.group(1)).withNamespace(namespace.group(1))
+        .withKubeVersion(kubeVersion.group(1));
+    Matcher set = Pattern.compile("--set (\\S+?)=(\\S+)").matcher(options);
+    while (set.find()) {
+      command.set(set.group(1), set.group(2));
+    }
+    List<HasMetadata> chart = parse(command.call());
+    assertThat(all(chart, Deployment.class)).extracting(d -> d.getSpec().getTemplate().getSpec().getContainers()
+        .get(0).getImage()).containsExactlyInAnyOrder(imageRepository("api") + ":0.1.0",
+            imageRepository("controller") + ":0.1.0");
+    wiredTogether(chart);
   }
 }
