@@ -14,7 +14,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's Karpenter compatibility table stays true to the tests: every test it names exists (the class, and the
+ * The Karpenter compatibility table ({@code docs/controller.md}) stays true to the tests: every test it names exists (the class, and the
  * method where it names one), so a row cannot claim what nothing checks.
  */
 class CompatibilityTableTest {
@@ -22,10 +22,10 @@ class CompatibilityTableTest {
 
   @Test
   void everyTestTheTableNamesExists() throws IOException {
-    String readme = Files.readString(ROOT.resolve("README.md"));
-    int start = readme.indexOf("### Karpenter compatibility");
-    assertThat(start).as("the README has the table").isNotNegative();
-    List<String> rows = readme.substring(start).lines().dropWhile(l -> !l.startsWith("| Feature"))
+    String page = Files.readString(ROOT.resolve("docs/controller.md"));
+    int start = page.indexOf("## Karpenter compatibility");
+    assertThat(start).as("docs/controller.md has the table").isNotNegative();
+    List<String> rows = page.substring(start).lines().dropWhile(l -> !l.startsWith("| Feature"))
         .takeWhile(l -> l.startsWith("|")).skip(2).toList();
     assertThat(rows).hasSizeGreaterThan(15);
     List<String> missing = new ArrayList<>();
