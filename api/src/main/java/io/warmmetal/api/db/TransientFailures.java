@@ -8,6 +8,7 @@ import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.channels.ClosedChannelException;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.TimeoutException;
 
@@ -52,7 +53,7 @@ public final class TransientFailures {
     }
     if (t instanceof VertxException || t instanceof IllegalStateException) {
       // Vert.x's NoStackTraceThrowable is a VertxException; a closed pool an IllegalStateException.
-      String message = t.getMessage() == null ? "" : t.getMessage().toLowerCase(java.util.Locale.ROOT);
+      String message = t.getMessage() == null ? "" : t.getMessage().toLowerCase(Locale.ROOT);
       for (String m : MESSAGES) {
         if (message.contains(m)) {
           return true;

@@ -16,6 +16,7 @@ import io.warmmetal.api.ssh.SshKeys;
 import io.warmmetal.api.ssh.SshRunner;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Each machine's power control: its settings (the BMC password sealed, bound to the machine), the driver built from
@@ -50,7 +51,7 @@ public final class MachinePower {
     this.sshOffCommand = sshOffCommand;
     this.workers = SshRunner.outOfBandWorkers(vertx);
     this.observers = vertx.createSharedWorkerExecutor("warmmetal-power-observe", observeWorkers,
-        timeout.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS);
+        timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
     this.observations = new Observations(observeMinInterval, observeWorkers);
   }
 

@@ -31,6 +31,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -59,7 +60,7 @@ class NetworkBootTest {
     return http.request(options).compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> new Answer(resp.statusCode(), resp.getHeader("Content-Type"), b,
             resp.getHeader("Retry-After"))))
-        .timeout(30, java.util.concurrent.TimeUnit.SECONDS);
+        .timeout(30, TimeUnit.SECONDS);
   }
 
   static String basic(String token) {

@@ -7,6 +7,7 @@ import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.ClosedConnectionException;
 import java.net.ConnectException;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class TransientFailuresTest {
         new NoStackTraceThrowable("Connection is not active now, current status: CLOSED"))).isTrue();
     assertThat(TransientFailures.isTransient(new NoStackTraceThrowable("Timeout waiting for connection"))).isTrue();
     assertThat(TransientFailures.isTransient(new IllegalStateException("Pool closed"))).isTrue();
-    assertThat(TransientFailures.isTransient(new java.util.concurrent.TimeoutException())).isTrue();
+    assertThat(TransientFailures.isTransient(new TimeoutException())).isTrue();
     assertThat(TransientFailures.isTransient(new CompletionException(new ConnectException("refused")))).isTrue();
   }
 
