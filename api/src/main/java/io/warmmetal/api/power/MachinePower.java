@@ -87,7 +87,7 @@ public final class MachinePower {
           return vertx.executeBlocking(() -> settings.password() == null ? null
               : secrets.seal(settings.password().getBytes(StandardCharsets.UTF_8), boundTo(machineId)), false);
         })
-        .compose(sealed -> db.preparedQuery("""
+        .compose(sealedPassword -> db.preparedQuery("""
                 INSERT INTO machine_power (machine_id, driver, address, port, username, secret, tls_pin, system_id,
                                            mac, wake_address, wake_port)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -96,7 +96,7 @@ public final class MachinePower {
                   tls_pin = excluded.tls_pin, system_id = excluded.system_id, mac = excluded.mac,
                   wake_address = excluded.wake_address, wake_port = excluded.wake_port, updated_at = now()""")
             .execute(Tuple.wrap(new Object[] {machineId, settings.driver(), settings.address(), settings.port(),
-                settings.username(), sealed == null ? null : Buffer.buffer(sealed), settings.tlsPin(),
+                settings.username(), sealedPassword == null ? null : Buffer.buffer(sealedPassword), settings.tlsPin(),
                 settings.systemId(), settings.mac(), settings.wakeAddress(), settings.wakePort()})));
   }
 
