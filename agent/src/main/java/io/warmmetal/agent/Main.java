@@ -118,8 +118,8 @@ public final class Main implements Callable<Integer> {
       var ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
       var executor = execution.executor(vertx, stateDir);
       CommandLog commands = CommandLog.load(vertx, stateDir);
-      AtomicReference<ChannelClient> channel = new java.util.concurrent.atomic
-          .AtomicReference<>(new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));
+      AtomicReference<ChannelClient> channel = new AtomicReference<>(
+          new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));
       channel.get().start();
       // Hourly: renew the certificate when due, then hold the channel with the new one.
       AgentIdentity[] current = {identity};

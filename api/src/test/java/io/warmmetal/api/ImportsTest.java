@@ -23,8 +23,10 @@ import org.junit.jupiter.api.Test;
  */
 class ImportsTest {
   private static final Path ROOT = Path.of("..");
+  /** A package name, then a type's: split across lines too, as a long qualified name may be wrapped. */
   private static final Pattern QUALIFIED =
-      Pattern.compile("(?<![\\w.])((?:java|javax|io|org|com)\\.[a-z0-9_.]*?)\\.([A-Z]\\w*)");
+      Pattern.compile("(?<![\\w.])((?:java|javax|io|org|com)(?:\\s*\\.\\s*[a-z0-9_]+)+)\\s*\\.\\s*([A-Z]\\w*)");
+  private static final Pattern SPACE = Pattern.compile("\\s+");
   private static final Pattern PACKAGE = Pattern.compile("(?m)^\\s*package\\s+([\\w.]+)\\s*;");
   private static final Pattern IMPORT = Pattern.compile("(?m)^\\s*import\\s+(?:static\\s+)?([\\w.]+)\\.(\\w+)\\s*;");
   private static final Pattern DECLARED = Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
@@ -63,6 +65,8 @@ class ImportsTest {
               \""";
           char c = '"'; Object after = org.slf4j.LoggerFactory.getLogger(Example.class);
           io.warmmetal.example.Sibling sibling; io.warmmetal.other.Sibling other; io.warmmetal.example.Example self;
+          Object wrapped = new java.util.concurrent
+              .atomic.AtomicReference<>();
         }
         """;
     assertThat(findings("Example.java", source, Set.of("Sibling", "Example"))).containsExactly(
@@ -70,7 +74,8 @@ class ImportsTest {
         "Example.java:9: io.vertx.sqlclient.Tuple",
         "Example.java:13: org.slf4j.LoggerFactory",
         "Example.java:14: io.warmmetal.example.Sibling",
-        "Example.java:14: io.warmmetal.example.Example");
+        "Example.java:14: io.warmmetal.example.Example",
+        "Example.java:15: java.util.concurrent.atomic.AtomicReference");
   }
 
   private static List<String> scan(Path module, Path sources) throws IOException {
@@ -117,21 +122,23 @@ class ImportsTest {
     for (Matcher m = DECLARED.matcher(code); m.find(); ) {
       declared.add(m.group(1));
     }
+    StringBuilder body = new StringBuilder();
+    for (String line : code.split("\n", -1)) {
+      String trimmed = line.strip();
+      boolean header = trimmed.startsWith("import ") || trimmed.startsWith("package ");
+      body.append(header ? "" : line).append('\n');
+    }
     List<String> found = new ArrayList<>();
-    String[] lines = code.split("\n", -1);
-    for (int i = 0; i < lines.length; i++) {
-      String trimmed = lines[i].strip();
-      if (trimmed.startsWith("import ") || trimmed.startsWith("package ")) {
-        continue;
-      }
-      for (Matcher m = QUALIFIED.matcher(lines[i]); m.find(); ) {
-        String name = m.group(2);
-        boolean elsewhere = !m.group(1).equals(ownPackage);
-        boolean clash = importedNames.contains(name) && !imported.contains(m.group())
-            || elsewhere && (declared.contains(name) || samePackage.contains(name));
-        if (!clash) {
-          found.add(file + ":" + (i + 1) + ": " + m.group());
-        }
+    for (Matcher m = QUALIFIED.matcher(body); m.find(); ) {
+      String pkgName = SPACE.matcher(m.group(1)).replaceAll("");
+      String name = m.group(2);
+      String qualified = pkgName + "." + name;
+      boolean elsewhere = !pkgName.equals(ownPackage);
+      boolean clash = importedNames.contains(name) && !imported.contains(qualified)
+          || elsewhere && (declared.contains(name) || samePackage.contains(name));
+      if (!clash) {
+        long line = body.chars().limit(m.start()).filter(c -> c == '\n').count() + 1;
+        found.add(file + ":" + line + ": " + qualified);
       }
     }
     return found;

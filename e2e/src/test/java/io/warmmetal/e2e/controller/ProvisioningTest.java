@@ -8,8 +8,10 @@ import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -175,8 +177,8 @@ class ProvisioningTest {
   @Test
   void anHaDeploymentWithHostnameAntiAffinityGetsThreeNodesAndAllItsPodsRun() throws Exception {
     Map<String, String> app = Map.of("app", "db");
-    kube.apps().deployments().inNamespace("default").resource(new io.fabric8.kubernetes.api.model.apps
-        .DeploymentBuilder().withNewMetadata().withName("db").withNamespace("default").endMetadata().withNewSpec()
+    kube.apps().deployments().inNamespace("default").resource(new DeploymentBuilder()
+        .withNewMetadata().withName("db").withNamespace("default").endMetadata().withNewSpec()
         .withReplicas(3).withNewSelector().withMatchLabels(app).endSelector().withNewTemplate().withNewMetadata()
         .withLabels(app).endMetadata().withSpec(pending("template", "500m").getSpec()).editSpec().withNewAffinity()
         .withNewPodAntiAffinity().addNewRequiredDuringSchedulingIgnoredDuringExecution()
@@ -314,8 +316,8 @@ class ProvisioningTest {
 
   @Test
   void taintsAndNodeAffinityDecideWhichPodsGetANode() throws Exception {
-    cluster.updatePool(pool -> pool.getSpec().template.spec.taints = List.of(new io.fabric8.kubernetes.api.model
-        .TaintBuilder().withKey("dedicated").withValue("ml").withEffect("NoSchedule").build()));
+    cluster.updatePool(pool -> pool.getSpec().template.spec.taints = List.of(new TaintBuilder()
+        .withKey("dedicated").withValue("ml").withEffect("NoSchedule").build()));
     Toleration ml = new TolerationBuilder()
         .withKey("dedicated").withOperator("Equal").withValue("ml").withEffect("NoSchedule").build();
     Pod intolerant = pending("intolerant", "1");
