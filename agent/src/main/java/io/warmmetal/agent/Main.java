@@ -11,10 +11,14 @@ import io.warmmetal.agent.host.HostFacts;
 import io.warmmetal.agent.logging.AgentLogging;
 import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -64,7 +68,7 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--renew-before", defaultValue = "${env:WARMMETAL_AGENT_RENEW_BEFORE}",
       description = "renew the client certificate this long before it expires, ISO-8601 (default: a third of its "
           + "lifetime; WARMMETAL_AGENT_RENEW_BEFORE)")
-  java.time.Duration renewBefore;
+  Duration renewBefore;
 
   @Mixin
   ExecutorOptions execution = new ExecutorOptions();
@@ -101,7 +105,7 @@ public final class Main implements Callable<Integer> {
         identity.save(stateDir);
       }
       log.info("Enrolled as machine {} (state in {})", identity.machineId(), stateDir);
-      if (api != null && identity.renewalDue(java.time.Instant.now(), renewBefore)) {
+      if (api != null && identity.renewalDue(Instant.now(), renewBefore)) {
         identity = renew(vertx, identity, log);
       }
       if (enrollOnly) {
@@ -114,13 +118,13 @@ public final class Main implements Callable<Integer> {
       var ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
       var executor = execution.executor(vertx, stateDir);
       CommandLog commands = CommandLog.load(vertx, stateDir);
-      java.util.concurrent.atomic.AtomicReference<ChannelClient> channel = new java.util.concurrent.atomic
-          .AtomicReference<>(new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));
+      AtomicReference<ChannelClient> channel = new AtomicReference<>(
+          new ChannelClient(vertx, ws, URI.create(api), identity, commands, executor));
       channel.get().start();
       // Hourly: renew the certificate when due, then hold the channel with the new one.
       AgentIdentity[] current = {identity};
       vertx.setPeriodic(3_600_000, id -> {
-        if (current[0].renewalDue(java.time.Instant.now(), renewBefore)) {
+        if (current[0].renewalDue(Instant.now(), renewBefore)) {
           vertx.executeBlocking(() -> renew(vertx, current[0], log), false).onSuccess(renewed -> {
             current[0] = renewed;
             ChannelClient next = new ChannelClient(vertx, ws, URI.create(api), renewed, commands, executor);
@@ -154,7 +158,7 @@ public final class Main implements Callable<Integer> {
     return renewed;
   }
 
-  private String nodeName() throws java.net.UnknownHostException {
+  private String nodeName() throws UnknownHostException {
     return name != null ? name : InetAddress.getLocalHost().getHostName();
   }
 

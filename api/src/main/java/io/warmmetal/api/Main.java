@@ -3,10 +3,13 @@ package io.warmmetal.api;
 import io.vertx.core.Vertx;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.crypto.CertificateAuthority;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,8 +20,8 @@ import picocli.CommandLine.Option;
     description = "Serves the WarmMetal instances API. With no database URL it runs an embedded PostgreSQL.")
 public final class Main implements Callable<Integer> {
   /** Logging settings, read by the logback configurations rather than {@link ApiConfig}. */
-  public static final java.util.Set<String> LOGGING_VARIABLES =
-      java.util.Set.of("WARMMETAL_LOG_FORMAT", "WARMMETAL_LOG_LEVEL", "WARMMETAL_ACCESS_LOG");
+  public static final Set<String> LOGGING_VARIABLES =
+      Set.of("WARMMETAL_LOG_FORMAT", "WARMMETAL_LOG_LEVEL", "WARMMETAL_ACCESS_LOG");
 
   /**
    * {@code init-ca DIR}: makes the agents' CA ({@code ca.crt}, {@code ca.key} 0600) in DIR unless it is there, and
@@ -28,7 +31,7 @@ public final class Main implements Callable<Integer> {
       description = "Create the agents' CA in a directory (if absent) and print its pin.")
   static final class InitCa implements Callable<Integer> {
     @CommandLine.Parameters(index = "0", description = "directory for ca.crt and ca.key")
-    java.nio.file.Path dir;
+    Path dir;
 
     @Override
     public Integer call() throws Exception {
@@ -77,7 +80,7 @@ public final class Main implements Callable<Integer> {
     try {
       api = WarmMetalApi.start(vertx, config).await();
     } catch (Exception e) {
-      org.slf4j.LoggerFactory.getLogger(Main.class).error("WarmMetal API failed to start: {}", e.getMessage(), e);
+      LoggerFactory.getLogger(Main.class).error("WarmMetal API failed to start: {}", e.getMessage(), e);
       vertx.close();
       return 1;
     }

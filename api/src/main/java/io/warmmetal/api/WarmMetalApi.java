@@ -44,6 +44,7 @@ import io.warmmetal.api.pools.PoolManager;
 import io.warmmetal.api.pools.PoolRoutes;
 import io.warmmetal.api.power.MachinePower;
 import io.warmmetal.api.power.PowerRoutes;
+import io.warmmetal.api.projects.ProjectRoutes;
 import io.warmmetal.api.shapes.ShapeRoutes;
 import io.warmmetal.api.ssh.AgentInstaller;
 import io.warmmetal.api.ssh.Recovery;
@@ -317,7 +318,7 @@ public final class WarmMetalApi {
     ShapeRoutes.mount(ops, db);
     PoolRoutes.mount(ops, db, poolManager, bootImages);
     EventRoutes.mount(ops, db);
-    io.warmmetal.api.projects.ProjectRoutes.mount(ops, db);
+    ProjectRoutes.mount(ops, db);
     TokenRoutes.mount(ops, tokens, db);
     EnrollmentRoutes.mountAdmin(ops, enrollmentTokens);
     HardwareRoutes.mount(ops, hardware);

@@ -8,6 +8,8 @@ import io.warmmetal.cli.session.UsageProblem;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
@@ -66,9 +68,9 @@ final class ConfigCommand extends GroupCommand {
     }
   }
 
-  static final class Keys extends java.util.ArrayList<String> {
+  static final class Keys extends ArrayList<String> {
     Keys() {
-      super(java.util.List.of("api", "token", "project", "ca-file"));
+      super(List.of("api", "token", "project", "ca-file"));
     }
   }
 }

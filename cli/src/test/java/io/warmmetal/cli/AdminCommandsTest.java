@@ -2,6 +2,8 @@ package io.warmmetal.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.testing.CliFixture;
 import java.net.URI;
@@ -52,7 +54,7 @@ class AdminCommandsTest {
 
   @Test
   void projectsSetAndGet() {
-    fx.api.registerMachines(1, io.warmmetal.api.testing.ApiFixture.facts(8, 32), true);
+    fx.api.registerMachines(1, ApiFixture.facts(8, 32), true);
     var set = fx.run("projects", "set", "team-a", "--quota", "x86-8c-32g=4");
     assertThat(set.code()).as(set.toString()).isZero();
     assertThat(set.out()).contains("team-a", "x86-8c-32g=0/4");
@@ -130,10 +132,10 @@ class AdminCommandsTest {
     assertThat(missing.err()).contains("no hardware record");
 
     // Two machines waiting as new hardware (set up in the database: how one gets there is the API's tests' part).
-    var ids = fx.api.registerMachines(2, io.warmmetal.api.testing.ApiFixture.facts(4, 8), false);
+    var ids = fx.api.registerMachines(2, ApiFixture.facts(4, 8), false);
     for (String id : ids) {
       fx.api.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
-          .execute(io.vertx.sqlclient.Tuple.of(id)).await();
+          .execute(Tuple.of(id)).await();
     }
     var waiting = fx.run("machines", "ls", "--state", "new", "-o", "wide");
     assertThat(waiting.out()).contains(ids.get(0), ids.get(1)).contains("false");

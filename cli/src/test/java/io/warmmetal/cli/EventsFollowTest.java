@@ -2,6 +2,7 @@ package io.warmmetal.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
 import io.warmmetal.api.testing.Await;
@@ -40,7 +41,7 @@ class EventsFollowTest {
     var run = fx.run("events", "--machine", machine, "-o", "json");
     assertThat(run.code()).isZero();
     for (String line : run.out().split("\n")) {
-      assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(line).path("machineId").asText())
+      assertThat(new ObjectMapper().readTree(line).path("machineId").asText())
           .isEqualTo(machine);
     }
   }

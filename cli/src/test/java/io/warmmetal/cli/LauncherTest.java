@@ -7,6 +7,8 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -31,9 +33,9 @@ class LauncherTest {
   private record Result(int code, String out, String err) {}
 
   private static Result launch(String... args) throws Exception {
-    var command = new java.util.ArrayList<String>();
+    var command = new ArrayList<String>();
     command.add(LAUNCHER.toString());
-    command.addAll(java.util.List.of(args));
+    command.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().put("WARMMETAL_API", fx.url());
     pb.environment().put("WARMMETAL_TOKEN", ApiFixture.ADMIN);

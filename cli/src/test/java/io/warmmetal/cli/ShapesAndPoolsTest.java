@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.cli.testing.CliFixture;
+import java.util.Arrays;
+import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -22,7 +24,7 @@ class ShapesAndPoolsTest {
     assertThat(run.code()).as(run.toString()).isZero();
     String[] lines = run.out().split("\n");
     assertThat(lines[0]).startsWith("NAME").contains("ARCH", "CPUS", "WARM", "TOTAL").doesNotContain("COUNTS");
-    String row = java.util.Arrays.stream(lines).filter(l -> l.startsWith("x86-8c-32g ")).findFirst().orElseThrow();
+    String row = Arrays.stream(lines).filter(l -> l.startsWith("x86-8c-32g ")).findFirst().orElseThrow();
     // Aligned: each header starts where its cells start.
     assertThat(row.indexOf("3", lines[0].indexOf("WARM"))).isEqualTo(lines[0].indexOf("WARM"));
     assertThat(row.substring(lines[0].indexOf("CPUS"))).startsWith("8 ");
@@ -55,7 +57,7 @@ class ShapesAndPoolsTest {
     fx.api.registerMachines(3, ApiFixture.facts(2, 4), true);
     JsonNode json = new ObjectMapper().readTree(fx.run("shapes", "ls", "-o", "json").out());
     assertThat(json.isArray()).isTrue();
-    JsonNode shape = java.util.stream.StreamSupport.stream(json.spliterator(), false)
+    JsonNode shape = StreamSupport.stream(json.spliterator(), false)
         .filter(s -> s.path("name").asText().equals("x86-2c-4g")).findFirst().orElseThrow();
     assertThat(shape.path("counts").path("warm").asInt()).isEqualTo(3);
 

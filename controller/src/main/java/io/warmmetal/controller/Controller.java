@@ -3,6 +3,7 @@ package io.warmmetal.controller;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
@@ -12,21 +13,29 @@ import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.nodeclass.NodeClassReadiness;
+import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.pools.NodePoolStatus;
 import io.warmmetal.controller.provisioning.Provisioner;
+import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.termination.DisruptionBudgets;
+import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -73,17 +82,17 @@ public final class Controller implements AutoCloseable {
   private final Provisioner provisioner;
   private final Registration registration;
   private final Disruption disruption;
-  private final io.warmmetal.controller.provisioning.StaticPools staticPools;
+  private final StaticPools staticPools;
   private final Termination termination;
-  private final io.warmmetal.controller.termination.Orphans orphans;
-  private final io.warmmetal.controller.nodeclass.NodeClassReadiness nodeClassReadiness;
-  private final io.warmmetal.controller.pools.NodePoolStatus nodePoolStatus;
+  private final Orphans orphans;
+  private final NodeClassReadiness nodeClassReadiness;
+  private final NodePoolStatus nodePoolStatus;
   private SharedIndexInformer<Pod> pods;
-  private io.warmmetal.controller.termination.DisruptionBudgets pdbs;
+  private DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
   private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
   private SharedIndexInformer<Node> nodes;
-  private SharedIndexInformer<io.fabric8.kubernetes.api.model.apps.DaemonSet> daemonSetInformer;
+  private SharedIndexInformer<DaemonSet> daemonSetInformer;
   private SharedIndexInformer<NodeClaim> claims;
 
   public Controller(KubernetesClient kube, Settings settings) {
@@ -99,17 +108,17 @@ public final class Controller implements AutoCloseable {
     this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
-    io.warmmetal.controller.pools.RegistrationHealth health = new io.warmmetal.controller.pools.RegistrationHealth();
+    RegistrationHealth health = new RegistrationHealth();
     this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
         () -> nodes == null ? List.of() : nodes.getStore().list(), settings.launchParallelism(), events, metrics, health);
     this.registration = new Registration(kube, defs, metrics, health);
-    this.staticPools = new io.warmmetal.controller.provisioning.StaticPools(kube, defs, scheduler, provisioner);
+    this.staticPools = new StaticPools(kube, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
-    this.nodeClassReadiness = new io.warmmetal.controller.nodeclass.NodeClassReadiness(kube, this::api);
-    this.nodePoolStatus = new io.warmmetal.controller.pools.NodePoolStatus(kube, defs, metrics, health);
-    this.orphans = new io.warmmetal.controller.termination.Orphans(this::api,
-        io.warmmetal.controller.termination.Orphans.GRACE, io.warmmetal.controller.termination.Orphans.EVERY);
+    this.nodeClassReadiness = new NodeClassReadiness(kube, this::api);
+    this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
+    this.orphans = new Orphans(this::api,
+        Orphans.GRACE, Orphans.EVERY);
   }
 
   public void start() {
@@ -133,7 +142,7 @@ public final class Controller implements AutoCloseable {
     nodes = kube.nodes().inform(cast(wake));
     daemonSetInformer = kube.apps().daemonSets().inAnyNamespace().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
-    pdbs = io.warmmetal.controller.termination.DisruptionBudgets.inform(kube, wake);
+    pdbs = DisruptionBudgets.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
     poolInformer.run();
@@ -148,7 +157,7 @@ public final class Controller implements AutoCloseable {
   }
 
   /** The DaemonSets as last seen: what they run on each node is planned in. */
-  private List<io.fabric8.kubernetes.api.model.apps.DaemonSet> daemonSets() {
+  private List<DaemonSet> daemonSets() {
     return daemonSetInformer == null ? List.of() : daemonSetInformer.getStore().list();
   }
 
@@ -160,7 +169,7 @@ public final class Controller implements AutoCloseable {
       firstEvent = now;
       try {
         queue.schedule(this::passWhenQuiet, settings.batchIdle().toNanos(), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException closing) {
+      } catch (RejectedExecutionException closing) {
         // closed in between: no more passes
       }
     }
@@ -239,7 +248,7 @@ public final class Controller implements AutoCloseable {
     String key = ref.key == null ? "token" : ref.key;
     String secretId = ref.namespace + "/" + ref.name + "#" + key;
     Credentials cached = credentials.get(secretId);
-    if (cached == null || cached.readAt().plus(CREDENTIALS_TTL).isBefore(java.time.Instant.now())) {
+    if (cached == null || cached.readAt().plus(CREDENTIALS_TTL).isBefore(Instant.now())) {
       Secret secret = kube.secrets().inNamespace(ref.namespace).withName(ref.name).get();
       if (secret == null) {
         throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
@@ -250,7 +259,7 @@ public final class Controller implements AutoCloseable {
       if (token == null) {
         throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " has no key '" + key + "'");
       }
-      cached = new Credentials(token, java.time.Instant.now());
+      cached = new Credentials(token, Instant.now());
       credentials.put(secretId, cached);
     }
     String token = cached.token();
@@ -259,7 +268,7 @@ public final class Controller implements AutoCloseable {
         : new InstancesApi(URI.create(endpoint), token));
   }
 
-  private record Credentials(String token, java.time.Instant readAt) {}
+  private record Credentials(String token, Instant readAt) {}
 
   @Override
   public void close() {

@@ -1,5 +1,7 @@
 package io.warmmetal.controller;
 
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
@@ -9,6 +11,8 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -63,13 +67,13 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    KubernetesClient kube = new KubernetesClientBuilder().withConfig(new io.fabric8.kubernetes.client.ConfigBuilder(
-        io.fabric8.kubernetes.client.Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
+    KubernetesClient kube = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
+        Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
     String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
     Resources reserve = Resources.of(reservedCpu, reservedMemoryMiB << 20);
     KarpenterMetrics metrics = new KarpenterMetrics(); // one per process: counts survive a change of leader
     AtomicReference<Controller> running = new AtomicReference<>();
-    java.util.concurrent.atomic.AtomicBoolean electing = new java.util.concurrent.atomic.AtomicBoolean(true);
+    AtomicBoolean electing = new AtomicBoolean(true);
     MetricsServer server = metricsPort == 0 ? null
         : MetricsServer.start(metricsHost, metricsPort, metrics, electing::get);
     var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
@@ -88,7 +92,7 @@ public final class Main implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(new Thread(() -> election.cancel(true), "warmmetal-controller-shutdown"));
     try {
       election.join();
-    } catch (java.util.concurrent.CancellationException stopped) {
+    } catch (CancellationException stopped) {
       // shutting down
     } finally {
       electing.set(false);

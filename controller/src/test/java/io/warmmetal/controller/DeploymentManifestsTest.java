@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -59,7 +60,7 @@ class DeploymentManifestsTest {
     assertThat(container.getEnv()).extracting(EnvVar::getName).isNotEmpty().allMatch(known::contains);
     for (EnvVar env : container.getEnv()) {
       if (env.getName().endsWith("_IDLE") || env.getName().endsWith("_MAX")) {
-        assertThat(java.time.Duration.parse(env.getValue())).isPositive(); // ISO-8601, as the flag wants
+        assertThat(Duration.parse(env.getValue())).isPositive(); // ISO-8601, as the flag wants
       }
     }
     String[] args = container.getArgs().toArray(String[]::new);

@@ -1,5 +1,6 @@
 package io.warmmetal.e2e;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -50,7 +51,7 @@ final class Cleaner {
     }
   }
 
-  private static String names(List<? extends io.fabric8.kubernetes.api.model.HasMetadata> items) {
+  private static String names(List<? extends HasMetadata> items) {
     return items.stream().map(i -> i.getMetadata().getName() + (i.getMetadata().getFinalizers() == null
         || i.getMetadata().getFinalizers().isEmpty() ? "" : i.getMetadata().getFinalizers().toString())).toList()
         .toString();

@@ -15,7 +15,9 @@ import io.warmmetal.api.testing.Await;
 import io.warmmetal.e2e.cluster.Commands;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -28,7 +30,7 @@ class ControlPlaneTest {
   void aControlPlaneSchedulesAPodOntoANodeAndLeavesNothingBehind() throws Exception {
     ControlPlane cp = ControlPlane.start();
     String netns;
-    java.nio.file.Path dir;
+    Path dir;
     try {
       netns = cp.network().name();
       dir = cp.sandbox().dir;
@@ -52,7 +54,7 @@ class ControlPlaneTest {
       Await.until("kube-scheduler binds the pod", () -> "n1".equals(
           kube.pods().inNamespace("default").withName("p").get().getSpec().getNodeName()));
       // The namespace has no way out: its default route leads to a gateway nobody answers for.
-      assertThat(Commands.attempt(cp.network().enter(java.util.List.of("curl", "-s", "--max-time", "2",
+      assertThat(Commands.attempt(cp.network().enter(List.of("curl", "-s", "--max-time", "2",
           "http://169.254.169.254/")), Map.of(), 10).ok()).isFalse();
     } finally {
       cp.close();

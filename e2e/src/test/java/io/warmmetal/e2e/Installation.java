@@ -13,6 +13,7 @@ import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.e2e.cluster.ControlPlane;
@@ -124,11 +125,11 @@ public final class Installation implements AutoCloseable {
 
   /** A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped batching settings. */
   public Controller startController() throws InterruptedException {
-    return startController(new io.warmmetal.controller.metrics.KarpenterMetrics());
+    return startController(new KarpenterMetrics());
   }
 
   /** As {@link #startController()}, counting into {@code metrics}. */
-  public Controller startController(io.warmmetal.controller.metrics.KarpenterMetrics metrics)
+  public Controller startController(KarpenterMetrics metrics)
       throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
     // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet overhead: these

@@ -27,6 +27,7 @@ import io.warmmetal.e2e.cluster.VirtualServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -114,7 +115,7 @@ class JourneyTest {
         List<Pod> running = fleet.awaitRunningPods(kube, "filler", SERVERS);
         Set<String> nodes = running.stream().map(p -> p.getSpec().getNodeName()).collect(Collectors.toSet());
         assertThat(nodes).hasSize(SERVERS);
-        Set<String> providerIds = new java.util.HashSet<>();
+        Set<String> providerIds = new HashSet<>();
         for (String nodeName : nodes) {
           Node node = kube.nodes().withName(nodeName).get();
           providerIds.add(node.getSpec().getProviderID());

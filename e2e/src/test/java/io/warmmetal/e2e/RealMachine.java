@@ -1,6 +1,7 @@
 package io.warmmetal.e2e;
 
 import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.enrollment.AgentProcessTest;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
@@ -62,7 +63,7 @@ public final class RealMachine implements AutoCloseable {
       Await.until("machine " + name + " enrolled", () -> {
         started.checkAlive();
         var rows = fx.db().preparedQuery("SELECT id, shape FROM machines WHERE name = $1")
-            .execute(io.vertx.sqlclient.Tuple.of(name)).await();
+            .execute(Tuple.of(name)).await();
         if (rows.size() == 0) {
           return false;
         }

@@ -4,6 +4,7 @@ import java.net.Socket;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
+import java.util.List;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedTrustManager;
 
@@ -30,7 +31,7 @@ public final class PinnedTrustManager extends X509ExtendedTrustManager {
     }
     X509Certificate leaf = chain[0];
     leaf.checkValidity();
-    java.util.List<String> purposes = leaf.getExtendedKeyUsage();
+    List<String> purposes = leaf.getExtendedKeyUsage();
     if (purposes == null || !purposes.contains(purpose)) {
       throw new CertificateException("the peer's certificate is not issued for "
           + (SERVER_AUTH.equals(purpose) ? "a server" : "a client"));

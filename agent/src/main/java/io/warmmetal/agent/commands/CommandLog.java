@@ -2,6 +2,7 @@ package io.warmmetal.agent.commands;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.warmmetal.protocol.MalformedFrame;
@@ -9,7 +10,11 @@ import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.channel.Frame;
 import io.warmmetal.protocol.channel.Result;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -47,10 +52,10 @@ public final class CommandLog {
     CommandLog log = new CommandLog(vertx, stateDir.resolve(FILE));
     FileChannel lock = FileChannel.open(stateDir.resolve(".agent.lock"), StandardOpenOption.CREATE,
         StandardOpenOption.WRITE);
-    java.nio.channels.FileLock held;
+    FileLock held;
     try {
       held = lock.tryLock();
-    } catch (java.nio.channels.OverlappingFileLockException heldInThisProcess) {
+    } catch (OverlappingFileLockException heldInThisProcess) {
       held = null;
     }
     if (held == null) {
@@ -62,7 +67,7 @@ public final class CommandLog {
       JsonObject json;
       try {
         json = new JsonObject(Files.readString(log.file));
-      } catch (io.vertx.core.json.DecodeException e) {
+      } catch (DecodeException e) {
         throw new IOException(log.file + " is damaged; move it away to start over (commands in it may then run"
             + " again)", e);
       }
@@ -146,7 +151,7 @@ public final class CommandLog {
     Path tmp = file.resolveSibling(FILE + ".tmp");
     try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING)) {
-      out.write(java.nio.ByteBuffer.wrap(snapshot.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      out.write(ByteBuffer.wrap(snapshot.getBytes(StandardCharsets.UTF_8)));
       out.force(true);
     }
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

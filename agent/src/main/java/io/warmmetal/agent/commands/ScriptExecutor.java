@@ -16,10 +16,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.Deque;
+import java.util.HexFormat;
 import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
@@ -32,7 +38,7 @@ import java.util.function.BiConsumer;
  */
 public final class ScriptExecutor implements Executor {
   /** The agent's environment variables a script sees; everything else is withheld. */
-  static final java.util.Set<String> PASSED_ON = java.util.Set.of("PATH", "HOME", "LANG", "LC_ALL",
+  static final Set<String> PASSED_ON = Set.of("PATH", "HOME", "LANG", "LC_ALL",
       "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_IMAGE_ARCHIVES", "WARMMETAL_DATA_DISKS",
       "WARMMETAL_WIPE_POLICY", "WARMMETAL_CRI_SOCKET", "WARMMETAL_NODE_NAME", "WARMMETAL_KUBELET_ARGS",
       "WARMMETAL_KUBELET_RUN_DIR", "WARMMETAL_KUBELET_SUPERVISOR", "WARMMETAL_KUBELET_CGROUP_DRIVER",
@@ -57,7 +63,7 @@ public final class ScriptExecutor implements Executor {
   public static Path installShipped(Path dir) throws IOException {
     Files.createDirectories(dir);
     Path record = dir.resolve(".shipped");
-    java.util.Properties installed = new java.util.Properties();
+    Properties installed = new Properties();
     if (Files.exists(record)) {
       try (var in = Files.newBufferedReader(record)) {
         installed.load(in);
@@ -88,8 +94,8 @@ public final class ScriptExecutor implements Executor {
 
   private static String sha256(byte[] content) {
     try {
-      return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(content));
-    } catch (java.security.NoSuchAlgorithmException e) {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }
@@ -167,7 +173,7 @@ public final class ScriptExecutor implements Executor {
 
   private static void deleteTree(Path dir) {
     try (var walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+      walk.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
     } catch (IOException e) {
       // best effort
     }

@@ -1,9 +1,17 @@
 package io.warmmetal.agent.enrollment;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 
 /**
@@ -43,8 +51,8 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
     // Written aside and renamed into place: the marker is whole or absent, never half there.
     Path staged = dir.resolve(MACHINE_ID + ".tmp");
     Files.writeString(staged, machineId + "\n");
-    Files.move(staged, dir.resolve(MACHINE_ID), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.move(staged, dir.resolve(MACHINE_ID), StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
   }
 
   /**
@@ -56,8 +64,8 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
     Files.deleteIfExists(staged);
     Files.createFile(staged, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(staged, keyPem + certificatePem);
-    Files.move(staged, dir.resolve(RENEWED), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.move(staged, dir.resolve(RENEWED), StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
     install(dir, keyPem, certificatePem);
     Files.writeString(dir.resolve(CA), caPem);
     Files.delete(dir.resolve(RENEWED));
@@ -72,12 +80,12 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
   }
 
   /** The client certificate, parsed. */
-  public java.security.cert.X509Certificate certificate() {
+  public X509Certificate certificate() {
     return parse(certificatePem);
   }
 
   /** The CA certificate the agent trusts, parsed. */
-  public java.security.cert.X509Certificate caCertificate() {
+  public X509Certificate caCertificate() {
     return parse(caPem);
   }
 
@@ -85,19 +93,19 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
    * Whether the certificate should be renewed at {@code now}: within {@code before} of its end, or (null) within a
    * third of its lifetime.
    */
-  public boolean renewalDue(java.time.Instant now, java.time.Duration before) {
-    java.security.cert.X509Certificate cert = certificate();
-    java.time.Instant end = cert.getNotAfter().toInstant();
-    java.time.Duration margin = before != null ? before
-        : java.time.Duration.between(cert.getNotBefore().toInstant(), end).dividedBy(3);
+  public boolean renewalDue(Instant now, Duration before) {
+    X509Certificate cert = certificate();
+    Instant end = cert.getNotAfter().toInstant();
+    Duration margin = before != null ? before
+        : Duration.between(cert.getNotBefore().toInstant(), end).dividedBy(3);
     return !now.isBefore(end.minus(margin));
   }
 
-  private static java.security.cert.X509Certificate parse(String pem) {
+  private static X509Certificate parse(String pem) {
     try {
-      return (java.security.cert.X509Certificate) java.security.cert.CertificateFactory.getInstance("X.509")
-          .generateCertificate(new java.io.ByteArrayInputStream(pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
-    } catch (java.security.cert.CertificateException e) {
+      return (X509Certificate) CertificateFactory.getInstance("X.509")
+          .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    } catch (CertificateException e) {
       throw new IllegalStateException("unreadable certificate in the agent's state", e);
     }
   }

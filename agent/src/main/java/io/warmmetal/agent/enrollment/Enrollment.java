@@ -12,14 +12,17 @@ import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import io.warmmetal.protocol.CaPin;
 import io.warmmetal.protocol.PinnedTrustManager;
+import java.io.IOException;
 import java.io.StringWriter;
 import java.net.URI;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
 import java.security.spec.ECGenParameterSpec;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.pkcs.PKCS10CertificationRequest;
@@ -136,12 +139,12 @@ public final class Enrollment {
   static String pem(Object object) {
     StringWriter out = new StringWriter();
     try (JcaPEMWriter writer = new JcaPEMWriter(out)) {
-      if (object instanceof java.security.PrivateKey key) {
-        writer.writeObject(new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(key, null)); // PKCS#8 PEM
+      if (object instanceof PrivateKey key) {
+        writer.writeObject(new JcaPKCS8Generator(key, null)); // PKCS#8 PEM
       } else {
         writer.writeObject(object);
       }
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalStateException(e);
     }
     return out.toString();

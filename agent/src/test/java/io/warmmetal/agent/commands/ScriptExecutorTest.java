@@ -10,11 +10,15 @@ import io.warmmetal.protocol.commands.CommandParams;
 import io.warmmetal.protocol.commands.JoinParams;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import io.warmmetal.protocol.commands.Taint;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -107,12 +111,12 @@ class ScriptExecutorTest {
     // As an older agent left them: its shipped reset.sh, recorded as installed; prepare.sh edited since.
     String old = "#!/bin/sh\necho an older reset\n";
     Files.writeString(scripts.resolve("reset.sh"), old);
-    java.util.Properties record = new java.util.Properties();
+    Properties record = new Properties();
     try (var in = Files.newBufferedReader(scripts.resolve(".shipped"))) {
       record.load(in);
     }
-    record.setProperty("reset", java.util.HexFormat.of().formatHex(java.security.MessageDigest
-        .getInstance("SHA-256").digest(old.getBytes(java.nio.charset.StandardCharsets.UTF_8))));
+    record.setProperty("reset", HexFormat.of().formatHex(MessageDigest
+        .getInstance("SHA-256").digest(old.getBytes(StandardCharsets.UTF_8))));
     try (var out = Files.newBufferedWriter(scripts.resolve(".shipped"))) {
       record.store(out, null);
     }

@@ -9,6 +9,8 @@ import io.vertx.openapi.contract.Parameter;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.ErrorResponses;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -170,8 +172,8 @@ public final class AuthHandler implements Handler<RoutingContext> {
     }
     if (basicAllowed && header.regionMatches(true, 0, "Basic ", 0, 6)) {
       try {
-        String decoded = new String(java.util.Base64.getDecoder().decode(header.substring(6).trim()),
-            java.nio.charset.StandardCharsets.UTF_8);
+        String decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()),
+            StandardCharsets.UTF_8);
         int colon = decoded.indexOf(':');
         return colon < 0 || colon == decoded.length() - 1 ? null : decoded.substring(colon + 1);
       } catch (IllegalArgumentException notBase64) {

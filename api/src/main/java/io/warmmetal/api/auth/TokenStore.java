@@ -10,6 +10,9 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Json;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -89,11 +92,11 @@ public final class TokenStore {
   }
 
   /** The tokens of one project, or of every project ({@code project} null). */
-  public Future<java.util.List<JsonObject>> list(String project) {
+  public Future<List<JsonObject>> list(String project) {
     return db.preparedQuery("SELECT * FROM api_tokens WHERE $1::text IS NULL OR project = $1 ORDER BY created_at, id")
         .execute(Tuple.of(project))
         .map(rows -> {
-          java.util.List<JsonObject> out = new java.util.ArrayList<>();
+          List<JsonObject> out = new ArrayList<>();
           rows.forEach(r -> out.add(toJson(r)));
           return out;
         });
@@ -127,7 +130,7 @@ public final class TokenStore {
         .compose(hash -> db.withTransaction(tx -> tx.preparedQuery(
                 "SELECT token_hash FROM api_tokens WHERE bootstrap FOR UPDATE").execute()
             .compose(rows -> {
-              if (rows.size() > 0 && java.util.Arrays.equals(
+              if (rows.size() > 0 && Arrays.equals(
                   rows.iterator().next().getBuffer(0).getBytes(), hash)) {
                 return Future.succeededFuture();
               }

@@ -12,6 +12,9 @@ import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.http.OutageLog;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -152,7 +155,7 @@ public final class AgentChannel {
 
   private Future<?> sweep() {
     long now = System.currentTimeMillis();
-    java.util.List<AgentSession> live = sessions.all().stream()
+    List<AgentSession> live = sessions.all().stream()
         .filter(s -> {
           if (now - s.lastHeard > timing.offlineAfter().toMillis()) {
             s.close((short) 1001, "silent"); // a dead connection: the agent reconnects if it lives
@@ -163,7 +166,7 @@ public final class AgentChannel {
         .toList();
     // The lifecycle owns presence: it is told who was heard, and answers whose certificates are still current
     // (the machine not retired). The others were re-enrolled, renewed or retired since their handshake: closed.
-    java.util.Map<String, String> held = new java.util.HashMap<>();
+    Map<String, String> held = new HashMap<>();
     live.forEach(s -> held.put(s.machineId, s.certSerial));
     return lifecycle.agentsHeard(held)
         .onSuccess(current -> live.stream().filter(s -> !current.contains(s.machineId))

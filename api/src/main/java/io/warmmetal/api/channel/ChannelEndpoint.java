@@ -23,6 +23,7 @@ import io.warmmetal.protocol.channel.Result;
 import io.warmmetal.protocol.channel.Welcome;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -209,7 +210,7 @@ final class ChannelEndpoint {
    */
   private static String redacted(String message, int max) {
     return message == null ? null : Redaction.redact(message.substring(0, Math.min(max, message.length())),
-        java.util.List.of());
+        List.of());
   }
 
   /** Acknowledges what is settled (so the agent forgets it); what may succeed later stays unacknowledged. */

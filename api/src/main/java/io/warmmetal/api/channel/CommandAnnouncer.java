@@ -4,6 +4,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
 import io.warmmetal.api.http.OutageLog;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -25,7 +26,7 @@ final class CommandAnnouncer {
   private static final Logger LOG = LoggerFactory.getLogger(CommandAnnouncer.class);
   private static final OutageLog OUTAGE = new OutageLog(LOG,
       "Announcing commands failed, database unavailable (their catch-up will find them)", "announcements",
-      java.time.Duration.ofSeconds(60));
+      Duration.ofSeconds(60));
   /** PostgreSQL's payload limit is 8000 bytes; machine ids are ASCII. */
   private static final int MAX_PAYLOAD = 7900;
 

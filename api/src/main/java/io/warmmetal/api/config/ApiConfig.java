@@ -2,10 +2,13 @@ package io.warmmetal.api.config;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * Typed server configuration. Every setting has a {@code WARMMETAL_*} environment variable and a sane default;
@@ -156,11 +159,11 @@ public record ApiConfig(
    * management port would answer API requests and the other way round. So the ports must differ (0 picks free ones).
    */
   public ApiConfig {
-    Map<String, Integer> ports = new java.util.LinkedHashMap<>();
+    Map<String, Integer> ports = new LinkedHashMap<>();
     ports.put("WARMMETAL_HTTP_PORT", httpPort);
     ports.put("WARMMETAL_METRICS_PORT", metricsPort);
     ports.put("WARMMETAL_AGENT_PORT", agentPort);
-    Map<Integer, String> seen = new java.util.HashMap<>();
+    Map<Integer, String> seen = new HashMap<>();
     ports.forEach((name, port) -> {
       String other = port == 0 ? null : seen.putIfAbsent(port, name);
       if (other != null) {
@@ -174,7 +177,7 @@ public record ApiConfig(
   }
 
   /** The names of every variable the configuration reads (for checking deployment manifests against the code). */
-  public static java.util.Set<String> variables() {
+  public static Set<String> variables() {
     EnvReader r = new EnvReader(Map.of());
     read(r);
     return r.asked();

@@ -1,19 +1,22 @@
 package io.warmmetal.api.config;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /** Reads typed settings from environment variables, failing with the variable's name on a bad value. */
 final class EnvReader {
   private final Map<String, String> env;
-  private final java.util.Set<String> asked = new java.util.TreeSet<>();
+  private final Set<String> asked = new TreeSet<>();
 
   EnvReader(Map<String, String> env) {
     this.env = env;
   }
 
   /** Every variable name read so far. */
-  java.util.Set<String> asked() {
+  Set<String> asked() {
     return asked;
   }
 
@@ -32,7 +35,7 @@ final class EnvReader {
     if (v.isEmpty()) {
       return fallback;
     }
-    return switch (v.get().toLowerCase(java.util.Locale.ROOT)) {
+    return switch (v.get().toLowerCase(Locale.ROOT)) {
       case "true", "on", "1", "yes" -> true;
       case "false", "off", "0", "no" -> false;
       default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v.get() + "'");

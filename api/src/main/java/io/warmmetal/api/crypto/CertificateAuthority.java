@@ -22,6 +22,10 @@ import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
 import java.util.Optional;
+import javax.naming.InvalidNameException;
+import javax.naming.ldap.LdapName;
+import javax.naming.ldap.Rdn;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
@@ -30,12 +34,15 @@ import org.bouncycastle.asn1.x509.GeneralName;
 import org.bouncycastle.asn1.x509.GeneralNames;
 import org.bouncycastle.asn1.x509.KeyPurposeId;
 import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.cert.X509CertificateHolder;
 import org.bouncycastle.cert.X509v3CertificateBuilder;
 import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
 import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.openssl.PEMKeyPair;
 import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
+import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.operator.jcajce.JcaContentVerifierProviderBuilder;
@@ -124,13 +131,13 @@ public final class CertificateAuthority {
   /** The machine id an agent certificate this CA signed is bound to (its subject's CN). */
   public static String machineIdOf(X509Certificate cert) {
     try {
-      for (javax.naming.ldap.Rdn rdn : new javax.naming.ldap.LdapName(cert.getSubjectX500Principal().getName())
+      for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName())
           .getRdns()) {
         if ("CN".equalsIgnoreCase(rdn.getType())) {
           return rdn.getValue().toString();
         }
       }
-    } catch (javax.naming.InvalidNameException e) {
+    } catch (InvalidNameException e) {
       throw new IllegalArgumentException("unreadable certificate subject", e);
     }
     throw new IllegalArgumentException("no CN in the certificate's subject");
@@ -195,7 +202,7 @@ public final class CertificateAuthority {
     StringWriter out = new StringWriter();
     try (JcaPEMWriter writer = new JcaPEMWriter(out)) {
       if (object instanceof PrivateKey key) {
-        writer.writeObject(new org.bouncycastle.openssl.jcajce.JcaPKCS8Generator(key, null));
+        writer.writeObject(new JcaPKCS8Generator(key, null));
       } else {
         writer.writeObject(object);
       }
@@ -222,10 +229,10 @@ public final class CertificateAuthority {
     try (PEMParser parser = new PEMParser(new StringReader(pem))) {
       Object object = parser.readObject();
       JcaPEMKeyConverter converter = new JcaPEMKeyConverter();
-      if (object instanceof org.bouncycastle.asn1.pkcs.PrivateKeyInfo info) {
+      if (object instanceof PrivateKeyInfo info) {
         return converter.getPrivateKey(info);
       }
-      if (object instanceof org.bouncycastle.openssl.PEMKeyPair pair) {
+      if (object instanceof PEMKeyPair pair) {
         return converter.getKeyPair(pair).getPrivate();
       }
       throw new IOException("the CA key file holds no private key");
@@ -235,7 +242,7 @@ public final class CertificateAuthority {
   private static X509Certificate readCertificate(String pem) throws IOException, GeneralSecurityException {
     try (PEMParser parser = new PEMParser(new StringReader(pem))) {
       Object object = parser.readObject();
-      if (object instanceof org.bouncycastle.cert.X509CertificateHolder holder) {
+      if (object instanceof X509CertificateHolder holder) {
         return new JcaX509CertificateConverter().getCertificate(holder);
       }
       throw new IOException("the CA certificate file holds no certificate");

@@ -1,5 +1,6 @@
 package io.warmmetal.api.crypto;
 
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
@@ -57,6 +58,6 @@ public final class Ids {
   }
 
   public static byte[] sha256(String s) {
-    return sha256(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return sha256(s.getBytes(StandardCharsets.UTF_8));
   }
 }

@@ -1,6 +1,7 @@
 package io.warmmetal.api.crypto;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -80,7 +81,7 @@ public final class SecretBox {
       RANDOM.nextBytes(nonce);
       Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
       c.init(Cipher.ENCRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, nonce));
-      c.updateAAD(boundTo.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      c.updateAAD(boundTo.getBytes(StandardCharsets.UTF_8));
       byte[] sealed = c.doFinal(plaintext);
       byte[] out = Arrays.copyOf(nonce, NONCE_BYTES + sealed.length);
       System.arraycopy(sealed, 0, out, NONCE_BYTES, sealed.length);
@@ -93,7 +94,7 @@ public final class SecretBox {
   public byte[] open(byte[] sealed, String boundTo) throws GeneralSecurityException {
     Cipher c = Cipher.getInstance("AES/GCM/NoPadding");
     c.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, sealed, 0, NONCE_BYTES));
-    c.updateAAD(boundTo.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    c.updateAAD(boundTo.getBytes(StandardCharsets.UTF_8));
     return c.doFinal(sealed, NONCE_BYTES, sealed.length - NONCE_BYTES);
   }
 }

@@ -8,6 +8,7 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.pgclient.SslMode;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.PoolOptions;
+import java.util.concurrent.TimeUnit;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,7 +39,7 @@ public final class Database {
     return new QuietPool(PgBuilder.pool()
         .with(new NetClientOptions().setConnectTimeout(CONNECT_TIMEOUT_MILLIS)) // TLS stays the connect options'
         .with(new PoolOptions().setMaxSize(size).setName("warmmetal").setShared(false)
-            .setConnectionTimeout(POOL_WAIT_SECONDS).setConnectionTimeoutUnit(java.util.concurrent.TimeUnit.SECONDS))
+            .setConnectionTimeout(POOL_WAIT_SECONDS).setConnectionTimeoutUnit(TimeUnit.SECONDS))
         .connectingTo(options)
         .using(vertx)
         .build());

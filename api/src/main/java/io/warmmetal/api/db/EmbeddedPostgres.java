@@ -6,9 +6,11 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -140,7 +142,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
         StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     try {
       lock = lockChannel.tryLock();
-    } catch (java.nio.channels.OverlappingFileLockException heldInThisProcess) {
+    } catch (OverlappingFileLockException heldInThisProcess) {
       lock = null;
     }
     if (lock == null) {
@@ -208,7 +210,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
             links.add(new String[] {out.toString(), entry.getLinkName()});
           } else {
             Files.createDirectories(out.getParent());
-            Files.copy(tar, out, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(tar, out, StandardCopyOption.REPLACE_EXISTING);
             boolean exec = (entry.getMode() & 0100) != 0;
             Files.setPosixFilePermissions(out, PosixFilePermissions.fromString(exec ? "rwxr-xr-x" : "rw-r--r--"));
           }

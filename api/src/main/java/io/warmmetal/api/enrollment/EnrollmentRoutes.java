@@ -9,6 +9,7 @@ import io.warmmetal.api.http.Params;
 import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.machines.MachineJson;
+import java.security.cert.X509Certificate;
 
 /** Enrollment tokens on the public API (admin), and enrollment itself on the agent port. */
 public final class EnrollmentRoutes {
@@ -33,10 +34,10 @@ public final class EnrollmentRoutes {
     });
     ops.json("renew", 200, ctx -> {
       // Authenticated by the client certificate the TLS handshake verified against the CA.
-      java.security.cert.X509Certificate cert;
+      X509Certificate cert;
       String machineId;
       try {
-        cert = (java.security.cert.X509Certificate) ctx.request().connection().peerCertificates().get(0);
+        cert = (X509Certificate) ctx.request().connection().peerCertificates().get(0);
         machineId = CertificateAuthority.machineIdOf(cert);
       } catch (Exception none) {
         throw ApiError.of(ErrorCode.Unauthorized, "present the machine's client certificate to renew it");

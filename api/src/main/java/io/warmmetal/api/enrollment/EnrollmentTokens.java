@@ -16,6 +16,7 @@ import io.warmmetal.api.http.ErrorCode;
 import io.warmmetal.api.http.Json;
 import io.warmmetal.api.lifecycle.EnrollmentGrants;
 import io.warmmetal.api.lifecycle.Refusal;
+import java.time.Duration;
 import java.time.OffsetDateTime;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -94,7 +95,7 @@ public final class EnrollmentTokens implements EnrollmentGrants {
    * Deletes tokens expired (or revoked) longer than {@code kept} ago — one is minted per network boot — except those
    * an SSH enrollment still refers to. Answers how many went.
    */
-  public Future<Integer> deleteStale(java.time.Duration kept) {
+  public Future<Integer> deleteStale(Duration kept) {
     return db.preparedQuery("""
             DELETE FROM enrollment_tokens t
             WHERE coalesce(t.revoked_at, t.expires_at) < now() - make_interval(secs => $1)

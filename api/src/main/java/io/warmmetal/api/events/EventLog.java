@@ -5,6 +5,7 @@ import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.db.Filter;
 import io.warmmetal.api.http.Json;
 
@@ -59,7 +60,7 @@ public final class EventLog {
       return Future.succeededFuture(new Position(since.substring(0, dot), Long.parseLong(since.substring(dot + 1))));
     }
     long seq = Long.parseLong(since);
-    return db.preparedQuery("SELECT xid::text AS x FROM events WHERE seq = $1").execute(io.vertx.sqlclient.Tuple.of(seq))
+    return db.preparedQuery("SELECT xid::text AS x FROM events WHERE seq = $1").execute(Tuple.of(seq))
         .map(rows -> new Position(rows.size() == 0 ? "0" : rows.iterator().next().getString("x"), seq));
   }
 

@@ -2,6 +2,7 @@ package io.warmmetal.api.http;
 
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.BodyHandler;
@@ -9,7 +10,10 @@ import io.vertx.ext.web.openapi.router.RequestExtractor;
 import io.vertx.ext.web.openapi.router.RouterBuilder;
 import io.vertx.openapi.contract.OpenAPIContract;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.regex.Pattern;
 
 /**
  * A router built from a contract, as every port here has one: the body read first (no file uploads), a request id,
@@ -17,7 +21,7 @@ import java.util.function.Consumer;
  */
 public final class ContractRouter {
   /** A JSON escape of half a UTF-16 surrogate pair without its other half. */
-  private static final java.util.regex.Pattern LONE_SURROGATE = java.util.regex.Pattern.compile(
+  private static final Pattern LONE_SURROGATE = Pattern.compile(
       "(?i)\\\\u(d[89ab][0-9a-f]{2})(?!\\\\ud[c-f][0-9a-f]{2})|(?<!\\\\ud[89ab][0-9a-f]{2})\\\\ud[c-f][0-9a-f]{2}");
 
   private ContractRouter() {}
@@ -27,7 +31,7 @@ public final class ContractRouter {
    * '?'), so two different client tokens or names could become one.
    */
   private static void refuseLoneSurrogates(RoutingContext ctx) {
-    io.vertx.core.buffer.Buffer body = ctx.body() == null ? null : ctx.body().buffer();
+    Buffer body = ctx.body() == null ? null : ctx.body().buffer();
     if (body != null && body.length() > 0 && LONE_SURROGATE.matcher(body.toString()).find()) {
       ctx.fail(ApiError.invalid("body", "the body holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF escape)"));
       return;
@@ -43,7 +47,7 @@ public final class ContractRouter {
   private static Handler<RoutingContext> jsonBodies(BodyHandler body) {
     return ctx -> {
       String type = ctx.request().getHeader("Content-Type");
-      type = type == null ? "" : type.trim().toLowerCase(java.util.Locale.ROOT);
+      type = type == null ? "" : type.trim().toLowerCase(Locale.ROOT);
       if (type.startsWith("application/x-www-form-urlencoded") || type.startsWith("multipart/")) {
         ctx.fail(415);
         return;
@@ -70,7 +74,7 @@ public final class ContractRouter {
 
   /** As above, with a guard handler per operation that runs before the operation's own. */
   public static Router create(Vertx vertx, OpenAPIContract contract, int bodyLimit,
-      List<Handler<RoutingContext>> rootHandlers, java.util.function.Function<String, Handler<RoutingContext>> guard,
+      List<Handler<RoutingContext>> rootHandlers, Function<String, Handler<RoutingContext>> guard,
       Consumer<Operations> mountOperations) {
     RouterBuilder builder = RouterBuilder.create(vertx, CachedValidators.wrap(contract),
             RequestExtractor.withBodyHandler())

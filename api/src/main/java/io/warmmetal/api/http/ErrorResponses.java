@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -132,7 +133,7 @@ public final class ErrorResponses {
         default -> refusedByVertx
             ? ApiError.of(ErrorCode.ValidationError, "the request was refused (HTTP " + status + ")")
             // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
-            : java.util.Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
+            : Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
                 ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }

@@ -1,6 +1,7 @@
 package io.warmmetal.api.pools;
 
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.power.MachinePower;
 import io.warmmetal.api.power.PowerState;
 import java.util.List;
@@ -63,7 +64,7 @@ final class StandbyPower {
           db.preparedQuery("""
                   INSERT INTO events (type, subject, machine_id, to_state, reason)
                   VALUES ('MachinePowerFailed', $1, $1, $2, $3)""")
-              .execute(io.vertx.sqlclient.Tuple.of(machineId, state.name().toLowerCase(), FAILED_REASON));
+              .execute(Tuple.of(machineId, state.name().toLowerCase(), FAILED_REASON));
         })
         .onComplete(x -> switching.remove(machineId));
   }

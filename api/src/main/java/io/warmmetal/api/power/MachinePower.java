@@ -16,6 +16,7 @@ import io.warmmetal.api.ssh.SshKeys;
 import io.warmmetal.api.ssh.SshRunner;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Each machine's power control: its settings (the BMC password sealed, bound to the machine), the driver built from
@@ -50,7 +51,7 @@ public final class MachinePower {
     this.sshOffCommand = sshOffCommand;
     this.workers = SshRunner.outOfBandWorkers(vertx);
     this.observers = vertx.createSharedWorkerExecutor("warmmetal-power-observe", observeWorkers,
-        timeout.toMillis() * 2, java.util.concurrent.TimeUnit.MILLISECONDS);
+        timeout.toMillis() * 2, TimeUnit.MILLISECONDS);
     this.observations = new Observations(observeMinInterval, observeWorkers);
   }
 
@@ -86,7 +87,7 @@ public final class MachinePower {
           return vertx.executeBlocking(() -> settings.password() == null ? null
               : secrets.seal(settings.password().getBytes(StandardCharsets.UTF_8), boundTo(machineId)), false);
         })
-        .compose(sealed -> db.preparedQuery("""
+        .compose(sealedPassword -> db.preparedQuery("""
                 INSERT INTO machine_power (machine_id, driver, address, port, username, secret, tls_pin, system_id,
                                            mac, wake_address, wake_port)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -95,7 +96,7 @@ public final class MachinePower {
                   tls_pin = excluded.tls_pin, system_id = excluded.system_id, mac = excluded.mac,
                   wake_address = excluded.wake_address, wake_port = excluded.wake_port, updated_at = now()""")
             .execute(Tuple.wrap(new Object[] {machineId, settings.driver(), settings.address(), settings.port(),
-                settings.username(), sealed == null ? null : Buffer.buffer(sealed), settings.tlsPin(),
+                settings.username(), sealedPassword == null ? null : Buffer.buffer(sealedPassword), settings.tlsPin(),
                 settings.systemId(), settings.mac(), settings.wakeAddress(), settings.wakePort()})));
   }
 

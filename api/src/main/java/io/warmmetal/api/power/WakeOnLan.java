@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
+import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
@@ -22,7 +23,7 @@ public final class WakeOnLan {
     }
     byte[] address = HexFormat.of().parseHex(hex);
     byte[] packet = new byte[6 + 16 * 6];
-    java.util.Arrays.fill(packet, 0, 6, (byte) 0xff);
+    Arrays.fill(packet, 0, 6, (byte) 0xff);
     for (int i = 0; i < 16; i++) {
       System.arraycopy(address, 0, packet, 6 + i * 6, 6);
     }

@@ -6,6 +6,7 @@ import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.ErrorCode;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -174,7 +175,7 @@ public final class AgentInstaller {
     return vertx.executeBlocking(() -> {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       try (InputStream in = new DigestInputStream(Files.newInputStream(jar.get()), sha)) {
-        in.transferTo(java.io.OutputStream.nullOutputStream());
+        in.transferTo(OutputStream.nullOutputStream());
       } catch (IOException e) {
         throw new IOException("reading the agent jar " + jar.get() + ": " + e.getMessage(), e);
       }

@@ -2,9 +2,11 @@ package io.warmmetal.api.ssh;
 
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.WorkerExecutor;
 import io.warmmetal.api.ssh.impl.SshjRunner;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Runs commands on servers over SSH (sshj), never on an event loop: host keys are always verified against the
@@ -18,8 +20,8 @@ public interface SshRunner extends AutoCloseable {
    * The worker pool for talking to servers and BMCs (SSH, ipmitool): its own, so that slow or hung servers cannot
    * take the shared workers that launches and enrollments need.
    */
-  static io.vertx.core.WorkerExecutor outOfBandWorkers(Vertx vertx) {
-    return vertx.createSharedWorkerExecutor("warmmetal-out-of-band", 16, 15, java.util.concurrent.TimeUnit.MINUTES);
+  static WorkerExecutor outOfBandWorkers(Vertx vertx) {
+    return vertx.createSharedWorkerExecutor("warmmetal-out-of-band", 16, 15, TimeUnit.MINUTES);
   }
 
   static SshRunner create(Vertx vertx) {

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.Map;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -38,7 +39,7 @@ class AdminTokenTest {
   void aShortConfiguredTokenIsRefusedAtStart(Vertx vertx) {
     Map<String, String> weak = new HashMap<>();
     weak.put("WARMMETAL_ADMIN_TOKEN", "short");
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> ApiFixture.start(vertx, weak))
+    Assertions.assertThatThrownBy(() -> ApiFixture.start(vertx, weak))
         .hasMessageContaining("at least 16");
   }
 }

@@ -9,6 +9,8 @@ import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -38,8 +40,8 @@ class PathSpellingTest {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       HttpClient http = vertx.createHttpClient();
       String readOnly = "Bearer " + fx.token("read-only");
-      String basicAdmin = "Basic " + java.util.Base64.getEncoder().encodeToString(("x:" + ApiFixture.ADMIN)
-          .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      String basicAdmin = "Basic " + Base64.getEncoder().encodeToString(("x:" + ApiFixture.ADMIN)
+          .getBytes(StandardCharsets.UTF_8));
       for (String path : SPELLINGS) {
         assertThat(post(http, fx.api.port(), path, null)).as("no token: POST %s", path).isIn(401, 404);
         assertThat(post(http, fx.api.port(), path, readOnly)).as("read-only: POST %s", path).isIn(403, 404);

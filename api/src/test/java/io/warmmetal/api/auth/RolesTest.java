@@ -7,6 +7,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -127,7 +128,7 @@ class RolesTest {
   @Test
   void onlyAdminReachesBmcsAndHosts() {
     assertThat(Role.ADMIN.grants(Permission.OUT_OF_BAND)).isTrue();
-    for (Role role : java.util.List.of(Role.FLEET_READER, Role.CLIENT, Role.READ_ONLY, Role.BOOT)) {
+    for (Role role : List.of(Role.FLEET_READER, Role.CLIENT, Role.READ_ONLY, Role.BOOT)) {
       assertThat(role.grants(Permission.OUT_OF_BAND)).as(role.wireName()).isFalse();
     }
   }

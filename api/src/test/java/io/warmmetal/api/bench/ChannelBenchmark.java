@@ -15,6 +15,7 @@ import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.enrollment.AgentProcessTest;
 import io.warmmetal.api.testing.TestEnv;
 import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.commands.CommandKind;
@@ -29,6 +30,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 
 /**
  * The push channel: (1) with N connected simulated agents (in this JVM), the time from {@code POST /v1/instances}
@@ -81,7 +84,7 @@ public final class ChannelBenchmark {
         .setMaxConnections(100_000));
     String token = token(http, api, count);
     Map<String, Long> joinReceived = new ConcurrentHashMap<>();
-    Executor executor = (Command command, java.util.function.BiConsumer<String, String> progress) -> {
+    Executor executor = (Command command, BiConsumer<String, String> progress) -> {
       if (command.kind() == CommandKind.JOIN) {
         joinReceived.put(command.instanceId(), System.nanoTime());
       }
@@ -136,7 +139,7 @@ public final class ChannelBenchmark {
   }
 
   private static void memory(Vertx vertx, WarmMetalApi api, WebClient http, int count) throws Exception {
-    Path jar = io.warmmetal.api.enrollment.AgentProcessTest.moduleJar("fleet");
+    Path jar = AgentProcessTest.moduleJar("fleet");
     Path tokenFile = Files.createTempFile("token", "");
     Files.writeString(tokenFile, token(http, api, count));
     long before = usedAfterGc();
@@ -185,7 +188,7 @@ public final class ChannelBenchmark {
     return sorted[Math.max(0, Math.min(idx, sorted.length - 1))] / 1e6;
   }
 
-  private static void waitFor(java.util.function.BooleanSupplier done, int seconds) throws InterruptedException {
+  private static void waitFor(BooleanSupplier done, int seconds) throws InterruptedException {
     long deadline = System.currentTimeMillis() + seconds * 1000L;
     while (!done.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) {

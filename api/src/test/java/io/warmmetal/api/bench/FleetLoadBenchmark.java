@@ -15,6 +15,7 @@ import io.vertx.ext.web.client.WebClientOptions;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.testing.ApiProcess;
 import io.warmmetal.api.testing.TestDatabase;
+import io.warmmetal.fleet.Main;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -32,6 +33,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
@@ -80,7 +82,7 @@ public final class FleetLoadBenchmark {
   /** Launches answered 503 (and sent again after their Retry-After). */
   private final AtomicInteger unavailable = new AtomicInteger();
   private Vertx vertx;
-  private final Map<String, Long> lastConnected = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Long> lastConnected = new ConcurrentHashMap<>();
   private final List<Path> scratch = new ArrayList<>();
   private WebClient http;
 
@@ -217,7 +219,7 @@ public final class FleetLoadBenchmark {
     Path log = Files.createTempFile("warmmetal-fleet-" + index, ".log");
     List<String> command = new ArrayList<>(List.of(ApiProcess.java()));
     command.addAll(List.of(System.getProperty("warmmetal.bench.fleetJvm", "-Xmx3g").trim().split("\\s+")));
-    command.addAll(List.of("-cp", ApiProcess.classpath(), io.warmmetal.fleet.Main.class.getName(),
+    command.addAll(List.of("-cp", ApiProcess.classpath(), Main.class.getName(),
         "--api", "https://127.0.0.1:" + proxyPort, "--ca-pin", ca.pin().value(),
         "--token-file", tokenFile.toString(), "--state-dir", state.resolve("agents").toString(),
         "--shape", "16:64=" + agents, "--name-prefix", "f" + index,
@@ -300,7 +302,7 @@ public final class FleetLoadBenchmark {
     unavailable.set(0);
     AtomicInteger next = new AtomicInteger();
     AtomicInteger answered = new AtomicInteger();
-    Map<String, Boolean> lost = new java.util.concurrent.ConcurrentHashMap<>();
+    Map<String, Boolean> lost = new ConcurrentHashMap<>();
     List<Future<Void>> workers = new ArrayList<>();
     for (int w = 0; w < 32; w++) {
       workers.add(stormWorker(a, b, launches, next, answered, lost));

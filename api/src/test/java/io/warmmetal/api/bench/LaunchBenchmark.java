@@ -1,5 +1,6 @@
 package io.warmmetal.api.bench;
 
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
@@ -13,6 +14,7 @@ import io.warmmetal.api.testing.TestEnv;
 import java.util.Arrays;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 
 /**
  * Launch throughput and latency: registers N warm machines, then fires launches from C concurrent clients (each
@@ -132,7 +134,7 @@ public final class LaunchBenchmark {
     int[] inFlight = {0};
     long start = System.nanoTime();
     long[] timer = new long[1];
-    io.vertx.core.Context context = vertx.getOrCreateContext(); // the schedule's counters live on its thread
+    Context context = vertx.getOrCreateContext(); // the schedule's counters live on its thread
     Runnable[] pump = new Runnable[1];
     pump[0] = () -> {
       long now = System.nanoTime();
@@ -171,7 +173,7 @@ public final class LaunchBenchmark {
   }
 
   /** Runs {@code total} operations with {@code concurrency} in flight; fails on the first failure. */
-  private static Future<Void> run(int concurrency, int total, java.util.function.IntFunction<Future<?>> op) {
+  private static Future<Void> run(int concurrency, int total, IntFunction<Future<?>> op) {
     Promise<Void> done = Promise.promise();
     AtomicInteger next = new AtomicInteger();
     AtomicInteger finished = new AtomicInteger();

@@ -5,6 +5,7 @@ import io.vertx.core.json.JsonObject;
 import io.warmmetal.api.enrollment.AgentProcessTest;
 import io.warmmetal.api.power.IpmiTarget;
 import io.warmmetal.api.power.PowerDriver;
+import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.IpmiSim;
 import io.warmmetal.api.testing.Sshd;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 
@@ -73,12 +75,12 @@ public final class OutOfBandBenchmark {
           p.onExit().join();
         });
         try (var files = Files.walk(installDir.resolve("state"))) {
-          files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+          files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         }
       }
     }
     try (IpmiSim bmc = IpmiSim.start()) {
-      PowerDriver ipmi = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx), new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER,
+      PowerDriver ipmi = PowerDriver.ipmi(SshRunner.outOfBandWorkers(vertx), new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER,
           IpmiSim.PASSWORD), Duration.ofSeconds(10));
       List<Long> micros = new ArrayList<>();
       for (int i = 0; i < ipmiCalls; i++) {

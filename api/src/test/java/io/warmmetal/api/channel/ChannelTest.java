@@ -16,6 +16,7 @@ import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
 import io.vertx.core.net.TrustOptions;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.Outcome;
@@ -38,6 +39,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -155,7 +157,7 @@ class ChannelTest {
     Await.until("standby", () -> "standby".equals(state(agent.machineId())));
     // Queued behind the lifecycle's back, as if the replica that committed it died before announcing it.
     fx.api.database().preparedQuery("INSERT INTO commands (id, machine_id, type, status) VALUES ($1, $2, 'reboot', "
-        + "'queued')").execute(io.vertx.sqlclient.Tuple.of("cmd-unannounced", agent.machineId())).await();
+        + "'queued')").execute(Tuple.of("cmd-unannounced", agent.machineId())).await();
     Await.until("the heartbeat's catch-up delivers it", () -> seen.stream()
         .anyMatch(c -> c.id().equals("cmd-unannounced")));
     agent.stop().await();
@@ -242,7 +244,7 @@ class ChannelTest {
     Await.until("both preparing", () -> "preparing".equals(state(a.machineId())) && "preparing".equals(state(b.machineId())));
     // Queued or already delivered (read once: it may be delivered between two reads).
     String bPrepare = fx.db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = 'prepare'")
-        .execute(io.vertx.sqlclient.Tuple.of(b.machineId())).await().iterator().next().getString("id");
+        .execute(Tuple.of(b.machineId())).await().iterator().next().getString("id");
 
     // A's certificate reporting B's command: refused, connection closed, B untouched. (A's own agent is stopped
     // first: its reconnects would replace these connections, closing them as replaced.)
@@ -268,7 +270,7 @@ class ChannelTest {
 
   @Test
   void noCertificateOrARetiredMachinesCertificateIsRefused() throws Exception {
-    Throwable anonymous = org.assertj.core.api.Assertions.catchThrowable(() -> ws.connect(
+    Throwable anonymous = Assertions.catchThrowable(() -> ws.connect(
         new WebSocketConnectOptions().setHost("127.0.0.1").setPort(fx.api.agentPort()).setURI(Channel.PATH)
             .setSsl(true).setSslOptions(new ClientSSLOptions()
                 .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
@@ -281,7 +283,7 @@ class ChannelTest {
     agent.stop().await();
     assertThat(fx.client.post("/v1/machines/" + agent.machineId() + "/retire", ApiFixture.ADMIN, null).status())
         .isEqualTo(200);
-    Throwable retired = org.assertj.core.api.Assertions.catchThrowable(() -> raw(agent.identity()));
+    Throwable retired = Assertions.catchThrowable(() -> raw(agent.identity()));
     assertThat(retired).isInstanceOf(UpgradeRejectedException.class);
     assertThat(((UpgradeRejectedException) retired).getStatus()).isEqualTo(403);
   }

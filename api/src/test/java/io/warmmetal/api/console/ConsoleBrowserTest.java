@@ -8,6 +8,7 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.List;
 import java.util.function.Supplier;
+import java.util.logging.Level;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,6 +16,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.NoSuchElementException;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.logging.LogEntry;
@@ -76,7 +79,7 @@ class ConsoleBrowserTest {
       Boolean ok;
       try {
         ok = condition.get();
-      } catch (org.openqa.selenium.NoSuchElementException | org.openqa.selenium.StaleElementReferenceException e) {
+      } catch (NoSuchElementException | StaleElementReferenceException e) {
         ok = false; // not rendered yet, or re-rendered while read
       }
       if (Boolean.TRUE.equals(ok)) {
@@ -323,7 +326,7 @@ class ConsoleBrowserTest {
 
   /** No script errors and no Content-Security-Policy violations (a violation is how an inline script would show). */
   private static void assertNoPageErrors(List<LogEntry> logged) {
-    assertThat(logged).filteredOn(e -> e.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())
+    assertThat(logged).filteredOn(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
         .extracting(LogEntry::getMessage)
         .filteredOn(m -> !m.contains("/v1/")) // the 403s the page was meant to get, logged by the browser
         .isEmpty();

@@ -3,6 +3,7 @@ package io.warmmetal.api.console;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.logging.Level;
 import org.openqa.selenium.OutputType;
@@ -69,7 +70,7 @@ record HeadlessChromium(ChromeDriver driver, ChromeDriverService service, Path p
 
   private static void deleteTree(Path dir) {
     try (var walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (Exception ignored) {
       // best effort: a temporary profile
     }

@@ -20,6 +20,8 @@ import io.warmmetal.api.testing.TcpProxy;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -91,7 +93,7 @@ class DatabaseRestartTest {
       long answeredBack = answered(statuses, 200, 201);
       Await.until("the load served again", () -> answered(statuses, 200, 201) >= answeredBack + 2 * CLIENTS);
       running.set(false);
-      Future.join(java.util.Arrays.asList(clients)).await();
+      Future.join(Arrays.asList(clients)).await();
       printed.close();
       root.detachAppender(logged);
 
@@ -136,14 +138,14 @@ class DatabaseRestartTest {
       proxy.close();
       pg.close();
       try (var walk = Files.walk(dir)) {
-        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
   }
 
   /** Answers so far with any of {@code status}. */
   private static long answered(Map<Integer, Long> statuses, int... status) {
-    return java.util.Arrays.stream(status).mapToLong(st -> statuses.getOrDefault(st, 0L)).sum();
+    return Arrays.stream(status).mapToLong(st -> statuses.getOrDefault(st, 0L)).sum();
   }
 
   /**

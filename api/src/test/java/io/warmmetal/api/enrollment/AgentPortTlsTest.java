@@ -8,6 +8,7 @@ import io.warmmetal.protocol.CaPin;
 import io.warmmetal.protocol.PinnedTrustManager;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.cert.X509Certificate;
@@ -15,6 +16,7 @@ import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import org.assertj.core.api.Assertions;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
@@ -61,8 +63,8 @@ class AgentPortTlsTest {
     Path dir = Files.createTempDirectory("ca");
     CertificateAuthority first = CertificateAuthority.loadOrCreate(dir, Optional.empty(), Optional.empty());
     CertificateAuthority again = CertificateAuthority.loadOrCreate(dir, Optional.empty(), Optional.empty());
-    org.assertj.core.api.Assertions.assertThat(again.pin()).isEqualTo(first.pin());
-    org.assertj.core.api.Assertions.assertThat(Files.getPosixFilePermissions(dir.resolve("ca/ca.key")))
-        .isEqualTo(java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    Assertions.assertThat(again.pin()).isEqualTo(first.pin());
+    Assertions.assertThat(Files.getPosixFilePermissions(dir.resolve("ca/ca.key")))
+        .isEqualTo(PosixFilePermissions.fromString("rw-------"));
   }
 }

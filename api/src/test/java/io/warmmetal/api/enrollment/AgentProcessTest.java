@@ -10,7 +10,11 @@ import io.warmmetal.api.testing.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -39,7 +43,7 @@ public class AgentProcessTest {
   private static Process agent(ApiFixture fx, Path stateDir, String token, Path log, String... flags)
       throws Exception {
     assertThat(AGENT_JAR).as("the agent jar (mvn -B verify -Pprocesses packages it first)").exists();
-    List<String> command = new java.util.ArrayList<>(List.of(
+    List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx64m", "-jar", AGENT_JAR.toString(),
         "--api", "https://127.0.0.1:" + fx.api.agentPort(), "--ca-pin", fx.api.caPin().value(),
         "--state-dir", stateDir.toString(), "--name", "process-agent", "--address", "127.0.0.1"));
@@ -57,7 +61,7 @@ public class AgentProcessTest {
 
   @Test
   void anAgentProcessRunsTheLifecycleAndItsDeathMidJoinQuarantinesTheMachine(Vertx vertx) throws Exception {
-    try (ApiFixture fx = ApiFixture.start(vertx, java.util.Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
+    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_HEARTBEAT_SECONDS", "1",
         "WARMMETAL_OFFLINE_AFTER_SECONDS", "4", "WARMMETAL_JOIN_TIMEOUT_SECONDS", "4"))) {
       // Both agents run on this host and so report the same hardware: the second re-enrolls it.
       String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 2)
@@ -154,8 +158,8 @@ public class AgentProcessTest {
       assertThat(Files.readString(stateDir.resolve("machine-id")).trim()).isEqualTo(machineId);
       assertThat(Files.getPosixFilePermissions(stateDir.resolve("agent.key")))
           .isEqualTo(PosixFilePermissions.fromString("rw-------"));
-      java.security.cert.X509Certificate renewed = (java.security.cert.X509Certificate)
-          java.security.cert.CertificateFactory.getInstance("X.509").generateCertificate(
+      X509Certificate renewed = (X509Certificate)
+          CertificateFactory.getInstance("X.509").generateCertificate(
               Files.newInputStream(stateDir.resolve("agent.crt")));
       assertThat(fx.count("SELECT count(*) FROM machines WHERE id = $1 AND next_cert_serial = $2", machineId,
           renewed.getSerialNumber().toString(16))).isEqualTo(1);

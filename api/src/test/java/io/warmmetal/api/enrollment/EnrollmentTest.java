@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.agent.enrollment.AgentIdentity;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.agent.enrollment.Enrollment.EnrollmentRefused;
@@ -17,6 +18,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.time.Duration;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -166,9 +168,9 @@ class EnrollmentTest {
     Response old = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
     // Time passes for one of them (set back by hand: the test cannot wait a week).
     fx.db().preparedQuery("UPDATE enrollment_tokens SET expires_at = now() - interval '8 days' WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(old.body().getString("id"))).await();
+        .execute(Tuple.of(old.body().getString("id"))).await();
     EnrollmentTokens tokens = new EnrollmentTokens(fx.vertx, fx.db());
-    assertThat(tokens.deleteStale(java.time.Duration.ofDays(7)).await()).isEqualTo(1);
+    assertThat(tokens.deleteStale(Duration.ofDays(7)).await()).isEqualTo(1);
     assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", old.body().getString("id"))).isZero();
     assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", fresh.body().getString("id")))
         .isEqualTo(1);

@@ -8,6 +8,7 @@ import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.AgentIdentity;
@@ -35,7 +36,7 @@ class RenewalTest {
 
   private static String serial(ApiFixture fx, String column, String machine) {
     Object v = fx.db().preparedQuery("SELECT " + column + " FROM machines WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(machine)).await().iterator().next().getValue(0);
+        .execute(Tuple.of(machine)).await().iterator().next().getValue(0);
     return (String) v;
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.SqlConnection;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.ArrayList;
@@ -84,7 +85,7 @@ class EventsTest {
     String cursor = lastCursor;
 
     // A transaction writes an event (taking the next seq) and stays open while others write and commit theirs.
-    io.vertx.sqlclient.SqlConnection slow = fx.db().getConnection().await();
+    SqlConnection slow = fx.db().getConnection().await();
     slow.query("BEGIN").execute().await();
     slow.query("INSERT INTO events (type, subject, reason) VALUES ('Slow', 'slow', 'long transaction')").execute()
         .await();

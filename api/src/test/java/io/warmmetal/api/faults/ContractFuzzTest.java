@@ -7,6 +7,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.Json;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
@@ -14,12 +15,17 @@ import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.openapi.contract.OpenAPIContract;
+import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.validation.ResponseValidator;
 import io.vertx.openapi.validation.ValidatableResponse;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.testing.ApiFixture;
 import java.io.InputStream;
+import java.math.BigInteger;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.security.KeyPairGenerator;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HashMap;
@@ -31,9 +37,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * Every operation of openapi.yaml fuzzed from the contract: valid-ish and broken bodies, path and query parameters,
@@ -71,7 +80,7 @@ class ContractFuzzTest {
     System.out.printf("contract fuzz: seed %d, %d requests (-Dwarmmetal.fuzz.seed, -Dwarmmetal.fuzz.requests)%n",
         SEED, REQUESTS);
     try (InputStream in = WarmMetalApi.class.getClassLoader().getResourceAsStream(WarmMetalApi.CONTRACT)) {
-      spec = new JsonObject((Map<String, Object>) new org.yaml.snakeyaml.Yaml().load(in));
+      spec = new JsonObject((Map<String, Object>) new Yaml().load(in));
     }
     List<Op> ops = operations();
     try (ApiFixture fx = ApiFixture.start(vertx)) {
@@ -115,7 +124,7 @@ class ContractFuzzTest {
               }
             });
           }, err -> {
-            if (err instanceof java.util.concurrent.TimeoutException) {
+            if (err instanceof TimeoutException) {
               failures.add("no answer within 20 s\n    " + req.describe());
             }
             unsendable.incrementAndGet();
@@ -124,7 +133,7 @@ class ContractFuzzTest {
           window.add(outcome);
           windowRequests.put(outcome, req);
         }
-        Future.join(window).timeout(60, java.util.concurrent.TimeUnit.SECONDS).otherwiseEmpty().await();
+        Future.join(window).timeout(60, TimeUnit.SECONDS).otherwiseEmpty().await();
         windowRequests.forEach((f, req) -> {
           if (!f.isComplete()) {
             failures.add("never completed\n    " + req.describe());
@@ -183,7 +192,7 @@ class ContractFuzzTest {
   private static Future<String> contractCheck(OpenAPIContract contract, ResponseValidator validator, Request req,
       HttpResponse<Buffer> resp) {
     String path = req.uri().contains("?") ? req.uri().substring(0, req.uri().indexOf('?')) : req.uri();
-    io.vertx.openapi.contract.Operation op;
+    Operation op;
     try {
       op = contract.findOperation(path, req.method());
     } catch (RuntimeException e) {
@@ -263,7 +272,7 @@ class ContractFuzzTest {
   private void harvest(Request req, HttpResponse<Buffer> resp) {
     if (resp.statusCode() < 300 && req.op() != null && resp.body() != null) {
       try {
-        Object json = io.vertx.core.json.Json.decodeValue(resp.body());
+        Object json = Json.decodeValue(resp.body());
         learn(req.op().path(), json);
       } catch (RuntimeException ignored) {
         // not JSON (the iPXE script)
@@ -478,7 +487,7 @@ class ContractFuzzTest {
   }
 
   private static String encode(String s) {
-    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8).replace("+", "%20");
+    return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   private String body(Op op) {
@@ -489,7 +498,7 @@ class ContractFuzzTest {
     }
     Object valid = value(op.body(), null, 0);
     if (dice < 6 || !(valid instanceof JsonObject obj)) {
-      return io.vertx.core.json.Json.encode(loopbackOnly(valid));
+      return Json.encode(loopbackOnly(valid));
     }
     int mutations = 1 + random.nextInt(3);
     for (int i = 0; i < mutations; i++) {
@@ -584,7 +593,7 @@ class ContractFuzzTest {
       case 14 -> new JsonArray();
       case 15 -> new JsonObject();
       case 16 -> new JsonArray().add(new JsonObject().put("a", new JsonArray().add(1)));
-      case 17 -> new java.math.BigInteger("123456789012345678901234567890");
+      case 17 -> new BigInteger("123456789012345678901234567890");
       case 18 -> "NaN";
       case 19 -> "1970-01-01T00:00:00Z";
       case 20 -> "../../etc/passwd";
@@ -685,7 +694,7 @@ class ContractFuzzTest {
           }
         }
         if ("date-time".equals(schema.getString("format"))) {
-          return java.time.Instant.now().toString();
+          return Instant.now().toString();
         }
         int min = schema.getInteger("minLength", 1);
         int max = Math.min(schema.getInteger("maxLength", min + 16), min + 16);

@@ -17,6 +17,7 @@ import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.testing.ApiClient;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.ApiProcess;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.TestDatabase;
 import java.nio.file.Files;
 import java.sql.Connection;
@@ -97,7 +98,7 @@ class KillDuringLaunchStormTest {
         for (String t : tokens) {
           inFlight.put(t, launch(http, api.httpPort, token, bodies.get(t)).onSuccess(a -> answered.incrementAndGet()));
         }
-        io.warmmetal.api.testing.Await.until("a share of the storm answered", () -> answered.get() >= killAfter
+        Await.until("a share of the storm answered", () -> answered.get() >= killAfter
             || inFlight.values().stream().allMatch(Future::isComplete), 60_000);
         api.kill();
         Future.join(new ArrayList<>(inFlight.values())).otherwiseEmpty().await();

@@ -3,18 +3,23 @@ package io.warmmetal.api.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.WebClient;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import java.util.Base64;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Bad input: a 4xx in the one error shape naming the problem, and nothing written. */
 @ExtendWith(VertxExtension.class)
@@ -145,10 +150,10 @@ class BadInputTest {
 
   @Test
   void wrongMediaTypeUnknownRoutesAndMethods() {
-    var http = io.vertx.ext.web.client.WebClient.create(fx.vertx);
+    var http = WebClient.create(fx.vertx);
     var textBody = http.post(fx.api.port(), "127.0.0.1", "/v1/instances")
         .putHeader("Authorization", "Bearer " + ApiFixture.ADMIN).putHeader("Content-Type", "text/plain")
-        .sendBuffer(io.vertx.core.buffer.Buffer.buffer("hello")).await();
+        .sendBuffer(Buffer.buffer("hello")).await();
     assertThat(textBody.statusCode()).isEqualTo(415);
     assertThat(textBody.bodyAsJsonObject().getString("code")).isEqualTo("UnsupportedMediaType");
     Response unknown = fx.client.get("/v1/nothing-here", ApiFixture.ADMIN);
@@ -160,28 +165,28 @@ class BadInputTest {
   }
 
   /** Found by the contract fuzz (faults/ContractFuzzTest): each was a 500, or no answer at all. */
-  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> fuzzFindings() {
+  static Stream<Arguments> fuzzFindings() {
     String form = "application/x-www-form-urlencoded";
     // A malformed escape is refused before anything reads the body (400); a form body alone is a 415.
-    return java.util.stream.Stream.of(
-        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/events?since=%&limit=%", null, 400),
-        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/instances?machineId=%zz", null, 400),
-        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/shapes/x86-8c-32g?regionLabel=%", null, 400),
-        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/ssh-keys", form, 415),
-        org.junit.jupiter.params.provider.Arguments.of("GET", "/v1/machines?%=%00", "multipart/form-data; boundary=x",
+    return Stream.of(
+        Arguments.of("GET", "/v1/events?since=%&limit=%", null, 400),
+        Arguments.of("GET", "/v1/instances?machineId=%zz", null, 400),
+        Arguments.of("GET", "/v1/shapes/x86-8c-32g?regionLabel=%", null, 400),
+        Arguments.of("GET", "/v1/ssh-keys", form, 415),
+        Arguments.of("GET", "/v1/machines?%=%00", "multipart/form-data; boundary=x",
             400),
-        org.junit.jupiter.params.provider.Arguments.of("POST", "/v1/instances?%=%00", form, 400),
-        org.junit.jupiter.params.provider.Arguments.of("POST", "/v1/instances", form, 415));
+        Arguments.of("POST", "/v1/instances?%=%00", form, 400),
+        Arguments.of("POST", "/v1/instances", form, 415));
   }
 
   @ParameterizedTest(name = "{0} {1} ({2}) → {3}")
-  @org.junit.jupiter.params.provider.MethodSource("fuzzFindings")
+  @MethodSource("fuzzFindings")
   void malformedQueryEscapesAndFormBodiesAre4xx(String method, String uri, String contentType, int status) {
-    var http = io.vertx.ext.web.client.WebClient.create(fx.vertx);
+    var http = WebClient.create(fx.vertx);
     var request = http.request(HttpMethod.valueOf(method), fx.api.port(), "127.0.0.1", uri)
         .putHeader("Authorization", "Bearer " + ApiFixture.ADMIN).timeout(10_000);
     var response = contentType == null ? request.send().await()
-        : request.putHeader("Content-Type", contentType).sendBuffer(io.vertx.core.buffer.Buffer.buffer("a=1")).await();
+        : request.putHeader("Content-Type", contentType).sendBuffer(Buffer.buffer("a=1")).await();
     assertThat(response.statusCode()).isEqualTo(status);
     assertThat(response.bodyAsJsonObject().getString("code"))
         .isEqualTo(status == 400 ? "ValidationError" : "UnsupportedMediaType");

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * Every example in openapi.yaml validates against its schema, with the validator that checks the server's traffic
@@ -93,7 +94,7 @@ class ContractExamplesTest {
   }
 
   private static void strayKeys(String yaml, List<String> out) {
-    JsonObject contract = new JsonObject(new org.yaml.snakeyaml.Yaml().<Map<String, Object>>load(yaml));
+    JsonObject contract = new JsonObject(new Yaml().<Map<String, Object>>load(yaml));
     walk(contract, "", out);
   }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -82,7 +83,7 @@ class GeneratedClientTest {
 
   private static boolean onPath(String tool) {
     String path = System.getenv().getOrDefault("PATH", "");
-    for (String dir : path.split(java.io.File.pathSeparator)) {
+    for (String dir : path.split(File.pathSeparator)) {
       if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, tool))) {
         return true;
       }

@@ -58,13 +58,13 @@ class IdempotencyTest {
   void tokensWithUnpairedSurrogatesAreRefusedRatherThanFoldedIntoOne() {
     // Stored as UTF-8 such halves would all become '?': three different tokens, one launch.
     for (String token : new String[] {"\\ud800abc", "\\udfffabc", "x\\uDBFF"}) {
-      Response r = fx.client.call(io.vertx.core.http.HttpMethod.POST, "/v1/instances", client,
+      Response r = fx.client.call(HttpMethod.POST, "/v1/instances", client,
           "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"" + token + "\"}");
       assertThat(r.status()).as(token).isEqualTo(400);
       assertThat(r.body().getString("message")).contains("surrogate");
     }
     // A whole pair (an emoji) is fine.
-    assertThat(fx.client.call(io.vertx.core.http.HttpMethod.POST, "/v1/instances", client,
+    assertThat(fx.client.call(HttpMethod.POST, "/v1/instances", client,
         "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"tok-\\ud83d\\ude80\"}").status()).isEqualTo(201);
     assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(1);
   }

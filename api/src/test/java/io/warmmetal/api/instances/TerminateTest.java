@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
+import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -174,7 +176,7 @@ class TerminateTest {
   @Test
   void secretsAreSealedAndNeverReturned() {
     String token = "abcdef.0123456789abcdef";
-    String userData = java.util.Base64.getEncoder().encodeToString("#!/bin/sh\necho s3cr3t-user-data".getBytes());
+    String userData = Base64.getEncoder().encodeToString("#!/bin/sh\necho s3cr3t-user-data".getBytes());
     String other = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     Response joining = fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-8c-32g")
         .put("kubernetes", new JsonObject().put("apiServer", "10.0.0.1:6443")
@@ -184,13 +186,13 @@ class TerminateTest {
     assertThat(scripted.body().getJsonArray("instances").getJsonObject(0).getBoolean("hasUserData")).isTrue();
     assertThat(joining.body().getJsonArray("instances").getJsonObject(0).getJsonObject("kubernetes")
         .getString("apiServer")).isEqualTo("10.0.0.1:6443");
-    for (Response r : java.util.List.of(joining, scripted)) {
+    for (Response r : List.of(joining, scripted)) {
       String id = r.body().getJsonArray("instances").getJsonObject(0).getString("id");
       assertThat(r.raw()).doesNotContain(token).doesNotContain("s3cr3t").doesNotContain(userData);
       assertThat(fx.client.get("/v1/instances/" + id, client).raw()).doesNotContain(token).doesNotContain(userData);
       // At rest: sealed bytes, not the plaintext.
       var sealed = fx.db().preparedQuery("SELECT secrets FROM instances WHERE id = $1")
-          .execute(io.vertx.sqlclient.Tuple.of(id)).await().iterator().next().getBuffer(0);
+          .execute(Tuple.of(id)).await().iterator().next().getBuffer(0);
       assertThat(sealed).isNotNull();
       assertThat(sealed.toString()).doesNotContain(token).doesNotContain("s3cr3t");
     }

@@ -44,9 +44,9 @@ class MachinesTest {
   @Test
   void registrationDerivesTheShapeAndKeepsTheFacts() {
     JsonObject facts = ApiFixture.gpuFacts(64, 512, 4, "NVIDIA H100 80GB HBM3")
-        .put("disks", new io.vertx.core.json.JsonArray().add(new JsonObject().put("name", "nvme0n1")
+        .put("disks", new JsonArray().add(new JsonObject().put("name", "nvme0n1")
             .put("sizeGiB", 3576).put("type", "nvme")))
-        .put("nics", new io.vertx.core.json.JsonArray().add(new JsonObject().put("name", "eth0")
+        .put("nics", new JsonArray().add(new JsonObject().put("name", "eth0")
             .put("mac", "52:54:00:12:34:56").put("speedMbps", 25000)));
     Response r = register(new JsonObject().put("name", "gpu-1").put("address", "10.1.0.7").put("facts", facts)
         .put("labels", new JsonObject().put("rack", "r7")).put("prepared", true)

@@ -9,6 +9,7 @@ import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -122,7 +123,7 @@ class PoolManagerTest {
 
   @Test
   void theTimerKeepsPoolsWithoutBeingAsked(Vertx vertx) throws Exception {
-    try (ApiFixture fast = ApiFixture.start(vertx, java.util.Map.of("WARMMETAL_POOL_INTERVAL_MS", "50"))) {
+    try (ApiFixture fast = ApiFixture.start(vertx, Map.of("WARMMETAL_POOL_INTERVAL_MS", "50"))) {
       fast.registerMachines(2, ApiFixture.facts(16, 64), false);
       fast.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
       Await.until("both preparing", () -> fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'")

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.api.testing.IpmiSim;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
@@ -31,7 +32,7 @@ class IpmiPowerTest {
 
   @Test
   void switchesTheServerOnAndOffAndReportsItsPower(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx),
+    PowerDriver power = PowerDriver.ipmi(SshRunner.outOfBandWorkers(vertx),
         new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, IpmiSim.PASSWORD), Duration.ofSeconds(20));
     assertThat(power.status().await()).isEqualTo(PowerState.OFF);
 
@@ -46,7 +47,7 @@ class IpmiPowerTest {
 
   @Test
   void aWrongPasswordIsRefusedWithoutShowingIt(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(io.warmmetal.api.ssh.SshRunner.outOfBandWorkers(vertx),
+    PowerDriver power = PowerDriver.ipmi(SshRunner.outOfBandWorkers(vertx),
         new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, "not-the-password"), Duration.ofSeconds(20));
     assertThatThrownBy(() -> power.on().await()).hasMessageContaining("refused 'chassis power on'")
         .hasMessageNotContaining("not-the-password");

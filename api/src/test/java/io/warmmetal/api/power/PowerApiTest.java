@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.RedfishBmc;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -35,7 +37,7 @@ class PowerApiTest {
       assertThat(set.raw()).doesNotContain(RedfishBmc.PASSWORD);
       assertThat(set.body().getBoolean("hasPassword")).isTrue();
       byte[] stored = fx.db().preparedQuery("SELECT secret FROM machine_power WHERE machine_id = $1")
-          .execute(io.vertx.sqlclient.Tuple.of(machine)).await().iterator().next().getBuffer(0).getBytes();
+          .execute(Tuple.of(machine)).await().iterator().next().getBuffer(0).getBytes();
       assertThat(new String(stored, StandardCharsets.ISO_8859_1)).doesNotContain(RedfishBmc.PASSWORD);
 
       Response on = fx.client.post("/v1/machines/" + machine + ":power-on", ApiFixture.ADMIN, null);
@@ -103,7 +105,7 @@ class PowerApiTest {
     }
   }
 
-  private static final java.util.List<String> HOW_REACHED = java.util.List.of("address", "port", "username",
+  private static final List<String> HOW_REACHED = List.of("address", "port", "username",
       "hasPassword", "tlsPin", "systemId", "mac", "wakeAddress", "wakePort");
 
   @Test
@@ -113,12 +115,12 @@ class PowerApiTest {
       String path = "/v1/machines/" + machine + "/power";
       assertThat(fx.client.put(path, ApiFixture.ADMIN, redfish(bmc)).status()).isEqualTo(200);
       // A project's tokens do not read the fleet's power at all; an operator's read-only token reads recorded state.
-      for (String project : java.util.List.of(fx.token("read-only"), fx.token("client"))) {
+      for (String project : List.of(fx.token("read-only"), fx.token("client"))) {
         Response fleetOnly = fx.client.get(path, project);
         assertThat(fleetOnly.status()).isEqualTo(403);
         assertThat(fleetOnly.body().getString("message")).contains("'fleet-read'");
       }
-      for (String token : java.util.List.of(fx.token("fleet-reader"))) {
+      for (String token : List.of(fx.token("fleet-reader"))) {
         Response refused = fx.client.get(path + "?observe=true", token);
         assertThat(refused.status()).as(refused.raw()).isEqualTo(403);
         assertThat(refused.errorCode()).isEqualTo("Forbidden");
@@ -185,6 +187,6 @@ class PowerApiTest {
 
   private static byte[] storedSecret(ApiFixture fx, String machine) {
     return fx.db().preparedQuery("SELECT secret FROM machine_power WHERE machine_id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(machine)).await().iterator().next().getBuffer(0).getBytes();
+        .execute(Tuple.of(machine)).await().iterator().next().getBuffer(0).getBytes();
   }
 }

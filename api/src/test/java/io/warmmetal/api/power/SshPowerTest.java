@@ -14,6 +14,7 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -39,7 +40,7 @@ class SshPowerTest {
       power.on().await();
       DatagramPacket packet = new DatagramPacket(new byte[256], 256);
       nic.receive(packet);
-      assertThat(java.util.Arrays.copyOf(packet.getData(), packet.getLength()))
+      assertThat(Arrays.copyOf(packet.getData(), packet.getLength()))
           .isEqualTo(WakeOnLan.packet("52:54:00:ab:cd:ef"));
 
       sshd.close();

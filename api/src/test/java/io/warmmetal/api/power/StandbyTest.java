@@ -2,6 +2,7 @@ package io.warmmetal.api.power;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
@@ -85,7 +86,7 @@ class StandbyTest {
           agent = null;
           return running.stop();
         }
-        return io.vertx.core.Future.succeededFuture();
+        return Future.succeededFuture();
       }).onComplete(x -> busy = false);
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.enrollment.AgentProcessTest;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
@@ -89,7 +90,7 @@ class SshEnrollmentTest {
   void aServerEnrolledOverSshRunsTheAgentJoinsThePoolAndCanBeRecovered() throws Exception {
     String keyId = storeKey();
     byte[] sealed = fx.db().preparedQuery("SELECT private_key FROM ssh_keys WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(keyId)).await().iterator().next().getBuffer(0).getBytes();
+        .execute(Tuple.of(keyId)).await().iterator().next().getBuffer(0).getBytes();
     assertThat(new String(sealed, StandardCharsets.ISO_8859_1)).doesNotContain("PRIVATE KEY");
 
     // Google-style custom method spelling, as documented.

@@ -6,13 +6,16 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.WarmMetalApi;
 import io.warmmetal.api.config.ApiConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * A real API server on a loopback port with its own fresh PostgreSQL database, a known admin token and a client that
@@ -93,7 +96,7 @@ public final class ApiFixture implements AutoCloseable {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       var r = client.post("/v1/machines", ADMIN, new JsonObject()
-          .put("name", "node-" + java.util.UUID.randomUUID())
+          .put("name", "node-" + UUID.randomUUID())
           .put("address", "192.0.2." + (i % 250 + 1))
           .put("facts", facts)
           .put("labels", labels)
@@ -124,7 +127,7 @@ public final class ApiFixture implements AutoCloseable {
 
   /** One SQL query's single numeric result, for checking what was (not) written. */
   public long count(String sql, Object... args) {
-    Row row = db().preparedQuery(sql).execute(io.vertx.sqlclient.Tuple.wrap(args)).await().iterator().next();
+    Row row = db().preparedQuery(sql).execute(Tuple.wrap(args)).await().iterator().next();
     return row.getLong(0);
   }
 
@@ -132,7 +135,7 @@ public final class ApiFixture implements AutoCloseable {
   public List<String> openCommands(String machineId, String type) {
     List<String> ids = new ArrayList<>();
     db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = $2 AND status = 'queued' "
-            + "ORDER BY seq").execute(io.vertx.sqlclient.Tuple.of(machineId, type)).await()
+            + "ORDER BY seq").execute(Tuple.of(machineId, type)).await()
         .forEach(r -> ids.add(r.getString("id")));
     return ids;
   }
@@ -171,7 +174,7 @@ public final class ApiFixture implements AutoCloseable {
 
   static void deleteTree(Path dir) {
     try (var walk = Files.walk(dir)) {
-      walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (Exception ignored) {
       // best effort: a temporary directory
     }

@@ -1,7 +1,9 @@
 package io.warmmetal.api.testing;
 
 import io.warmmetal.api.db.Database;
+import java.io.File;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLClassLoader;
@@ -12,6 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -71,7 +75,7 @@ public final class ApiProcess implements AutoCloseable {
   }
 
   public static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
   }
@@ -84,7 +88,7 @@ public final class ApiProcess implements AutoCloseable {
     if (Thread.currentThread().getContextClassLoader() instanceof URLClassLoader loader
         && loader.getURLs().length > 0) {
       return Arrays.stream(loader.getURLs()).map(url -> Path.of(URI.create(url.toString())).toString())
-          .collect(Collectors.joining(java.io.File.pathSeparator));
+          .collect(Collectors.joining(File.pathSeparator));
     }
     return System.getProperty("java.class.path");
   }
@@ -167,22 +171,22 @@ public final class ApiProcess implements AutoCloseable {
 
   /** A query's single number. */
   public static long count(Connection sql, String query) {
-    try (java.sql.ResultSet rs = sql.createStatement().executeQuery(query)) {
+    try (ResultSet rs = sql.createStatement().executeQuery(query)) {
       rs.next();
       return rs.getLong(1);
-    } catch (java.sql.SQLException e) {
+    } catch (SQLException e) {
       throw new AssertionError(query, e);
     }
   }
 
   /** A query's first column. */
   public static List<String> rows(Connection sql, String query) {
-    List<String> out = new java.util.ArrayList<>();
-    try (java.sql.ResultSet rs = sql.createStatement().executeQuery(query)) {
+    List<String> out = new ArrayList<>();
+    try (ResultSet rs = sql.createStatement().executeQuery(query)) {
       while (rs.next()) {
         out.add(rs.getString(1));
       }
-    } catch (java.sql.SQLException e) {
+    } catch (SQLException e) {
       throw new AssertionError(query, e);
     }
     return out;

@@ -1,6 +1,8 @@
 package io.warmmetal.api.testing;
 
+import java.io.File;
 import java.net.DatagramSocket;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -41,7 +43,7 @@ public final class IpmiSim implements AutoCloseable {
         "esac", "exit 0", ""));
     Files.setPosixFilePermissions(hook, PosixFilePermissions.fromString("rwx------"));
     int port;
-    try (DatagramSocket s = new DatagramSocket(0, java.net.InetAddress.getLoopbackAddress())) {
+    try (DatagramSocket s = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
     Path lan = dir.resolve("lan.conf");
@@ -58,7 +60,7 @@ public final class IpmiSim implements AutoCloseable {
         ""));
     Files.createDirectories(dir.resolve("state"));
     Process sim = new ProcessBuilder(IPMI_SIM.toString(), "-c", lan.toString(), "-f", emu.toString(), "-s",
-        dir.resolve("state").toString(), "-n").redirectInput(ProcessBuilder.Redirect.from(new java.io.File(
+        dir.resolve("state").toString(), "-n").redirectInput(ProcessBuilder.Redirect.from(new File(
             "/dev/null"))).redirectErrorStream(true).redirectOutput(dir.resolve("sim.log").toFile()).start();
     Path log = dir.resolve("sim.log");
     // UDP has nothing to probe but an IPMI session: ready once a session answers (each probe gives up in ~2 s).

@@ -1,6 +1,7 @@
 package io.warmmetal.api.testing;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
@@ -47,7 +48,7 @@ public final class Sshd implements AutoCloseable {
       Files.createDirectories(Path.of("/run/sshd")); // root's sshd chroots there (privilege separation); others' do not
     }
     int port;
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
     Path config = dir.resolve("sshd_config");

@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.flywaydb.core.Flyway;
+import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * The real PostgreSQL the tests run against, one per test JVM, with a fresh database per fixture:
@@ -80,7 +81,7 @@ public final class TestDatabase {
       return external;
     }
     if ("true".equals(System.getenv("WARMMETAL_TEST_TESTCONTAINERS"))) {
-      var container = new org.testcontainers.postgresql.PostgreSQLContainer("postgres:17-alpine");
+      var container = new PostgreSQLContainer("postgres:17-alpine");
       container.start();
       Runtime.getRuntime().addShutdownHook(new Thread(container::stop));
       return "postgresql://" + container.getUsername() + ":" + container.getPassword() + "@" + container.getHost()

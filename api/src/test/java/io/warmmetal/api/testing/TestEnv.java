@@ -1,5 +1,7 @@
 package io.warmmetal.api.testing;
 
+import io.warmmetal.api.config.ApiConfig;
+import java.nio.file.Files;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -24,14 +26,14 @@ public final class TestEnv {
    * fresh data directory and database, the given admin token, and no per-address cap on the agents' port (but its
    * total) unless one is set.
    */
-  public static io.warmmetal.api.config.ApiConfig benchmark(String adminToken) throws Exception {
+  public static ApiConfig benchmark(String adminToken) throws Exception {
     Map<String, String> env = loopback(System.getenv());
-    env.put("WARMMETAL_DATA_DIR", java.nio.file.Files.createTempDirectory("warmmetal-bench").toString());
+    env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
     env.put("WARMMETAL_ADMIN_TOKEN", adminToken);
     env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
     // Thousands of simulated agents enroll and connect at once, all from loopback: a whole fleet behind one
     // load-balancer address, connecting together, is more than the default per-address cap is for.
     env.putIfAbsent("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
-    return io.warmmetal.api.config.ApiConfig.fromEnv(env);
+    return ApiConfig.fromEnv(env);
   }
 }

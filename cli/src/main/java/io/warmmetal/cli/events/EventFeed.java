@@ -2,6 +2,7 @@ package io.warmmetal.cli.events;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.warmmetal.cli.http.ApiClient;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -22,7 +23,7 @@ public final class EventFeed {
 
   /** The events after the cursor (empty when none yet); the cursor moves past them. */
   public ArrayNode next() {
-    ArrayNode all = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+    ArrayNode all = JsonNodeFactory.instance.arrayNode();
     while (true) {
       JsonNode page = api.get(ApiClient.query("/v1/events", query));
       page.path("items").forEach(all::add);

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.OutputFormat;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.util.List;
 
 /**
  * Events as they arrive: one aligned line each (a stream cannot be padded to its widest cell, so columns are
@@ -37,9 +39,9 @@ public final class EventFormat {
 
   private static String yamlItem(JsonNode e) {
     try {
-      return YAML.writeValueAsString(java.util.List.of(e));
+      return YAML.writeValueAsString(List.of(e));
     } catch (JsonProcessingException ex) {
-      throw new java.io.UncheckedIOException(ex);
+      throw new UncheckedIOException(ex);
     }
   }
 

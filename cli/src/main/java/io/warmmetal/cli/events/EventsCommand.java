@@ -1,5 +1,7 @@
 package io.warmmetal.cli.events;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.warmmetal.cli.http.ApiUnreachable;
 import io.warmmetal.cli.output.OutputFormat;
 import io.warmmetal.cli.session.SessionCommand;
 import java.time.Duration;
@@ -31,10 +33,10 @@ public final class EventsCommand extends SessionCommand {
     var out = session().out();
     boolean header = true;
     do {
-      com.fasterxml.jackson.databind.node.ArrayNode events;
+      ArrayNode events;
       try {
         events = feed.next();
-      } catch (io.warmmetal.cli.http.ApiUnreachable e) {
+      } catch (ApiUnreachable e) {
         if (follow && Thread.currentThread().isInterrupted()) {
           break; // stopped while a request was under way
         }

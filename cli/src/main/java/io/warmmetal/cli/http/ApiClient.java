@@ -2,8 +2,10 @@ package io.warmmetal.cli.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.NullNode;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -12,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.StringJoiner;
 
@@ -60,9 +63,9 @@ public final class ApiClient {
   }
 
   /** Every item of a paged list ({@code items}, {@code nextCursor}), oldest first. */
-  public com.fasterxml.jackson.databind.node.ArrayNode list(String path, Map<String, ?> params) {
+  public ArrayNode list(String path, Map<String, ?> params) {
     var all = JSON.createArrayNode();
-    Map<String, Object> q = new java.util.LinkedHashMap<>(params);
+    Map<String, Object> q = new LinkedHashMap<>(params);
     q.put("limit", 1000);
     while (true) {
       JsonNode page = get(query(path, q));
@@ -153,7 +156,7 @@ public final class ApiClient {
       if (t.getMessage() != null && !t.getMessage().isBlank()) {
         return t.getMessage();
       }
-      if (t instanceof java.net.ConnectException) {
+      if (t instanceof ConnectException) {
         return "connection refused";
       }
     }

@@ -9,6 +9,7 @@ import java.security.KeyStore;
 import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
+import java.util.Arrays;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
@@ -80,7 +81,7 @@ public final class Trust {
       public X509Certificate[] getAcceptedIssuers() {
         X509Certificate[] a = first.getAcceptedIssuers();
         X509Certificate[] b = second.getAcceptedIssuers();
-        X509Certificate[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        X509Certificate[] all = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, all, a.length, b.length);
         return all;
       }

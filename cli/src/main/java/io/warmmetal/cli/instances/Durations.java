@@ -1,6 +1,7 @@
 package io.warmmetal.cli.instances;
 
 import java.time.Duration;
+import java.util.Locale;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
@@ -8,7 +9,7 @@ import picocli.CommandLine.TypeConversionException;
 public final class Durations implements ITypeConverter<Duration> {
   @Override
   public Duration convert(String value) {
-    String v = value.trim().toLowerCase(java.util.Locale.ROOT);
+    String v = value.trim().toLowerCase(Locale.ROOT);
     try {
       if (v.endsWith("ms")) {
         return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));

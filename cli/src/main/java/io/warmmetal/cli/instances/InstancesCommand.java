@@ -1,5 +1,6 @@
 package io.warmmetal.cli.instances;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.Filters;
@@ -65,7 +66,7 @@ public final class InstancesCommand extends GroupCommand {
 
     @Override
     public Integer call() {
-      var done = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+      var done = JsonNodeFactory.instance.arrayNode();
       for (String id : ids) {
         done.add(api().delete("/v1/instances/" + id));
       }

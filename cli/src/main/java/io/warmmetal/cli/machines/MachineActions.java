@@ -1,6 +1,8 @@
 package io.warmmetal.cli.machines;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.warmmetal.cli.session.SessionCommand;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
@@ -10,13 +12,13 @@ final class MachineActions {
 
   abstract static class Action extends SessionCommand {
     @Parameters(paramLabel = "MACHINE", arity = "1..*", description = "one or more machine ids")
-    java.util.List<String> ids;
+    List<String> ids;
 
     abstract String action();
 
     @Override
     public Integer call() {
-      var done = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.arrayNode();
+      var done = JsonNodeFactory.instance.arrayNode();
       for (String id : ids) {
         done.add(ResetPending.explained(api(), id, () -> api().post("/v1/machines/" + id + "/" + action(), null)));
       }

@@ -1,7 +1,9 @@
 package io.warmmetal.cli.machines;
 
+import io.warmmetal.cli.output.OutputFormat;
 import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.session.SessionCommand;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -20,9 +22,9 @@ final class RecoverCommand extends SessionCommand {
   public Integer call() {
     var result = ResetPending.explained(api(), id,
         () -> api().post("/v1/machines/" + id + "/recover", Map.of("action", action)));
-    if (session().output() == io.warmmetal.cli.output.OutputFormat.JSON
-        || session().output() == io.warmmetal.cli.output.OutputFormat.YAML) {
-      session().printer().print(result, java.util.List.of());
+    if (session().output() == OutputFormat.JSON
+        || session().output() == OutputFormat.YAML) {
+      session().printer().print(result, List.of());
     } else {
       session().out().println(id + " " + action + ": " + (result.path("succeeded").asBoolean() ? "succeeded"
           : result.path("timedOut").asBoolean() ? "timed out" : "failed, exit " + result.path("exitStatus")));

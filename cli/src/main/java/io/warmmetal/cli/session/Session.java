@@ -5,6 +5,7 @@ import io.warmmetal.cli.config.Settings;
 import io.warmmetal.cli.http.ApiClient;
 import io.warmmetal.cli.output.OutputFormat;
 import io.warmmetal.cli.output.Printer;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -23,7 +24,7 @@ public final class Session {
   private final Map<String, String> env;
   private final PrintWriter out;
   private final PrintWriter err;
-  private final java.io.InputStream in;
+  private final InputStream in;
   private final Clock clock;
   private String api;
   private String token;
@@ -32,7 +33,7 @@ public final class Session {
   private OutputFormat output = OutputFormat.TABLE;
   private ApiClient client;
 
-  public Session(Map<String, String> env, java.io.InputStream in, PrintWriter out, PrintWriter err, Clock clock) {
+  public Session(Map<String, String> env, InputStream in, PrintWriter out, PrintWriter err, Clock clock) {
     this.env = Map.copyOf(env);
     this.in = in;
     this.out = out;
@@ -44,7 +45,7 @@ public final class Session {
     return env;
   }
 
-  public java.io.InputStream in() {
+  public InputStream in() {
     return in;
   }
 

@@ -1,7 +1,9 @@
 package io.warmmetal.cli.session;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.warmmetal.cli.http.ApiClient;
 import io.warmmetal.cli.output.Column;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -20,7 +22,7 @@ public abstract class SessionCommand implements Callable<Integer> {
   }
 
   /** Prints an answer (an object or an array of them) in the session's format; exit 0. */
-  protected Integer print(com.fasterxml.jackson.databind.JsonNode body, java.util.List<Column> columns) {
+  protected Integer print(JsonNode body, List<Column> columns) {
     session().printer().print(body, columns);
     return ExitCode.OK;
   }

@@ -1,5 +1,6 @@
 package io.warmmetal.cli.shapes;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.Column;
 import io.warmmetal.cli.session.GroupCommand;
@@ -28,7 +29,7 @@ public final class ShapesCommand extends GroupCommand {
       Column.wide("DISK-GIB", s -> Cells.text(s.get("diskGiB"))),
       Column.wide("PRICE/H", s -> Cells.text(s.get("pricePerHour"))));
 
-  private static String gpus(com.fasterxml.jackson.databind.JsonNode shape) {
+  private static String gpus(JsonNode shape) {
     StringBuilder b = new StringBuilder();
     shape.path("gpus").forEach(g -> b.append(b.length() == 0 ? "" : ",").append(g.path("count").asText())
         .append("x").append(g.path("model").asText()));

@@ -2,6 +2,7 @@ package io.warmmetal.cli.testing;
 
 import io.vertx.core.Vertx;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.BootImageFixture;
 import io.warmmetal.cli.Cli;
 import io.warmmetal.cli.session.Session;
 import java.io.ByteArrayInputStream;
@@ -62,7 +63,7 @@ public final class CliFixture implements BeforeAllCallback, AfterAllCallback, Be
     vertx = Vertx.vertx();
     home = Files.createTempDirectory("warmmetal-cli-test");
     Path boot = Files.createDirectories(home.resolve("boot"));
-    io.warmmetal.api.testing.BootImageFixture.install(boot, "v1.20.2-aaaaaaaaaaaa", 1);
+    BootImageFixture.install(boot, "v1.20.2-aaaaaaaaaaaa", 1);
     api = ApiFixture.start(vertx, Map.of("WARMMETAL_BOOT_DIR", boot.toString()));
   }
 

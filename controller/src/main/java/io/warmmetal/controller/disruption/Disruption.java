@@ -2,6 +2,7 @@ package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
@@ -28,10 +29,13 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,7 +89,7 @@ public final class Disruption {
   private record Decision(List<NodeClaim> candidates, List<Scheduler.PlannedNode> replacements, double priceBelow) {}
 
   public void reconcile(List<Pod> pods, List<Node> nodes, List<NodeClaim> claims,
-      List<io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget> pdbs) throws Exception {
+      List<PodDisruptionBudget> pdbs) throws Exception {
     Instant now = Instant.now();
     drift.reconcile(claims);
     Map<String, List<Pod>> byNode = new HashMap<>();
@@ -131,7 +135,7 @@ public final class Disruption {
         .toList();
     // A node whose pods a PodDisruptionBudget will not let go now would never drain: not a candidate (drift with a
     // terminationGracePeriod excepted, which deletes them in the end), as upstream's ValidatePodsDisruptable.
-    java.util.function.Predicate<NodeClaim> drainable = c -> byNode.getOrDefault(c.getStatus().nodeName, List.of())
+    Predicate<NodeClaim> drainable = c -> byNode.getOrDefault(c.getStatus().nodeName, List.of())
         .stream().allMatch(budgets::allows);
     if (spared.stream().noneMatch(c -> Drift.drifted(c) || consolidatable(c, pools.get(pool(c)), now))) {
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
@@ -253,7 +257,7 @@ public final class Disruption {
       if (headed().isEmpty()) {
         return Set.of();
       }
-      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new IdentityHashMap<>();
       state().nodes.forEach((claim, node) -> claimOf.put(node, claim));
       Set<String> names = new HashSet<>();
       headed().values().forEach(node -> names.add(claimOf.get(node).getMetadata().getName()));
@@ -300,9 +304,9 @@ public final class Disruption {
       Set<String> names = new HashSet<>(candidates.stream().map(c -> c.getMetadata().getName()).toList());
       // The pods with no place now take theirs first: nothing is consolidated onto capacity they would use. Those
       // headed for a candidate need a place as much as its own pods do.
-      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+      Map<Scheduler.PlannedNode, NodeClaim> claimOf = new IdentityHashMap<>();
       state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
-      Map<PodRequest, Scheduler.PlannedNode> settled = new java.util.IdentityHashMap<>();
+      Map<PodRequest, Scheduler.PlannedNode> settled = new IdentityHashMap<>();
       List<PodRequest> moving = new ArrayList<>();
       headed().forEach((pod, node) -> {
         if (names.contains(claimOf.get(node).getMetadata().getName())) {
@@ -331,7 +335,7 @@ public final class Disruption {
   /** The nodes with the pending pods that would go there added: what is left for the pods being moved. */
   private static List<Scheduler.PlannedNode> absorb(List<Scheduler.PlannedNode> nodes,
       Map<PodRequest, Scheduler.PlannedNode> placed) {
-    Map<Scheduler.PlannedNode, List<PodRequest>> added = new java.util.IdentityHashMap<>();
+    Map<Scheduler.PlannedNode, List<PodRequest>> added = new IdentityHashMap<>();
     placed.forEach((pod, node) -> added.computeIfAbsent(node, n -> new ArrayList<>()).add(pod));
     return nodes.stream().map(n -> {
       List<PodRequest> more = added.get(n);
@@ -351,7 +355,7 @@ public final class Disruption {
     if (decision == null) {
       return false;
     }
-    String why = reason.toLowerCase(java.util.Locale.ROOT);
+    String why = reason.toLowerCase(Locale.ROOT);
     if (decision.replacements().isEmpty()) {
       decision.candidates().forEach(c -> delete(c, reason, claims, nodes, now));
       metrics.disruptionDecision("delete", why, consolidationType);
@@ -389,7 +393,7 @@ public final class Disruption {
   private void delete(NodeClaim claim, String reason, List<NodeClaim> claims, Map<String, Node> nodes, Instant now) {
     LOG.info("NodeClaim {}: disrupting ({})", claim.getMetadata().getName(), reason);
     kube.resources(NodeClaim.class).resource(claim).delete();
-    String why = reason.toLowerCase(java.util.Locale.ROOT);
+    String why = reason.toLowerCase(Locale.ROOT);
     NodePool pool = defs.pool(pool(claim));
     metrics.nodeClaimDisrupted(why, pool(claim), pool == null ? "" : policy(pool), "graceful");
     events.publish(KarpenterEvents.disruptionTerminating(nodes.get(claim.getStatus().nodeName), claim, why));

@@ -10,6 +10,7 @@ import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.state.Definitions;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -36,8 +37,8 @@ final class Drift {
 
   /** Marks or unmarks each launched claim. */
   void reconcile(List<NodeClaim> claims) {
-    Map<NodePool, String> poolHashes = new java.util.IdentityHashMap<>(); // once per pass, not per claim
-    Map<WarmMetalNodeClass, String> classHashes = new java.util.IdentityHashMap<>();
+    Map<NodePool, String> poolHashes = new IdentityHashMap<>(); // once per pass, not per claim
+    Map<WarmMetalNodeClass, String> classHashes = new IdentityHashMap<>();
     for (NodeClaim claim : claims) {
       if (claim.getMetadata().getDeletionTimestamp() != null || claim.getStatus() == null
           || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {

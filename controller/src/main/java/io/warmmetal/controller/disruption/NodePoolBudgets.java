@@ -3,9 +3,11 @@ package io.warmmetal.controller.disruption;
 import io.warmmetal.controller.karpenter.Cron;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodePool;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
+import org.slf4j.LoggerFactory;
 
 /**
  * A NodePool's disruption budgets, as Karpenter reads them: each budget caps the nodes being disrupted at once (a
@@ -34,12 +36,12 @@ final class NodePoolBudgets {
       }
       try {
         if (b.schedule != null && !Cron.parse(b.schedule).activeAt(now.atZone(ZoneOffset.UTC),
-            GoDuration.parse(b.duration, java.time.Duration.ZERO).toMinutes())) {
+            GoDuration.parse(b.duration, Duration.ZERO).toMinutes())) {
           continue;
         }
       } catch (IllegalArgumentException e) {
         // A budget we cannot read blocks disruption of its pool rather than being ignored (safe side).
-        org.slf4j.LoggerFactory.getLogger(NodePoolBudgets.class).warn("NodePool {}: budget schedule '{}': {}",
+        LoggerFactory.getLogger(NodePoolBudgets.class).warn("NodePool {}: budget schedule '{}': {}",
             pool.getMetadata().getName(), b.schedule, e.getMessage());
         return 0;
       }

@@ -3,6 +3,7 @@ package io.warmmetal.controller.events;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * A Kubernetes Event to publish, as upstream's {@code events.Event}: about an object, Normal or Warning, a reason and a
@@ -48,6 +49,6 @@ public record Event(HasMetadata involved, String type, String reason, String mes
   static final Duration DEFAULT_DEDUPE = Duration.ofMinutes(2);
 
   String dedupeKey() {
-    return reason.toLowerCase(java.util.Locale.ROOT) + "-" + String.join("-", dedupeValues);
+    return reason.toLowerCase(Locale.ROOT) + "-" + String.join("-", dedupeValues);
   }
 }

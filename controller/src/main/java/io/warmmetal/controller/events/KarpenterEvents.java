@@ -1,10 +1,12 @@
 package io.warmmetal.controller.events;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -67,7 +69,7 @@ public final class KarpenterEvents {
   /** On the Node and on its NodeClaim: "Disrupting Node: Empty" and the like. */
   public static List<Event> disruptionTerminating(Node node, NodeClaim claim, String reason) {
     String why = reason.isEmpty() ? reason : Character.toUpperCase(reason.charAt(0)) + reason.substring(1);
-    List<Event> events = new java.util.ArrayList<>();
+    List<Event> events = new ArrayList<>();
     if (node != null) {
       events.add(new Event(node, Event.NORMAL, DISRUPTION_TERMINATING, "Disrupting Node: " + why,
           List.of(uid(node), reason), Event.DEFAULT_DEDUPE));
@@ -97,7 +99,7 @@ public final class KarpenterEvents {
         + terminationTime, List.of(claim.getMetadata().getName()), Event.DEFAULT_DEDUPE);
   }
 
-  private static String uid(io.fabric8.kubernetes.api.model.HasMetadata o) {
+  private static String uid(HasMetadata o) {
     return o.getMetadata().getUid() == null ? o.getMetadata().getName() : o.getMetadata().getUid();
   }
 }

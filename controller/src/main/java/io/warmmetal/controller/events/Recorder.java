@@ -3,6 +3,7 @@ package io.warmmetal.controller.events;
 import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectReference;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.time.Instant;
 import java.util.Map;
@@ -61,7 +62,7 @@ public final class Recorder implements AutoCloseable {
   private void write(Event event, Instant at) {
     HasMetadata o = event.involved();
     String namespace = o.getMetadata().getNamespace() == null ? "default" : o.getMetadata().getNamespace();
-    ObjectReference ref = new io.fabric8.kubernetes.api.model.ObjectReferenceBuilder().withApiVersion(o.getApiVersion())
+    ObjectReference ref = new ObjectReferenceBuilder().withApiVersion(o.getApiVersion())
         .withKind(o.getKind()).withName(o.getMetadata().getName()).withNamespace(o.getMetadata().getNamespace())
         .withUid(o.getMetadata().getUid()).withResourceVersion(o.getMetadata().getResourceVersion()).build();
     String time = at.toString();

@@ -3,13 +3,18 @@ package io.warmmetal.controller.instances;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.json.JsonObject;
 import java.io.IOException;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The WarmMetal instances API as the controller uses it: shapes with their live counts, launches (idempotent by
@@ -31,8 +36,8 @@ public final class InstancesApi {
 
   /** Whether this client speaks with {@code candidate} (compared in constant time: it is a secret). */
   public boolean usesToken(String candidate) {
-    return java.security.MessageDigest.isEqual(token.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-        candidate.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    return MessageDigest.isEqual(token.getBytes(StandardCharsets.UTF_8),
+        candidate.getBytes(StandardCharsets.UTF_8));
   }
 
   /** An error answer of the API: its status and stable code. */
@@ -76,13 +81,13 @@ public final class InstancesApi {
 
   /** The shapes, their offerings grouped by the values of these machine label keys (zone, region). */
   public JsonNode shapes(String zoneLabel, String regionLabel) throws IOException, InterruptedException {
-    return send("GET", "/v1/shapes?zoneLabel=" + java.net.URLEncoder.encode(zoneLabel, StandardCharsets.UTF_8)
-        + "&regionLabel=" + java.net.URLEncoder.encode(regionLabel, StandardCharsets.UTF_8), null).get("items");
+    return send("GET", "/v1/shapes?zoneLabel=" + URLEncoder.encode(zoneLabel, StandardCharsets.UTF_8)
+        + "&regionLabel=" + URLEncoder.encode(regionLabel, StandardCharsets.UTF_8), null).get("items");
   }
 
   /** One machine (its labels say where it stands). */
   public JsonNode machine(String id) throws IOException, InterruptedException {
-    return send("GET", "/v1/machines/" + java.net.URLEncoder.encode(id, StandardCharsets.UTF_8), null);
+    return send("GET", "/v1/machines/" + URLEncoder.encode(id, StandardCharsets.UTF_8), null);
   }
 
   /** Launches one instance; the same client token always yields the same instance. */
@@ -94,15 +99,15 @@ public final class InstancesApi {
    * Every instance matching the label selector ({@code k=v}, {@code k}, …), in {@code state} if not null; all
    * pages.
    */
-  public java.util.List<JsonNode> selected(String labelSelector, String state)
+  public List<JsonNode> selected(String labelSelector, String state)
       throws IOException, InterruptedException {
-    java.util.List<JsonNode> all = new java.util.ArrayList<>();
+    List<JsonNode> all = new ArrayList<>();
     String cursor = null;
     do {
       String query = "/v1/instances?limit=500" + (state == null ? "" : "&state=" + state) + "&labelSelector="
-          + java.net.URLEncoder.encode(labelSelector, java.nio.charset.StandardCharsets.UTF_8)
-          + (cursor == null ? "" : "&cursor=" + java.net.URLEncoder.encode(cursor,
-              java.nio.charset.StandardCharsets.UTF_8));
+          + URLEncoder.encode(labelSelector, StandardCharsets.UTF_8)
+          + (cursor == null ? "" : "&cursor=" + URLEncoder.encode(cursor,
+              StandardCharsets.UTF_8));
       JsonNode page = send("GET", query, null);
       page.get("items").forEach(all::add);
       cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
@@ -119,7 +124,7 @@ public final class InstancesApi {
   }
 
   /** A protocol record's JSON (Vert.x's) as a tree to put in a request. */
-  public static JsonNode tree(io.vertx.core.json.JsonObject json) {
+  public static JsonNode tree(JsonObject json) {
     try {
       return JSON.readTree(json.encode());
     } catch (IOException e) {

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.Objects;
+import org.slf4j.LoggerFactory;
 
 /**
  * Writes one condition of a NodeClaim's status when it differs from what the claim shows (read, then patched, so a
@@ -32,7 +33,7 @@ public final class ClaimConditions {
       });
       claim.getStatus().conditions = written.getStatus().conditions;
     } catch (KubernetesClientException e) {
-      org.slf4j.LoggerFactory.getLogger(ClaimConditions.class).debug("NodeClaim {}: {} not written ({}); next pass",
+      LoggerFactory.getLogger(ClaimConditions.class).debug("NodeClaim {}: {} not written ({}); next pass",
           claim.getMetadata().getName(), type, e.getMessage());
     }
   }

@@ -1,5 +1,6 @@
 package io.warmmetal.controller.karpenter;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -47,7 +48,7 @@ public final class Hashes {
     try {
       byte[] canonical = JSON.writeValueAsString(canonical(node)).getBytes(StandardCharsets.UTF_8);
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(canonical)).substring(0, 16);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException | NoSuchAlgorithmException e) {
+    } catch (JsonProcessingException | NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }

@@ -1,5 +1,6 @@
 package io.warmmetal.controller.karpenter;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -66,7 +67,7 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   }
 
   /** A static NodePool: {@code replicas} nodes whatever the pods. */
-  @com.fasterxml.jackson.annotation.JsonIgnore
+  @JsonIgnore
   public boolean isStatic() {
     return getSpec() != null && getSpec().replicas != null;
   }

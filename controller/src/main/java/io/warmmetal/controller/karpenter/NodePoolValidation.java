@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 
 /**
@@ -132,7 +133,7 @@ public final class NodePoolValidation {
     }
     keyProblems(key, field + ".key", problems);
     if (op == null || !OPERATORS.contains(op)) {
-      problems.add(field + ".operator: '" + op + "' is not one of " + new java.util.TreeSet<>(OPERATORS));
+      problems.add(field + ".operator: '" + op + "' is not one of " + new TreeSet<>(OPERATORS));
       return;
     }
     List<String> values = r.getValues() == null ? List.of() : r.getValues();
@@ -158,7 +159,7 @@ public final class NodePoolValidation {
     if (key.equals(WellKnown.CAPACITY_TYPE_LABEL) && op.equals("In")
         && values.stream().noneMatch(CAPACITY_TYPES::contains)) {
       problems.add(field + ": no valid values found in " + values + " for " + key + ", expected one of: "
-          + new java.util.TreeSet<>(CAPACITY_TYPES));
+          + new TreeSet<>(CAPACITY_TYPES));
     }
   }
 
@@ -195,7 +196,7 @@ public final class NodePoolValidation {
         problems.add(at + ".value: '" + t.getValue() + "' is not valid");
       }
       if (t.getEffect() == null || !EFFECTS.contains(t.getEffect())) {
-        problems.add(at + ".effect: '" + t.getEffect() + "' is not one of " + new java.util.TreeSet<>(EFFECTS));
+        problems.add(at + ".effect: '" + t.getEffect() + "' is not one of " + new TreeSet<>(EFFECTS));
       }
       if (!keyEffects.add(t.getKey() + "=" + t.getEffect())) {
         problems.add(at + ": duplicate taint Key/Effect pair " + t.getKey() + "=" + t.getEffect());
@@ -206,7 +207,7 @@ public final class NodePoolValidation {
   private static void disruption(NodePool.Disruption d, List<String> problems) {
     if (d.consolidationPolicy != null && !POLICIES.contains(d.consolidationPolicy)) {
       problems.add("spec.disruption.consolidationPolicy: '" + d.consolidationPolicy + "' is not one of "
-          + new java.util.TreeSet<>(POLICIES));
+          + new TreeSet<>(POLICIES));
     }
     if (d.consolidateAfter != null && !DURATION_OR_NEVER.matcher(d.consolidateAfter).matches()) {
       problems.add("spec.disruption.consolidateAfter: '" + d.consolidateAfter + "' is not a duration such as 30s, or Never");
@@ -238,7 +239,7 @@ public final class NodePoolValidation {
       }
       if (b.reasons != null) {
         b.reasons.stream().filter(r -> !REASONS.contains(r)).forEach(r -> problems.add(at + ".reasons: '" + r
-            + "' is not one of " + new java.util.TreeSet<>(REASONS)));
+            + "' is not one of " + new TreeSet<>(REASONS)));
       }
     }
   }

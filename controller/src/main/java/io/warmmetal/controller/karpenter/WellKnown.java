@@ -1,6 +1,7 @@
 package io.warmmetal.controller.karpenter;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * Karpenter's vocabulary in one place, as upstream's {@code pkg/apis/v1/labels.go} keeps it: the well-known labels,
@@ -26,7 +27,7 @@ public final class WellKnown {
   public static final String REGION_LABEL = "topology.kubernetes.io/region";
 
   /** Aliases upstream translates to the well-known keys in pods' selectors and affinity (its NormalizedLabels). */
-  public static final java.util.Map<String, String> NORMALIZED = java.util.Map.of(
+  public static final Map<String, String> NORMALIZED = Map.of(
       "failure-domain.beta.kubernetes.io/zone", ZONE_LABEL,
       "failure-domain.beta.kubernetes.io/region", REGION_LABEL,
       "beta.kubernetes.io/arch", ARCH_LABEL,

@@ -8,6 +8,7 @@ import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,7 +36,7 @@ public final class KarpenterMetrics {
   private final MultiGauge eligible;
 
   public KarpenterMetrics() {
-    Duration[] slos = java.util.Arrays.stream(BUCKETS).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
+    Duration[] slos = Arrays.stream(BUCKETS).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
         .toArray(Duration[]::new);
     schedulingDuration = Timer.builder("karpenter.scheduler.scheduling_duration")
         .description("Duration of scheduling simulations used for deprovisioning and provisioning in seconds.")

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -41,7 +42,7 @@ public final class NodeClassReadiness {
       Long generation = nodeClass.getMetadata().getGeneration();
       boolean hasReady = nodeClass.getStatus() != null
           && Conditions.get(nodeClass.getStatus().conditions, Conditions.READY) != null;
-      if (hasReady && last != null && java.util.Objects.equals(last.generation(), generation)
+      if (hasReady && last != null && Objects.equals(last.generation(), generation)
           && last.at().plus(EVERY).isAfter(now)) {
         continue;
       }

@@ -7,9 +7,11 @@ import io.fabric8.kubernetes.model.annotation.Group;
 import io.fabric8.kubernetes.model.annotation.Kind;
 import io.fabric8.kubernetes.model.annotation.Plural;
 import io.fabric8.kubernetes.model.annotation.Version;
+import io.warmmetal.controller.karpenter.Hashes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * WarmMetal's node class ({@code warmmetal.io/v1}), what a NodePool's {@code nodeClassRef} points at: where the
@@ -107,11 +109,11 @@ public class WarmMetalNodeClass extends CustomResource<WarmMetalNodeClass.Spec, 
    * is, its credentials or the timeouts, which change no node.
    */
   public String hash() {
-    java.util.Map<String, Object> shaping = new java.util.TreeMap<>();
+    Map<String, Object> shaping = new TreeMap<>();
     shaping.put("join", getSpec().join);
     shaping.put("kubelet", getSpec().kubelet);
     shaping.put("prePullImages", getSpec().prePullImages);
-    return io.warmmetal.controller.karpenter.Hashes.of(shaping);
+    return Hashes.of(shaping);
   }
 
   @Override

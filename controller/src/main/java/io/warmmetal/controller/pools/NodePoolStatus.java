@@ -1,6 +1,7 @@
 package io.warmmetal.controller.pools;
 
 import io.fabric8.kubernetes.api.model.Condition;
+import io.fabric8.kubernetes.api.model.ConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
@@ -178,6 +179,6 @@ public final class NodePoolStatus {
   }
 
   private static Condition copy(Condition c) {
-    return new io.fabric8.kubernetes.api.model.ConditionBuilder(c).build();
+    return new ConditionBuilder(c).build();
   }
 }

@@ -3,8 +3,10 @@ package io.warmmetal.controller.provisioning;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,7 +49,7 @@ public final class BootstrapTokens {
               "auth-extra-groups", "system:bootstrappers:kubeadm:default-node-token"))
           .build()).create();
       return id + "." + secret;
-    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+    } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
         throw e;
       }
@@ -66,7 +68,7 @@ public final class BootstrapTokens {
         id.append(ALPHABET.charAt((digest[i] & 0xff) % ALPHABET.length()));
       }
       return id.toString();
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }

@@ -3,10 +3,13 @@ package io.warmmetal.controller.provisioning;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
@@ -15,11 +18,13 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeClaimTemplate;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
@@ -29,18 +34,26 @@ import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.protocol.commands.KubernetesJoin;
+import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,20 +75,20 @@ public final class Provisioner {
   private final Definitions defs;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Scheduler scheduler;
-  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets;
-  private final java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.Node>> nodes;
+  private final Supplier<List<DaemonSet>> daemonSets;
+  private final Supplier<List<Node>> nodes;
   /** Shapes that answered InsufficientCapacity lately, and when: as Karpenter's unavailable-offerings cache. */
-  private final Map<String, java.time.Instant> insufficient = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Instant> insufficient = new ConcurrentHashMap<>();
   private final ExecutorService launcher;
   private final Recorder events;
-  private final io.warmmetal.controller.pools.RegistrationHealth health;
+  private final RegistrationHealth health;
   private final KarpenterMetrics metrics;
   private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
 
   public Provisioner(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Scheduler scheduler, java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.apps.DaemonSet>> daemonSets,
-      java.util.function.Supplier<List<io.fabric8.kubernetes.api.model.Node>> nodes, int parallelism, Recorder events, KarpenterMetrics metrics, io.warmmetal.controller.pools.RegistrationHealth health) {
+      Scheduler scheduler, Supplier<List<DaemonSet>> daemonSets,
+      Supplier<List<Node>> nodes, int parallelism, Recorder events, KarpenterMetrics metrics, RegistrationHealth health) {
     this.health = health;
     this.defs = defs;
     this.events = events;
@@ -95,7 +108,7 @@ public final class Provisioner {
 
   /** @param listed the NodeClaims as this pass listed them from the API server */
   public void reconcile(List<Pod> pods, List<NodeClaim> listed) throws Exception {
-    Map<PodRequest, Pod> pendingPods = new java.util.IdentityHashMap<>();
+    Map<PodRequest, Pod> pendingPods = new IdentityHashMap<>();
     pods.stream().filter(PodRequests::unschedulable).forEach(p -> pendingPods.put(PodRequests.of(p), p));
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     List<NodeClaim> claims = new ArrayList<>(listed);
@@ -138,7 +151,7 @@ public final class Provisioner {
   public void close() {
     launcher.shutdownNow();
     try {
-      launcher.awaitTermination(30, java.util.concurrent.TimeUnit.SECONDS);
+      launcher.awaitTermination(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -160,14 +173,14 @@ public final class Provisioner {
     String launchedAt = claim.getStatus().conditions.stream()
         .filter(c -> Conditions.LAUNCHED.equals(c.getType())).map(c -> c.getLastTransitionTime()).findFirst()
         .orElse(null);
-    if (launchedAt == null || java.time.Instant.parse(launchedAt).plus(limit).isAfter(java.time.Instant.now())) {
+    if (launchedAt == null || Instant.parse(launchedAt).plus(limit).isAfter(Instant.now())) {
       return;
     }
     LOG.info("NodeClaim {}: no Node registered within {}; giving it up", claim.getMetadata().getName(), limit);
     health.failed(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL), "Failed to register node: NodeClaim "
         + claim.getMetadata().getName() + " had no Node within " + limit);
     kube.resources(NodeClaim.class).resource(claim).delete();
-    claim.getMetadata().setDeletionTimestamp(java.time.Instant.now().toString()); // gone for this pass's plans
+    claim.getMetadata().setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans
   }
 
   /** Plans nodes for the pending pods; returns the tasks that create and launch their NodeClaims. */
@@ -220,7 +233,7 @@ public final class Provisioner {
     if (plan.onExisting().isEmpty()) {
       return;
     }
-    Map<Scheduler.PlannedNode, NodeClaim> claimOf = new java.util.IdentityHashMap<>();
+    Map<Scheduler.PlannedNode, NodeClaim> claimOf = new IdentityHashMap<>();
     state.nodes.forEach((claim, node) -> claimOf.put(node, claim));
     plan.onExisting().forEach((pod, node) -> {
       NodeClaim claim = claimOf.get(node);
@@ -237,7 +250,7 @@ public final class Provisioner {
 
   /** The types a new node can be of now: with a machine to be had, and not out of capacity a moment ago. */
   public List<InstanceType> launchable(ClusterState state) {
-    java.time.Instant now = java.time.Instant.now();
+    Instant now = Instant.now();
     insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
     return state.allTypes.stream()
         .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name())).toList();
@@ -290,7 +303,7 @@ public final class Provisioner {
         NodePool current = kube.resources(NodePool.class).withName(name).get();
         NodePool cached = defs.pool(name);
         owners.put(name, current != null && cached != null
-            && java.util.Objects.equals(cached.getMetadata().getUid(), current.getMetadata().getUid()) ? cached : null);
+            && Objects.equals(cached.getMetadata().getUid(), current.getMetadata().getUid()) ? cached : null);
       }
     }
     return owners;
@@ -316,7 +329,7 @@ public final class Provisioner {
     claim.getMetadata().setAnnotations(annotations);
     claim.getMetadata().setFinalizers(List.of(WellKnown.TERMINATION_FINALIZER)); // its instance goes before it does
     // Owned by its NodePool, as upstream's: deleting the NodePool deletes its NodeClaims (each drained first).
-    claim.getMetadata().setOwnerReferences(List.of(new io.fabric8.kubernetes.api.model.OwnerReferenceBuilder()
+    claim.getMetadata().setOwnerReferences(List.of(new OwnerReferenceBuilder()
         .withApiVersion(pool.getApiVersion()).withKind(pool.getKind()).withName(pool.getMetadata().getName())
         .withUid(pool.getMetadata().getUid()).withBlockOwnerDeletion(true).build()));
     var template = pool.getSpec().template.spec;
@@ -359,7 +372,7 @@ public final class Provisioner {
         .filter(t -> node.pool().allows(t) && scheduler.usable(node.pool(), t).fits(requested))
         .filter(t -> node.pods().stream().allMatch(p -> p.accepts(Scheduler.labels(node.pool(), t))))
         .filter(t -> zone == null || t.availableOfferings().stream().anyMatch(o -> zone.equals(o.zone())))
-        .sorted(java.util.Comparator.comparingDouble(InstanceType::price))
+        .sorted(Comparator.comparingDouble(InstanceType::price))
         .forEach(t -> names.add(t.name()));
     return names;
   }
@@ -451,7 +464,7 @@ public final class Provisioner {
         // with live counts.
         LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
         events.publish(KarpenterEvents.insufficientCapacity(claim, e.getMessage()));
-        java.time.Instant now = java.time.Instant.now();
+        Instant now = Instant.now();
         ClusterState.acceptableTypes(claim).forEach(t -> insufficient.put(t, now));
         kube.resources(NodeClaim.class).resource(claim).delete();
         return NOTHING;
@@ -487,12 +500,12 @@ public final class Provisioner {
       if (region != null) {
         claim.getMetadata().getLabels().put(WellKnown.REGION_LABEL, region);
       }
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       LOG.debug("NodeClaim {}: machine {} not read ({})", claim.getMetadata().getName(), machineId, e.getMessage());
     }
   }
 
-  private WarmMetalNodeClass nodeClass(io.warmmetal.controller.karpenter.NodeClaimTemplate.Spec spec) {
+  private WarmMetalNodeClass nodeClass(NodeClaimTemplate.Spec spec) {
     return defs.nodeClass(spec);
   }
 }

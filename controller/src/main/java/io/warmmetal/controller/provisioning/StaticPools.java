@@ -12,6 +12,7 @@ import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -98,7 +99,7 @@ public final class StaticPools {
     for (NodeClaim claim : order.subList(0, count)) {
       LOG.info("Static NodePool: scaling down, NodeClaim {} goes", claim.getMetadata().getName());
       kube.resources(NodeClaim.class).resource(claim).delete();
-      claim.getMetadata().setDeletionTimestamp(java.time.Instant.now().toString()); // gone for this pass's plans
+      claim.getMetadata().setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans
     }
   }
 }

@@ -4,18 +4,26 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.state.Definitions;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,10 +41,10 @@ public final class Registration {
   private final KubernetesClient kube;
   private final Definitions defs;
   private final KarpenterMetrics metrics;
-  private final io.warmmetal.controller.pools.RegistrationHealth health;
+  private final RegistrationHealth health;
 
   public Registration(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics,
-      io.warmmetal.controller.pools.RegistrationHealth health) {
+      RegistrationHealth health) {
     this.kube = kube;
     this.defs = defs;
     this.metrics = metrics;
@@ -175,18 +183,18 @@ public final class Registration {
   }
 
   private static boolean sameTaint(Taint a, Taint b) {
-    return a.getKey().equals(b.getKey()) && java.util.Objects.equals(a.getEffect(), b.getEffect());
+    return a.getKey().equals(b.getKey()) && Objects.equals(a.getEffect(), b.getEffect());
   }
 
   /**
    * Changes the Node: one update from the informer's copy, guarded by its resourceVersion; if the kubelet changed it
    * meanwhile (409 Conflict), again from its latest version.
    */
-  private Node editNode(Node cached, java.util.function.UnaryOperator<Node> change) {
+  private Node editNode(Node cached, UnaryOperator<Node> change) {
     try {
-      Node copy = io.fabric8.kubernetes.client.utils.Serialization.clone(cached);
+      Node copy = Serialization.clone(cached);
       return kube.nodes().resource(change.apply(copy)).update();
-    } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+    } catch (KubernetesClientException e) {
       if (e.getCode() != 409) {
         throw e;
       }
@@ -194,7 +202,7 @@ public final class Registration {
     for (int attempt = 1; ; attempt++) {
       try {
         return kube.nodes().withName(cached.getMetadata().getName()).edit(change);
-      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      } catch (KubernetesClientException e) {
         if (e.getCode() != 409 || attempt == 5) {
           throw e;
         }
@@ -219,13 +227,13 @@ public final class Registration {
   }
 
   /** How long a registered node may take to initialize before its status says why it has not. */
-  static final java.time.Duration QUIET_WHILE_INITIALIZING = java.time.Duration.ofSeconds(30);
+  static final Duration QUIET_WHILE_INITIALIZING = Duration.ofSeconds(30);
 
   private static boolean waitedLong(NodeClaim claim) {
     var registered = Conditions.get(claim.getStatus().conditions, Conditions.REGISTERED);
     return registered != null && registered.getLastTransitionTime() != null
-        && java.time.Instant.parse(registered.getLastTransitionTime()).plus(QUIET_WHILE_INITIALIZING)
-            .isBefore(java.time.Instant.now());
+        && Instant.parse(registered.getLastTransitionTime()).plus(QUIET_WHILE_INITIALIZING)
+            .isBefore(Instant.now());
   }
 
   /** Why a registered Node is not initialized yet, as upstream's reasons; null when it is. */
@@ -255,11 +263,11 @@ public final class Registration {
    * plugin registers them; the kubelet reports zero until then. Null when none.
    */
   private static String unregisteredResource(NodeClaim claim, Node node) {
-    Map<String, io.fabric8.kubernetes.api.model.Quantity> requests = claim.getSpec().resources.requests;
+    Map<String, Quantity> requests = claim.getSpec().resources.requests;
     if (requests == null) {
       return null;
     }
-    Map<String, io.fabric8.kubernetes.api.model.Quantity> allocatable = node.getStatus() == null
+    Map<String, Quantity> allocatable = node.getStatus() == null
         || node.getStatus().getAllocatable() == null ? Map.of() : node.getStatus().getAllocatable();
     return requests.entrySet().stream().filter(r -> r.getKey().contains("/")) // extended resources only
         .filter(r -> r.getValue().getNumericalAmount().signum() > 0)

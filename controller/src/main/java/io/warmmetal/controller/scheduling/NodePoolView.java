@@ -2,6 +2,7 @@ package io.warmmetal.controller.scheduling;
 
 import io.fabric8.kubernetes.api.model.Taint;
 import io.warmmetal.controller.karpenter.Requirement;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -54,7 +55,7 @@ public record NodePoolView(String name, int weight, Map<String, String> labels, 
       if (value == null) {
         return null;
       }
-      chosen = chosen == null ? new java.util.HashMap<>() : chosen;
+      chosen = chosen == null ? new HashMap<>() : chosen;
       chosen.put(r.getKey(), value);
     }
     return chosen == null ? Map.of() : chosen;

@@ -1,9 +1,14 @@
 package io.warmmetal.controller.scheduling;
 
+import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.warmmetal.controller.karpenter.Requirement;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * What scheduling a pod needs: its requests, its nodeSelector, its required node affinity (any one of the terms,
@@ -58,7 +63,7 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     if (placement.preferredAntiAffinity().isEmpty()) {
       return antiAffinity;
     }
-    List<PodAffinityTerm> all = new java.util.ArrayList<>(antiAffinity);
+    List<PodAffinityTerm> all = new ArrayList<>(antiAffinity);
     all.addAll(placement.preferredAntiAffinity());
     return all;
   }
@@ -87,7 +92,7 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     if (wanted != null && !wanted.equals(value)) {
       return false;
     }
-    java.util.function.Predicate<List<Requirement>> ok = term -> term.stream()
+    Predicate<List<Requirement>> ok = term -> term.stream()
         .filter(r -> r.getKey().equals(key)).allMatch(r -> r.matches(Map.of(key, value)));
     if (!placement.preferredNodeTerms().isEmpty() && !ok.test(placement.preferredNodeTerms().get(0))) {
       return false;
@@ -96,7 +101,7 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
   }
 
   /** Whether anything of the pod's is about one of these node label keys: selector, affinity, spread, pod terms. */
-  public boolean mentions(java.util.Set<String> keys) {
+  public boolean mentions(Set<String> keys) {
     if (nodeSelector.keySet().stream().anyMatch(keys::contains)
         || affinityTerms.stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
         || placement.preferredNodeTerms().stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
@@ -128,7 +133,7 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
    * Whether the pod tolerates the taints: every NoSchedule and NoExecute one, and — until relaxed, as upstream holds
    * them — every PreferNoSchedule one.
    */
-  public boolean tolerates(List<io.fabric8.kubernetes.api.model.Taint> taints) {
+  public boolean tolerates(List<Taint> taints) {
     for (var taint : taints) {
       if ("PreferNoSchedule".equals(taint.getEffect()) && placement.toleratesPreferNoSchedule()) {
         continue;
@@ -141,7 +146,7 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     return true;
   }
 
-  private static boolean tolerates(Toleration t, io.fabric8.kubernetes.api.model.Taint taint) {
+  private static boolean tolerates(Toleration t, Taint taint) {
     if (t.getEffect() != null && !t.getEffect().isEmpty() && !t.getEffect().equals(taint.getEffect())) {
       return false;
     }
@@ -151,6 +156,6 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
     if (!t.getKey().equals(taint.getKey())) {
       return false;
     }
-    return "Exists".equals(t.getOperator()) || java.util.Objects.equals(t.getValue(), taint.getValue());
+    return "Exists".equals(t.getOperator()) || Objects.equals(t.getValue(), taint.getValue());
   }
 }

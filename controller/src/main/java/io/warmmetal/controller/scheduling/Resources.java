@@ -2,6 +2,7 @@ package io.warmmetal.controller.scheduling;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Amounts of resources: CPU in millicores, memory in bytes, and extended resources (e.g. {@code nvidia.com/gpu}) in
@@ -37,7 +38,7 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
   }
 
   /** These amounts with only the named extended resources: what a limit that names only those counts. */
-  public Resources onlyExtended(java.util.Set<String> names) {
+  public Resources onlyExtended(Set<String> names) {
     Map<String, Long> kept = new HashMap<>(extended);
     kept.keySet().retainAll(names);
     return new Resources(cpuMilli, memoryBytes, kept);

@@ -1,11 +1,20 @@
 package io.warmmetal.controller.scheduling;
 
+import io.fabric8.kubernetes.api.model.Taint;
 import io.warmmetal.controller.karpenter.WellKnown;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * Decides which nodes to launch for pending pods, as Karpenter's provisioner does: pods largest first, each onto a
@@ -17,7 +26,7 @@ import java.util.Map;
  */
 public final class Scheduler {
   /** The node label keys whose values a new node's machine decides: its zone and region. */
-  private static final java.util.Set<String> TOPOLOGY_KEYS = java.util.Set.of(WellKnown.ZONE_LABEL,
+  private static final Set<String> TOPOLOGY_KEYS = Set.of(WellKnown.ZONE_LABEL,
       WellKnown.REGION_LABEL);
   private final Resources reserve;
   /** Numbers planned nodes (their hostname domain until they have a name). */
@@ -38,7 +47,7 @@ public final class Scheduler {
    * its way or there, the pods it runs already.
    */
   public record PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free,
-      Map<String, String> labels, List<io.fabric8.kubernetes.api.model.Taint> taints) {
+      Map<String, String> labels, List<Taint> taints) {
     /** A node with the labels its pool and type give it. */
     public PlannedNode(NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {
       this(pool, type, pods, free, Scheduler.labels(pool, type));
@@ -92,15 +101,15 @@ public final class Scheduler {
     }
     // Anti-affinity across nodes (zones and other keys) is checked only when some pod has such a term; affinity and
     // spread only when some pod has those.
-    boolean domains = java.util.stream.Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
+    boolean domains = Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
         .anyMatch(p -> p.allAntiAffinity().stream().anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
-    Map<String, java.util.Set<String>> potential = new HashMap<>();
+    Map<String, Set<String>> potential = new HashMap<>();
     for (InstanceType type : types) {
       for (InstanceType.Offering o : type.availableOfferings()) {
         zoneLeft.put(type.name() + "\u0000" + o.zone(), o.available());
-        potential.computeIfAbsent(WellKnown.ZONE_LABEL, k -> new java.util.HashSet<>()).add(o.zone());
+        potential.computeIfAbsent(WellKnown.ZONE_LABEL, k -> new HashSet<>()).add(o.zone());
         if (o.region() != null) {
-          potential.computeIfAbsent(WellKnown.REGION_LABEL, k -> new java.util.HashSet<>()).add(o.region());
+          potential.computeIfAbsent(WellKnown.REGION_LABEL, k -> new HashSet<>()).add(o.region());
         }
       }
     }
@@ -122,8 +131,8 @@ public final class Scheduler {
           domains, topology, preferNoSchedule));
     }
     List<PlannedNode> nodes = new ArrayList<>();
-    Map<PodRequest, PlannedNode> onExisting = new java.util.IdentityHashMap<>();
-    java.util.Set<PodRequest> asked = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    Map<PodRequest, PlannedNode> onExisting = new IdentityHashMap<>();
+    Set<PodRequest> asked = Collections.newSetFromMap(new IdentityHashMap<>());
     asked.addAll(pending);
     for (Open node : open) {
       if (node.source == null) {
@@ -233,12 +242,12 @@ public final class Scheduler {
    * options that share its values of the pod's topology keys. Null if none does.
    */
   private Open steered(PodRequest pod, Open fresh, List<Open> open, Topology topology) {
-    java.util.Set<String> keys = new java.util.HashSet<>();
+    Set<String> keys = new HashSet<>();
     pod.placement().allAffinity().forEach(t -> keys.add(t.topologyKey()));
     pod.placement().spread().forEach(c -> keys.add(c.topologyKey()));
     for (InstanceType option : fresh.options) {
       Map<String, String> labels = fresh.catalog.option(fresh.pool, option).labels();
-      List<InstanceType> alike = fresh.options.stream().filter(o -> keys.stream().allMatch(k -> java.util.Objects
+      List<InstanceType> alike = fresh.options.stream().filter(o -> keys.stream().allMatch(k -> Objects
           .equals(fresh.catalog.option(fresh.pool, o).labels().get(k), labels.get(k)))).toList();
       List<InstanceType> ordered = new ArrayList<>(List.of(option));
       alike.stream().filter(o -> o != option).forEach(ordered::add);
@@ -295,7 +304,7 @@ public final class Scheduler {
    * all. Warm types stay among warm ones (a warm machine is seconds away; another type's may be minutes).
    */
   private List<InstanceType> options(PodRequest pod, NodePoolView pool, List<InstanceType> types, InstanceType best,
-      Catalog catalog, Map<String, Integer> warmLeft, Resources left, java.util.function.Predicate<InstanceType> ok) {
+      Catalog catalog, Map<String, Integer> warmLeft, Resources left, Predicate<InstanceType> ok) {
     boolean warm = warmLeft.getOrDefault(best.name(), 0) > 0;
     boolean wastes = wastes(best, pod);
     List<InstanceType> options = new ArrayList<>();
@@ -328,7 +337,7 @@ public final class Scheduler {
         continue;
       }
       Resources left = poolLeft.get(pool.name());
-      Map<String, List<InstanceType>> byZone = new java.util.TreeMap<>();
+      Map<String, List<InstanceType>> byZone = new TreeMap<>();
       Map<String, String> regionOf = new HashMap<>();
       Map<String, Integer> warmIn = new HashMap<>();
       for (InstanceType type : types) {
@@ -396,9 +405,9 @@ public final class Scheduler {
     /** Machines still to be had per (type, zone) as this plan takes them. */
     final Map<String, Integer> zoneLeft;
     /** The label keys a node's type or machine decides (no pool requirement chooses them). */
-    final java.util.Set<String> decided = new java.util.HashSet<>(TOPOLOGY_KEYS);
+    final Set<String> decided = new HashSet<>(TOPOLOGY_KEYS);
     /** Machines still to be had per type as this plan's new nodes take them. */
-    private final Map<InstanceType, Integer> machines = new java.util.IdentityHashMap<>();
+    private final Map<InstanceType, Integer> machines = new IdentityHashMap<>();
 
     Catalog(Map<String, Integer> zoneLeft) {
       this.zoneLeft = zoneLeft;
@@ -427,10 +436,10 @@ public final class Scheduler {
 
     record Option(Map<String, String> labels, Resources usable) {}
 
-    private final Map<NodePoolView, Map<InstanceType, Option>> options = new java.util.IdentityHashMap<>();
+    private final Map<NodePoolView, Map<InstanceType, Option>> options = new IdentityHashMap<>();
 
     Option option(NodePoolView pool, InstanceType type) {
-      return options.computeIfAbsent(pool, p -> new java.util.IdentityHashMap<>())
+      return options.computeIfAbsent(pool, p -> new IdentityHashMap<>())
           .computeIfAbsent(type, t -> new Option(labels(pool, t), usable(pool, t)));
     }
 
@@ -468,8 +477,8 @@ public final class Scheduler {
     return all;
   }
 
-  private static java.util.Set<String> keys(PodRequest a, PodRequest b) {
-    java.util.Set<String> keys = new java.util.HashSet<>();
+  private static Set<String> keys(PodRequest a, PodRequest b) {
+    Set<String> keys = new HashSet<>();
     a.allAntiAffinity().forEach(t -> keys.add(t.topologyKey()));
     b.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
     return keys;
@@ -517,7 +526,7 @@ public final class Scheduler {
   private final class Open implements Topology.Node {
     final String id = "planned-" + (++planned);
     final NodePoolView pool;
-    final List<io.fabric8.kubernetes.api.model.Taint> taints;
+    final List<Taint> taints;
     InstanceType type;
     Map<String, String> labels;
     final List<PodRequest> pods = new ArrayList<>();
@@ -545,7 +554,7 @@ public final class Scheduler {
 
     /** A node there or on its way, with the taints it has (a cordon, a disruption's taint count). */
     Open(NodePoolView pool, InstanceType type, Map<String, String> labels, Resources free,
-        List<io.fabric8.kubernetes.api.model.Taint> taints) {
+        List<Taint> taints) {
       this.taints = taints;
       this.pool = pool;
       this.type = type;

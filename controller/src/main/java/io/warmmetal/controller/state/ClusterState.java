@@ -1,9 +1,13 @@
 package io.warmmetal.controller.state;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
@@ -16,9 +20,11 @@ import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,7 +42,7 @@ public final class ClusterState {
   public final List<NodePoolView> views = new ArrayList<>();
   public final List<InstanceType> allTypes = new ArrayList<>();
   /** Types with a machine to be had now (warm or being prepared): the ones worth planning new nodes of. */
-  public final java.util.Set<String> available = new java.util.HashSet<>();
+  public final Set<String> available = new HashSet<>();
   /** Each NodeClaim not being deleted, as a node the scheduler can place pods on. */
   public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
 
@@ -60,7 +66,7 @@ public final class ClusterState {
         LOG.debug("NodePool {} names no WarmMetalNodeClass that exists (its status says so)", pool.getMetadata().getName());
         continue;
       }
-      com.fasterxml.jackson.databind.JsonNode shapes;
+      JsonNode shapes;
       try {
         shapes = apis.apply(nodeClass).shapes(nodeClass.getSpec().zoneLabelOrDefault(),
             nodeClass.getSpec().regionLabelOrDefault());
@@ -128,16 +134,16 @@ public final class ClusterState {
    * The taints pods must tolerate to go there: an initialized node's own (a cordon, a disruption under way, what
    * an operator added); one not up yet will have its pool's (its not-ready and startup taints go away).
    */
-  private static List<io.fabric8.kubernetes.api.model.Taint> taints(NodeClaim claim, Node node, NodePoolView view) {
+  private static List<Taint> taints(NodeClaim claim, Node node, NodePoolView view) {
     if (node == null || claim.getStatus() == null
-        || !io.warmmetal.controller.karpenter.Conditions.isTrue(claim.getStatus().conditions,
-            io.warmmetal.controller.karpenter.Conditions.INITIALIZED)) {
+        || !Conditions.isTrue(claim.getStatus().conditions,
+            Conditions.INITIALIZED)) {
       return view.taints();
     }
-    List<io.fabric8.kubernetes.api.model.Taint> taints = new ArrayList<>(node.getSpec().getTaints() == null
+    List<Taint> taints = new ArrayList<>(node.getSpec().getTaints() == null
         ? List.of() : node.getSpec().getTaints());
     if (Boolean.TRUE.equals(node.getSpec().getUnschedulable())) {
-      taints.add(new io.fabric8.kubernetes.api.model.TaintBuilder().withKey("node.kubernetes.io/unschedulable")
+      taints.add(new TaintBuilder().withKey("node.kubernetes.io/unschedulable")
           .withEffect("NoSchedule").build());
     }
     return taints;

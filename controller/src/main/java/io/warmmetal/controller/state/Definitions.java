@@ -7,6 +7,8 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.NodePoolValidation;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The NodePools and node classes as the controller's informers last saw them. They change rarely and a pass may use
@@ -18,7 +20,7 @@ import java.util.List;
 public final class Definitions {
   private final Store<NodePool> pools;
   private final Store<WarmMetalNodeClass> nodeClasses;
-  private final java.util.Map<String, Judged> judgements = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, Judged> judgements = new ConcurrentHashMap<>();
 
   public Definitions(Store<NodePool> pools, Store<WarmMetalNodeClass> nodeClasses) {
     this.pools = pools;

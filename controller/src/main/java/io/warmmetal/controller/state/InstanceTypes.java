@@ -1,13 +1,18 @@
 package io.warmmetal.controller.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
 public final class InstanceTypes {
@@ -23,8 +28,8 @@ public final class InstanceTypes {
    * standby (a launch may take those; its node then comes when the machine is switched on and prepared). In-use
    * machines do not count.
    */
-  public static java.util.Set<String> available(JsonNode shapes, boolean standby) {
-    java.util.Set<String> names = new java.util.HashSet<>();
+  public static Set<String> available(JsonNode shapes, boolean standby) {
+    Set<String> names = new HashSet<>();
     for (JsonNode s : shapes) {
       JsonNode counts = s.path("counts");
       if (counts.path("warm").asInt(0) + counts.path("preparing").asInt(0) + (standby ? counts.path("standby").asInt(0) : 0) > 0) {
@@ -39,10 +44,10 @@ public final class InstanceTypes {
    * {@code In} one value on a key no instance type here defines, that value (so pods that select the key fit, as
    * upstream's requirement labels do) — but for the topology keys, which come from the machines; and the pool's name.
    */
-  public static Map<String, String> poolLabels(io.warmmetal.controller.karpenter.NodePool pool) {
+  public static Map<String, String> poolLabels(NodePool pool) {
     var template = pool.getSpec().template;
     Map<String, String> labels = new HashMap<>();
-    for (io.warmmetal.controller.karpenter.Requirement r : template.spec.requirements) {
+    for (Requirement r : template.spec.requirements) {
       if ("In".equals(r.getOperator()) && r.getValues().size() == 1 && !defines(r.getKey())
           && !r.getKey().equals(WellKnown.ZONE_LABEL) && !r.getKey().equals(WellKnown.REGION_LABEL)) {
         labels.put(r.getKey(), r.getValues().get(0));
@@ -72,7 +77,7 @@ public final class InstanceTypes {
    * The shapes as instance types; a node's {@code pods} is the node class's {@code kubelet.maxPods} (default 110),
    * and each counts one against a NodePool's {@code nodes} limit.
    */
-  public static List<InstanceType> of(JsonNode shapes, io.warmmetal.controller.nodeclass.WarmMetalNodeClass nodeClass) {
+  public static List<InstanceType> of(JsonNode shapes, WarmMetalNodeClass nodeClass) {
     int maxPods = nodeClass == null || nodeClass.getSpec().kubelet == null || nodeClass.getSpec().kubelet.maxPods == null
         ? DEFAULT_MAX_PODS : nodeClass.getSpec().kubelet.maxPods;
     List<InstanceType> types = new ArrayList<>();

@@ -1,12 +1,19 @@
 package io.warmmetal.controller.state;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
 import io.fabric8.kubernetes.api.model.NodeSelectorTerm;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.PreferredSchedulingTerm;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.scheduling.HostPort;
 import io.warmmetal.controller.scheduling.PodAffinityTerm;
 import io.warmmetal.controller.scheduling.Placement;
@@ -15,8 +22,11 @@ import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.SpreadConstraint;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Pods as the scheduler sees them. */
 public final class PodRequests {
@@ -58,9 +68,9 @@ public final class PodRequests {
   }
 
   /** The pod a DaemonSet would run on a node: its template's, in its namespace. */
-  public static PodRequest daemon(io.fabric8.kubernetes.api.model.apps.DaemonSet daemonSet) {
+  public static PodRequest daemon(DaemonSet daemonSet) {
     var template = daemonSet.getSpec().getTemplate();
-    Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata()
+    Pod pod = new PodBuilder().withNewMetadata()
         .withName(daemonSet.getMetadata().getName()).withNamespace(daemonSet.getMetadata().getNamespace())
         .withLabels(template.getMetadata() == null ? null : template.getMetadata().getLabels()).endMetadata()
         .withSpec(template.getSpec()).build();
@@ -88,10 +98,10 @@ public final class PodRequests {
     }
     if (affinity != null && affinity.getNodeAffinity() != null
         && affinity.getNodeAffinity().getPreferredDuringSchedulingIgnoredDuringExecution() != null) {
-      List<io.fabric8.kubernetes.api.model.PreferredSchedulingTerm> terms = new ArrayList<>(
+      List<PreferredSchedulingTerm> terms = new ArrayList<>(
           affinity.getNodeAffinity().getPreferredDuringSchedulingIgnoredDuringExecution());
-      terms.sort(java.util.Comparator.comparing(
-          (io.fabric8.kubernetes.api.model.PreferredSchedulingTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
+      terms.sort(Comparator.comparing(
+          (PreferredSchedulingTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
           .reversed());
       preferredNode = terms.stream().map(t -> requirements(t.getPreference())).toList();
     }
@@ -99,7 +109,7 @@ public final class PodRequests {
     if (pod.getSpec().getTopologySpreadConstraints() != null) {
       for (var c : pod.getSpec().getTopologySpreadConstraints()) {
         var selector = withOwnValues(c.getLabelSelector(), c.getMatchLabelKeys(), pod);
-        spread.add(new SpreadConstraint(new PodAffinityTerm(selector, java.util.Set.of(pod.getMetadata().getNamespace()),
+        spread.add(new SpreadConstraint(new PodAffinityTerm(selector, Set.of(pod.getMetadata().getNamespace()),
             c.getTopologyKey()), c.getMaxSkew() == null ? 1 : c.getMaxSkew(), c.getMinDomains(),
             !"ScheduleAnyway".equals(c.getWhenUnsatisfiable()), !"Ignore".equals(c.getNodeAffinityPolicy()),
             "Honor".equals(c.getNodeTaintsPolicy())));
@@ -113,24 +123,24 @@ public final class PodRequests {
   }
 
   private static List<io.fabric8.kubernetes.api.model.PodAffinityTerm> heaviestFirst(
-      List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> weighted) {
+      List<WeightedPodAffinityTerm> weighted) {
     if (weighted == null) {
       return List.of();
     }
-    List<io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm> sorted = new ArrayList<>(weighted);
-    sorted.sort(java.util.Comparator.comparing(
-        (io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
+    List<WeightedPodAffinityTerm> sorted = new ArrayList<>(weighted);
+    sorted.sort(Comparator.comparing(
+        (WeightedPodAffinityTerm t) -> t.getWeight() == null ? 0 : t.getWeight())
         .reversed());
-    return sorted.stream().map(io.fabric8.kubernetes.api.model.WeightedPodAffinityTerm::getPodAffinityTerm).toList();
+    return sorted.stream().map(WeightedPodAffinityTerm::getPodAffinityTerm).toList();
   }
 
   /** The selector with {@code key In [the pod's value]} for each of {@code keys} the pod has. */
-  private static io.fabric8.kubernetes.api.model.LabelSelector withOwnValues(
-      io.fabric8.kubernetes.api.model.LabelSelector selector, List<String> keys, Pod pod) {
+  private static LabelSelector withOwnValues(
+      LabelSelector selector, List<String> keys, Pod pod) {
     if (selector == null || keys == null || keys.isEmpty() || pod.getMetadata().getLabels() == null) {
       return selector;
     }
-    var more = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder(selector);
+    var more = new LabelSelectorBuilder(selector);
     for (String key : keys) {
       String value = pod.getMetadata().getLabels().get(key);
       if (value != null) {
@@ -192,13 +202,13 @@ public final class PodRequests {
     }
     List<PodAffinityTerm> terms = new ArrayList<>();
     for (var t : given) {
-      java.util.Set<String> namespaces;
+      Set<String> namespaces;
       if (t.getNamespaces() != null && !t.getNamespaces().isEmpty()) {
-        namespaces = java.util.Set.copyOf(t.getNamespaces());
+        namespaces = Set.copyOf(t.getNamespaces());
       } else if (t.getNamespaceSelector() != null) {
         namespaces = null;
       } else {
-        namespaces = java.util.Set.of(pod.getMetadata().getNamespace());
+        namespaces = Set.of(pod.getMetadata().getNamespace());
       }
       terms.add(new PodAffinityTerm(withOwnValues(t.getLabelSelector(), t.getMatchLabelKeys(), pod), namespaces,
           t.getTopologyKey()));
@@ -218,14 +228,14 @@ public final class PodRequests {
 
   /** The well-known key an alias stands for (beta arch, os, instance type, zone, region), as upstream reads them. */
   private static String normalized(String key) {
-    return io.warmmetal.controller.karpenter.WellKnown.NORMALIZED.getOrDefault(key, key);
+    return WellKnown.NORMALIZED.getOrDefault(key, key);
   }
 
   private static Map<String, String> normalized(Map<String, String> selector) {
     if (selector == null) {
       return Map.of();
     }
-    Map<String, String> out = new java.util.HashMap<>();
+    Map<String, String> out = new HashMap<>();
     selector.forEach((k, v) -> out.put(normalized(k), v));
     return out;
   }

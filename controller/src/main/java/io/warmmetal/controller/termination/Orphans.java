@@ -7,6 +7,7 @@ import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.karpenter.WellKnown;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Function;
@@ -44,7 +45,7 @@ public final class Orphans {
     }
     lastRun = now;
     Set<String> live = claims.stream().map(c -> c.getMetadata().getUid()).collect(Collectors.toSet());
-    Set<InstancesApi> seen = new java.util.HashSet<>();
+    Set<InstancesApi> seen = new HashSet<>();
     for (WarmMetalNodeClass nodeClass : nodeClasses) {
       InstancesApi api = apis.apply(nodeClass);
       if (!seen.add(api)) {

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.LabelSelector;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import io.warmmetal.controller.scheduling.LabelSelectors;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -70,7 +71,7 @@ public final class PodBudgets {
   }
 
   static boolean matches(LabelSelector selector, Map<String, String> labels) {
-    return io.warmmetal.controller.scheduling.LabelSelectors.matches(selector, labels); // policy/v1: null selects none
+    return LabelSelectors.matches(selector, labels); // policy/v1: null selects none
   }
 
   private static boolean ready(Pod pod) {

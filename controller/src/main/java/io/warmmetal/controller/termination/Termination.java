@@ -24,6 +24,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -210,7 +212,7 @@ public final class Termination {
       return false;
     }
     InstancesApi api = apis.apply(nodeClass);
-    java.util.Set<String> ids = new java.util.TreeSet<>();
+    Set<String> ids = new TreeSet<>();
     if (recorded != null) {
       ids.add(recorded);
     }

@@ -7,6 +7,7 @@ import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -66,7 +67,7 @@ public final class SchedulingBenchmark {
       plan = scheduler.schedule(pods, pools, types);
       runs[i] = System.nanoTime() - t0;
     }
-    java.util.Arrays.sort(runs);
+    Arrays.sort(runs);
     System.out.println("| pending pods | instance types | NodePools | nodes planned | unschedulable | median time |");
     System.out.println("|---|---|---|---|---|---|");
     System.out.printf("| %d | %d | %d | %d | %d | %.0f ms |%n", podCount, typeCount, pools.size(), plan.nodes().size(),

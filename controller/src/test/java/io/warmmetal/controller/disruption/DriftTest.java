@@ -2,6 +2,7 @@ package io.warmmetal.controller.disruption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -56,7 +57,7 @@ class DriftTest {
     // Requirements drift on their own terms; order in lists is no change; budgets and limits are not the template.
     pool.getSpec().template.spec.requirements = List.of(new Requirement("kubernetes.io/arch", "In",
         List.of("amd64", "arm64")));
-    pool.getSpec().limits = Map.of("cpu", new io.fabric8.kubernetes.api.model.Quantity("10"));
+    pool.getSpec().limits = Map.of("cpu", new Quantity("10"));
     assertThat(Drift.reason(claim, pool, nodeClass)).isNull();
     // An older hash version is not compared (upstream re-stamps claims instead of drifting them all).
     claim.getMetadata().getAnnotations().put(Hashes.NODEPOOL_HASH_VERSION_ANNOTATION, "v2");

@@ -2,12 +2,21 @@ package io.warmmetal.controller.karpenter;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JavaType;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
+import io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -16,12 +25,12 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** A NodePool written for Karpenter applies unchanged but for its nodeClassRef; the shipped CRDs serve the kinds. */
 @EnableKubernetesMockClient(crud = true)
 class KarpenterCompatibilityTest {
-  private static final java.nio.file.Path CRDS = java.nio.file.Path.of("..", "deploy", "crds");
+  private static final Path CRDS = Path.of("..", "deploy", "crds");
   KubernetesClient kube;
 
   private static String resource(String name) throws Exception {
     try (InputStream in = KarpenterCompatibilityTest.class.getClassLoader().getResourceAsStream(name)) {
-      return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
@@ -43,7 +52,7 @@ class KarpenterCompatibilityTest {
   }
 
   private static CustomResourceDefinition shipped(String file) throws Exception {
-    try (InputStream in = java.nio.file.Files.newInputStream(CRDS.resolve(file))) {
+    try (InputStream in = Files.newInputStream(CRDS.resolve(file))) {
       return Serialization.unmarshal(in, CustomResourceDefinition.class);
     }
   }
@@ -57,9 +66,9 @@ class KarpenterCompatibilityTest {
       "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim"})
   void theModelHoldsEveryFieldOfKarpentersSchema(String file, Class<?> model) throws Exception {
     var schema = shipped(file).getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema();
-    var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-    java.util.List<String> missing = new java.util.ArrayList<>();
-    for (String part : java.util.List.of("spec", "status")) {
+    var mapper = new ObjectMapper();
+    List<String> missing = new ArrayList<>();
+    for (String part : List.of("spec", "status")) {
       var property = properties(mapper, mapper.constructType(model)).get(part);
       assertThat(property).as(part).isNotNull();
       missing(mapper, schema.getProperties().get(part), property, part, missing);
@@ -67,17 +76,17 @@ class KarpenterCompatibilityTest {
     assertThat(missing).as("fields of upstream's schema the model has no place for").isEmpty();
   }
 
-  private static Map<String, com.fasterxml.jackson.databind.JavaType> properties(
-      com.fasterxml.jackson.databind.ObjectMapper mapper, com.fasterxml.jackson.databind.JavaType type) {
-    Map<String, com.fasterxml.jackson.databind.JavaType> names = new java.util.HashMap<>();
+  private static Map<String, JavaType> properties(
+      ObjectMapper mapper, JavaType type) {
+    Map<String, JavaType> names = new HashMap<>();
     mapper.getDeserializationConfig().introspect(type).findProperties()
         .forEach(p -> names.put(p.getName(), p.getPrimaryType()));
     return names;
   }
 
-  private static void missing(com.fasterxml.jackson.databind.ObjectMapper mapper,
-      io.fabric8.kubernetes.api.model.apiextensions.v1.JSONSchemaProps schema,
-      com.fasterxml.jackson.databind.JavaType type, String path, java.util.List<String> missing) {
+  private static void missing(ObjectMapper mapper,
+      JSONSchemaProps schema,
+      JavaType type, String path, List<String> missing) {
     if (type.isMapLikeType() || type.getRawClass() == Object.class) {
       return; // labels, limits, resources: any key
     }
@@ -88,7 +97,7 @@ class KarpenterCompatibilityTest {
     if (schema.getProperties() == null || schema.getProperties().isEmpty()) {
       return;
     }
-    Map<String, com.fasterxml.jackson.databind.JavaType> fields = properties(mapper, type);
+    Map<String, JavaType> fields = properties(mapper, type);
     schema.getProperties().forEach((name, child) -> {
       if (!fields.containsKey(name)) {
         missing.add(path + "." + name);

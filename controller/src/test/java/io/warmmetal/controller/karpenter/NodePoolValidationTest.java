@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -225,7 +226,7 @@ class NodePoolValidationTest {
     }
   }
 
-  @org.junit.jupiter.api.Test
+  @Test
   void theUpstreamBaseIsValidAndProblemsNameTheirField() {
     assertThat(NodePoolValidation.problems(base())).isEmpty();
     NodePool pool = base();

@@ -7,8 +7,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** Upstream's metric names and labels, as Prometheus scrapes them from the controller's endpoint. */
@@ -55,23 +58,23 @@ class KarpenterMetricsTest {
   }
 
   private static void expect(String text, double value, String name, String... labels) {
-    assertThat(sample(text, name, labels)).as("%s %s", name, java.util.Arrays.toString(labels)).isEqualTo(value);
+    assertThat(sample(text, name, labels)).as("%s %s", name, Arrays.toString(labels)).isEqualTo(value);
   }
 
   /** The value of the sample of that name with exactly these labels, as Prometheus would parse it; null if none. */
   static Double sample(String text, String name, String... labels) {
-    java.util.Map<String, String> wanted = new java.util.HashMap<>();
+    Map<String, String> wanted = new HashMap<>();
     for (int i = 0; i < labels.length; i += 2) {
       wanted.put(labels[i], labels[i + 1]);
     }
-    java.util.regex.Pattern line = java.util.regex.Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})? (\\S+)$");
-    java.util.regex.Pattern label = java.util.regex.Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
+    Pattern line = Pattern.compile("^([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(.*)\\})? (\\S+)$");
+    Pattern label = Pattern.compile("([a-zA-Z_][a-zA-Z0-9_]*)=\"((?:[^\"\\\\]|\\\\.)*)\"");
     for (String l : text.split("\n")) {
       var m = line.matcher(l);
       if (!m.matches() || !m.group(1).equals(name)) {
         continue;
       }
-      java.util.Map<String, String> got = new java.util.HashMap<>();
+      Map<String, String> got = new HashMap<>();
       var lm = label.matcher(m.group(3) == null ? "" : m.group(3));
       while (lm.find()) {
         got.put(lm.group(1), lm.group(2));

@@ -2,6 +2,8 @@ package io.warmmetal.controller.scheduling;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorBuilder;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -11,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class SchedulerTest {
@@ -102,12 +105,12 @@ class SchedulerTest {
   @Test
   void replicasWithHostnameAntiAffinityGetANodeEach() {
     // Three replicas of an HA Deployment that may not share a node: three nodes, though one would hold them all.
-    io.fabric8.kubernetes.api.model.LabelSelector app = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+    LabelSelector app = new LabelSelectorBuilder()
         .addToMatchLabels("app", "db").build();
     List<PodRequest> replicas = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
       replicas.add(pod("db-" + i, 500, 1).withIdentity("prod", Map.of("app", "db"))
-          .withAntiAffinity(List.of(new PodAffinityTerm(app, java.util.Set.of("prod"), PodAffinityTerm.HOSTNAME))));
+          .withAntiAffinity(List.of(new PodAffinityTerm(app, Set.of("prod"), PodAffinityTerm.HOSTNAME))));
     }
     PodRequest other = pod("web", 500, 1).withIdentity("prod", Map.of("app", "web")); // not selected: may join one
     PodRequest elsewhere = pod("db-other-ns", 500, 1).withIdentity("dev", Map.of("app", "db")); // another namespace
@@ -232,7 +235,7 @@ class SchedulerTest {
   void theDaemonSetsThatWouldLandOnANodeCountAgainstIt() {
     // A 4-cpu logging agent that tolerates everything, and a GPU plugin only for GPU nodes.
     PodRequest logging = new PodRequest("logging", Resources.of(4000, GIB), Map.of(), List.of(),
-        List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder().withOperator("Exists").build()));
+        List.of(new TolerationBuilder().withOperator("Exists").build()));
     PodRequest gpuPlugin = new PodRequest("gpu-plugin", Resources.of(2000, GIB), Map.of("warmmetal.io/gpu-count", "4"),
         List.of(), List.of());
     NodePoolView pool = new NodePoolView("x86", 0, Map.of(), List.of(new Requirement("kubernetes.io/arch", "In",
@@ -253,9 +256,9 @@ class SchedulerTest {
   }
 
   private static PodRequest spreadOverZones(String name) {
-    io.fabric8.kubernetes.api.model.LabelSelector app = new io.fabric8.kubernetes.api.model.LabelSelectorBuilder()
+    LabelSelector app = new LabelSelectorBuilder()
         .addToMatchLabels("app", "web").build();
-    SpreadConstraint spread = new SpreadConstraint(new PodAffinityTerm(app, java.util.Set.of("default"),
+    SpreadConstraint spread = new SpreadConstraint(new PodAffinityTerm(app, Set.of("default"),
         "topology.kubernetes.io/zone"), 1, null, true, true, false);
     return pod(name, 12000, 8).withIdentity("default", Map.of("app", "web"))
         .withPlacement(new Placement(List.of(), List.of(), List.of(), List.of(), List.of(spread)));

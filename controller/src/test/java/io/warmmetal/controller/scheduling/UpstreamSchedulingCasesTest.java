@@ -38,6 +38,7 @@ import io.warmmetal.controller.scheduling.Scheduler.PlannedNode;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -814,7 +815,7 @@ class UpstreamSchedulingCasesTest {
         }),
         c("N13", T, ctx + "should handle multiple dependent affinities (pods in reverse order)", () -> {
           List<PodRequest> chain = new ArrayList<>(dependentChain());
-          java.util.Collections.reverse(chain);
+          Collections.reverse(chain);
           sim().run(chain).scheduled(chain);
         }),
         c("N14", T, ctx + "should fail to schedule pods with unsatisfiable dependencies", () -> {

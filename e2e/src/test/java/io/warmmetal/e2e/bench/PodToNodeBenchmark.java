@@ -28,17 +28,29 @@ import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.RealMachine;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.NodeHost;
+import java.io.IOException;
+import java.io.StringReader;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 
 /**
  * The headline number on real parts: from a pending pod created to its Node Ready (and the pod Running), against a
@@ -124,7 +136,7 @@ public final class PodToNodeBenchmark {
     }
     startSimulatedMachines(largestBurst);
     burst(8, "warm-up");
-    for (int size : java.util.stream.IntStream.of(50, largestBurst).filter(b -> b <= largestBurst).distinct()
+    for (int size : IntStream.of(50, largestBurst).filter(b -> b <= largestBurst).distinct()
         .toArray()) {
       bursts.add(burst(size, "burst-" + size));
     }
@@ -177,8 +189,8 @@ public final class PodToNodeBenchmark {
   private String burst(int pods, String run) throws Exception {
     clear();
     long start = System.currentTimeMillis();
-    java.util.concurrent.ExecutorService creators = java.util.concurrent.Executors.newFixedThreadPool(16);
-    List<java.util.concurrent.Callable<Object>> creates = new ArrayList<>();
+    ExecutorService creators = Executors.newFixedThreadPool(16);
+    List<Callable<Object>> creates = new ArrayList<>();
     for (int i = 0; i < pods; i++) {
       String name = run + "-" + i;
       creates.add(() -> kube.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
@@ -327,19 +339,19 @@ public final class PodToNodeBenchmark {
   }
 
   private static String nodeOf(CertificateSigningRequest r) {
-    String pem = new String(java.util.Base64.getDecoder().decode(r.getSpec().getRequest()),
-        java.nio.charset.StandardCharsets.UTF_8);
-    try (var parser = new org.bouncycastle.openssl.PEMParser(new java.io.StringReader(pem))) {
-      var request = (org.bouncycastle.pkcs.PKCS10CertificationRequest) parser.readObject();
+    String pem = new String(Base64.getDecoder().decode(r.getSpec().getRequest()),
+        StandardCharsets.UTF_8);
+    try (var parser = new PEMParser(new StringReader(pem))) {
+      var request = (PKCS10CertificationRequest) parser.readObject();
       String subject = request.getSubject().toString();
       int at = subject.indexOf("system:node:");
       return at < 0 ? subject : subject.substring(at + "system:node:".length()).split(",")[0];
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return "?";
     }
   }
 
-  private static <T> ResourceEventHandler<T> handler(java.util.function.Consumer<T> seen) {
+  private static <T> ResourceEventHandler<T> handler(Consumer<T> seen) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
@@ -356,7 +368,7 @@ public final class PodToNodeBenchmark {
     };
   }
 
-  private static void waitFor(BooleanSupplier condition, int seconds, java.util.function.Supplier<String> why)
+  private static void waitFor(BooleanSupplier condition, int seconds, Supplier<String> why)
       throws InterruptedException {
     long deadline = System.nanoTime() + seconds * 1_000_000_000L;
     while (!condition.getAsBoolean()) {

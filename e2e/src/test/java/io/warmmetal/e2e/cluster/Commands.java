@@ -1,6 +1,8 @@
 package io.warmmetal.e2e.cluster;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +46,7 @@ public final class Commands {
       // Read on another thread so the timeout holds even when the command never closes its output.
       StringBuffer output = new StringBuffer();
       Thread reader = new Thread(() -> {
-        try (var in = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+        try (var in = new BufferedReader(new InputStreamReader(p.getInputStream(),
             StandardCharsets.UTF_8))) {
           String line;
           while ((line = in.readLine()) != null) {

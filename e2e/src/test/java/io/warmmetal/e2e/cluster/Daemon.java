@@ -1,5 +1,6 @@
 package io.warmmetal.e2e.cluster;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +23,7 @@ public final class Daemon implements AutoCloseable {
   public static Daemon start(String name, List<String> command, Path log, Map<String, String> env) {
     ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     pb.environment().putAll(env);
     try {
       return new Daemon(name, pb.start(), log);

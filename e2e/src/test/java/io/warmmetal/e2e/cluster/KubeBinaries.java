@@ -1,5 +1,6 @@
 package io.warmmetal.e2e.cluster;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -37,7 +38,7 @@ public final class KubeBinaries {
   public static String pauseTag() {
     try {
       return Files.readString(dir().resolve("pause.tag")).strip();
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       throw new IllegalStateException("no pause.tag in " + dir() + ": run e2e/cluster/build-kubernetes.sh", e);
     }
   }

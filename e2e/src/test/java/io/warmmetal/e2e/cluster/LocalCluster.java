@@ -2,6 +2,7 @@ package io.warmmetal.e2e.cluster;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 
 /**
  * Starts the fixture's control plane by hand, for poking at it: writes its admin kubeconfig to the path given (default
@@ -21,7 +22,7 @@ public final class LocalCluster {
     ControlPlane cp = ControlPlane.start();
     Runtime.getRuntime().addShutdownHook(new Thread(cp::close, "control-plane-teardown"));
     Files.copy(cp.sandbox().dir.resolve("kubeconfig/admin.conf"), kubeconfig,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        StandardCopyOption.REPLACE_EXISTING);
     System.out.printf("""
         Control plane %s up at https://%s (network namespace %s, files in %s).
           kubectl --kubeconfig %s get --raw /readyz

@@ -1,8 +1,10 @@
 package io.warmmetal.e2e.cluster;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -105,7 +107,7 @@ public final class NodeHost implements AutoCloseable {
     KubeBinaries.buildTestImages(images());
   }
 
-  private static List<Path> cgroupHierarchies() throws java.io.IOException {
+  private static List<Path> cgroupHierarchies() throws IOException {
     try (var list = Files.list(Path.of("/sys/fs/cgroup"))) {
       return list.filter(Files::isDirectory).toList();
     }
@@ -151,7 +153,7 @@ public final class NodeHost implements AutoCloseable {
 
   /** Starts a long-running process on this host (the agent), logging to {@code log}. */
   public Daemon start(String what, List<String> command, Map<String, String> env) {
-    Map<String, String> all = new java.util.HashMap<>(env);
+    Map<String, String> all = new HashMap<>(env);
     all.putIfAbsent("PATH", path());
     return Daemon.start(name + "-" + what, enter(command), dir.resolve(what + ".log"), all);
   }

@@ -4,18 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudgetBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
+import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -40,7 +46,7 @@ class DisruptionTest {
     }
   }
 
-  private void start(Vertx vertx, ControlPlane controlPlane, int agents, java.util.function.Consumer<NodePool> pool)
+  private void start(Vertx vertx, ControlPlane controlPlane, int agents, Consumer<NodePool> pool)
       throws Exception {
     cluster = Fleet.start(vertx, controlPlane, agents, pool);
     kube = cluster.kube;
@@ -82,7 +88,7 @@ class DisruptionTest {
 
   private String instanceState(NodeClaim claim) {
     return cluster.fx.db().preparedQuery("SELECT state FROM instances WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(claim.getMetadata().getAnnotations().get("warmmetal.io/instance-id")))
+        .execute(Tuple.of(claim.getMetadata().getAnnotations().get("warmmetal.io/instance-id")))
         .await().iterator().next().getString("state");
   }
 
@@ -106,8 +112,8 @@ class DisruptionTest {
 
     // Empty for longer than consolidateAfter (marked Consolidatable, as upstream), but the budget allows no
     // disruption: three passes later it is still there.
-    Await.until("marked Consolidatable, as upstream", () -> io.warmmetal.controller.karpenter.Conditions.isTrue(
-        claimOf(node).getStatus().conditions, io.warmmetal.controller.karpenter.Conditions.CONSOLIDATABLE));
+    Await.until("marked Consolidatable, as upstream", () -> Conditions.isTrue(
+        claimOf(node).getStatus().conditions, Conditions.CONSOLIDATABLE));
     cluster.awaitPasses(3);
     assertThat(claimOf(node)).isNotNull(); // the budget holds
     assertThat(instanceState(claim)).isEqualTo("running");
@@ -144,12 +150,12 @@ class DisruptionTest {
     cluster.create(on(labelled(Fleet.pod("a-1", "1"), app), node));
     running("a-1");
     // The policy/v1beta1 API: this control plane (1.20) serves no policy/v1.
-    kube.resources(io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudget.class).inNamespace("default")
+    kube.resources(PodDisruptionBudget.class).inNamespace("default")
         .resource(new PodDisruptionBudgetBuilder().withNewMetadata().withName("a").withNamespace("default")
             .endMetadata().withNewSpec().withMinAvailable(new IntOrString(1)).withNewSelector()
             .withMatchLabels(app).endSelector().endSpec().build()).create();
     Await.until("the budget allows one disruption", () -> {
-      var pdb = kube.resources(io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudget.class)
+      var pdb = kube.resources(PodDisruptionBudget.class)
           .inNamespace("default").withName("a").get();
       return pdb.getStatus() != null && Integer.valueOf(1).equals(pdb.getStatus().getDisruptionsAllowed());
     });
@@ -161,7 +167,7 @@ class DisruptionTest {
         .stream().anyMatch(t -> t.getKey().equals("karpenter.sh/disrupted")));
     cluster.awaitPasses(3); // each drains what the budget allows: the other must stay, the one pod it keeps
     assertThat(gone("a-0") && gone("a-1")).isFalse();
-    var drained = io.warmmetal.controller.karpenter.Conditions.get(kube.resources(NodeClaim.class)
+    var drained = Conditions.get(kube.resources(NodeClaim.class)
         .withName(claim.getMetadata().getName()).get().getStatus().conditions, "Drained");
     assertThat(drained.getStatus() + " " + drained.getReason()).isEqualTo("Unknown Draining");
     assertThat(kube.nodes().withName(node).get()).isNotNull();
@@ -195,17 +201,17 @@ class DisruptionTest {
     small.getMetadata().setAnnotations(Map.of("karpenter.sh/do-not-disrupt", "true"));
     cluster.create(small);
     running("small");
-    java.time.Instant deleted = java.time.Instant.now();
+    Instant deleted = Instant.now();
     kube.pods().inNamespace("default").withName("big-1").delete(); // b keeps 1 cpu of work; a has 5.9 cpu free
 
     // b's pods last changed past its consolidateAfter (1 s) ago: three passes would have consolidated it, or a.
     Await.until("big-1's going recorded on b", () -> {
       NodeClaim claim = claimOf(b);
       String at = claim.getStatus().lastPodEventTime;
-      return at != null && !java.time.Instant.parse(at).isBefore(deleted) && gone("big-1");
+      return at != null && !Instant.parse(at).isBefore(deleted) && gone("big-1");
     });
-    java.time.Instant quietFrom = java.time.Instant.parse(claimOf(b).getStatus().lastPodEventTime).plusSeconds(1);
-    Await.until("past consolidateAfter", () -> java.time.Instant.now().isAfter(quietFrom));
+    Instant quietFrom = Instant.parse(claimOf(b).getStatus().lastPodEventTime).plusSeconds(1);
+    Await.until("past consolidateAfter", () -> Instant.now().isAfter(quietFrom));
     cluster.awaitPasses(3);
     assertThat(claimOf(a)).isNotNull();
     assertThat(claimOf(b)).isNotNull();
@@ -237,7 +243,7 @@ class DisruptionTest {
     Await.until("the claim gone", () -> kube.resources(NodeClaim.class).withName(claim.getMetadata().getName())
         .get() == null);
     assertThat(cluster.fx.db().preparedQuery("SELECT state FROM instances WHERE id = $1")
-        .execute(io.vertx.sqlclient.Tuple.of(instance)).await().iterator().next().getString("state"))
+        .execute(Tuple.of(instance)).await().iterator().next().getString("state"))
         .isIn("shutting-down", "terminated");
   }
 
@@ -253,7 +259,7 @@ class DisruptionTest {
     slow.getSpec().setTerminationGracePeriodSeconds(30L); // longer than the node's 20 s
     String node = nodeFor(slow);
     // A budget that allows no eviction at all: only the deadline can take the pod.
-    kube.resources(io.fabric8.kubernetes.api.model.policy.v1beta1.PodDisruptionBudget.class).inNamespace("default")
+    kube.resources(PodDisruptionBudget.class).inNamespace("default")
         .resource(new PodDisruptionBudgetBuilder().withNewMetadata().withName("slow").withNamespace("default")
             .endMetadata().withNewSpec().withMinAvailable(new IntOrString(1)).withNewSelector()
             .withMatchLabels(app).endSelector().endSpec().build()).create();
@@ -266,7 +272,7 @@ class DisruptionTest {
       Pod p = kube.pods().inNamespace("default").withName("slow").get();
       return p == null || p.getMetadata().getDeletionTimestamp() != null;
     });
-    assertThat(java.time.Duration.ofNanos(System.nanoTime() - deleted)).isLessThan(java.time.Duration.ofSeconds(15));
+    assertThat(Duration.ofNanos(System.nanoTime() - deleted)).isLessThan(Duration.ofSeconds(15));
     Await.until("a Disrupted event on it", () -> kube.v1().events().inNamespace("default").list().getItems().stream()
         .anyMatch(e -> "Disrupted".equals(e.getReason()) && "slow".equals(e.getInvolvedObject().getName())));
     Await.until("the node gone", () -> kube.nodes().withName(node).get() == null, 60_000);

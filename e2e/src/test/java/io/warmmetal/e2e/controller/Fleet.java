@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
@@ -22,11 +23,15 @@ import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import java.net.URI;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -51,7 +56,7 @@ final class Fleet implements AutoCloseable {
   final URI agentPort;
   private Controller controller;
   /** What the controller counts: Karpenter's metrics, as its endpoint would serve them. */
-  final io.warmmetal.controller.metrics.KarpenterMetrics metrics = new io.warmmetal.controller.metrics.KarpenterMetrics();
+  final KarpenterMetrics metrics = new KarpenterMetrics();
 
   private Fleet(Vertx vertx, ControlPlane cluster, ApiFixture fx, Installation installation) {
     this.kube = cluster.admin();
@@ -69,7 +74,7 @@ final class Fleet implements AutoCloseable {
 
   /** {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the controller up. */
   static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool) throws Exception {
-    return start(vertx, cluster, java.util.Collections.nCopies(agents, RACK_1), pool, nodeClass -> {});
+    return start(vertx, cluster, Collections.nCopies(agents, RACK_1), pool, nodeClass -> {});
   }
 
   /**
@@ -77,7 +82,7 @@ final class Fleet implements AutoCloseable {
    * adjusted by {@code pool}, the node class by {@code nodeClass}), the controller up.
    */
   static Fleet start(Vertx vertx, ControlPlane cluster, List<JsonObject> machines, Consumer<NodePool> pool,
-      Consumer<io.warmmetal.controller.nodeclass.WarmMetalNodeClass> nodeClass) throws Exception {
+      Consumer<WarmMetalNodeClass> nodeClass) throws Exception {
     int agents = machines.size();
     ApiFixture fx = ApiFixture.start(vertx);
     Fleet f;
@@ -89,11 +94,11 @@ final class Fleet implements AutoCloseable {
       throw e;
     }
     try {
-      for (JsonObject labels : new java.util.LinkedHashSet<>(machines)) {
-        f.addAgents(vertx, java.util.Collections.frequency(machines, labels), ApiFixture.facts(16, 64),
+      for (JsonObject labels : new LinkedHashSet<>(machines)) {
+        f.addAgents(vertx, Collections.frequency(machines, labels), ApiFixture.facts(16, 64),
             "sim-node-", true, labels);
       }
-      retrying(() -> f.kube.resources(io.warmmetal.controller.nodeclass.WarmMetalNodeClass.class).withName("default")
+      retrying(() -> f.kube.resources(WarmMetalNodeClass.class).withName("default")
           .edit(c -> {
             nodeClass.accept(c);
             return c;
@@ -235,7 +240,7 @@ final class Fleet implements AutoCloseable {
       try {
         change.run();
         return;
-      } catch (io.fabric8.kubernetes.client.KubernetesClientException e) {
+      } catch (KubernetesClientException e) {
         if (e.getCode() != 409 || attempt == 10) {
           throw e;
         }

@@ -2,9 +2,16 @@ package io.warmmetal.e2e.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Affinity;
+import io.fabric8.kubernetes.api.model.AffinityBuilder;
+import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.TolerationBuilder;
+import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -12,6 +19,7 @@ import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.cluster.ControlPlane;
@@ -90,7 +98,7 @@ class ProvisioningTest {
       assertThat(o.getKind() + "/" + o.getName()).isEqualTo("NodePool/default");
       assertThat(o.getBlockOwnerDeletion()).isTrue();
     });
-    kube.resources(io.warmmetal.controller.karpenter.NodePool.class).withName("default").delete();
+    kube.resources(NodePool.class).withName("default").delete();
     Await.until("the NodePool's node gone with it", () -> kube.resources(NodeClaim.class).list().getItems().isEmpty()
         && kube.nodes().withName(node.getMetadata().getName()).get() == null, 60_000);
     Await.until("its instance terminated", () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'")
@@ -154,7 +162,7 @@ class ProvisioningTest {
   void podsBindingTheSameHostPortGetANodeEach() throws Exception {
     for (String name : List.of("ingress-0", "ingress-1")) {
       Pod pod = pending(name, "1");
-      pod.getSpec().getContainers().get(0).setPorts(List.of(new io.fabric8.kubernetes.api.model.ContainerPortBuilder()
+      pod.getSpec().getContainers().get(0).setPorts(List.of(new ContainerPortBuilder()
           .withContainerPort(8080).withHostPort(8080).build()));
       kube.pods().inNamespace("default").resource(pod).create();
     }
@@ -169,8 +177,8 @@ class ProvisioningTest {
   @Test
   void anHaDeploymentWithHostnameAntiAffinityGetsThreeNodesAndAllItsPodsRun() throws Exception {
     Map<String, String> app = Map.of("app", "db");
-    kube.apps().deployments().inNamespace("default").resource(new io.fabric8.kubernetes.api.model.apps
-        .DeploymentBuilder().withNewMetadata().withName("db").withNamespace("default").endMetadata().withNewSpec()
+    kube.apps().deployments().inNamespace("default").resource(new DeploymentBuilder()
+        .withNewMetadata().withName("db").withNamespace("default").endMetadata().withNewSpec()
         .withReplicas(3).withNewSelector().withMatchLabels(app).endSelector().withNewTemplate().withNewMetadata()
         .withLabels(app).endMetadata().withSpec(pending("template", "500m").getSpec()).editSpec().withNewAffinity()
         .withNewPodAntiAffinity().addNewRequiredDuringSchedulingIgnoredDuringExecution()
@@ -261,7 +269,7 @@ class ProvisioningTest {
         + " 'terminated')", silent)).isGreaterThanOrEqualTo(1);
     // The NodePool says its nodes do not register, as upstream's NodeRegistrationHealthy does.
     Await.until("NodeRegistrationHealthy False", () -> {
-      var pool = kube.resources(io.warmmetal.controller.karpenter.NodePool.class).withName("default").get();
+      var pool = kube.resources(NodePool.class).withName("default").get();
       var c = pool.getStatus() == null ? null
           : Conditions.get(pool.getStatus().conditions, Conditions.NODE_REGISTRATION_HEALTHY);
       return c != null && "False".equals(c.getStatus()) && "RegistrationFailed".equals(c.getReason());
@@ -308,9 +316,9 @@ class ProvisioningTest {
 
   @Test
   void taintsAndNodeAffinityDecideWhichPodsGetANode() throws Exception {
-    cluster.updatePool(pool -> pool.getSpec().template.spec.taints = List.of(new io.fabric8.kubernetes.api.model
-        .TaintBuilder().withKey("dedicated").withValue("ml").withEffect("NoSchedule").build()));
-    io.fabric8.kubernetes.api.model.Toleration ml = new io.fabric8.kubernetes.api.model.TolerationBuilder()
+    cluster.updatePool(pool -> pool.getSpec().template.spec.taints = List.of(new TaintBuilder()
+        .withKey("dedicated").withValue("ml").withEffect("NoSchedule").build()));
+    Toleration ml = new TolerationBuilder()
         .withKey("dedicated").withOperator("Equal").withValue("ml").withEffect("NoSchedule").build();
     Pod intolerant = pending("intolerant", "1");
     Pod tooBig = pending("wants-64-cpus", "1");
@@ -334,8 +342,8 @@ class ProvisioningTest {
     assertThat(cluster.claims()).hasSize(1);
   }
 
-  private static io.fabric8.kubernetes.api.model.Affinity affinity(String key, String operator, String value) {
-    return new io.fabric8.kubernetes.api.model.AffinityBuilder().withNewNodeAffinity()
+  private static Affinity affinity(String key, String operator, String value) {
+    return new AffinityBuilder().withNewNodeAffinity()
         .withNewRequiredDuringSchedulingIgnoredDuringExecution().addNewNodeSelectorTerm().addNewMatchExpression()
         .withKey(key).withOperator(operator).withValues(value).endMatchExpression().endNodeSelectorTerm()
         .endRequiredDuringSchedulingIgnoredDuringExecution().endNodeAffinity().build();

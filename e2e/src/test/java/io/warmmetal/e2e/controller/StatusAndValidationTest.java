@@ -17,8 +17,10 @@ import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -48,7 +50,7 @@ class StatusAndValidationTest {
     cluster.close();
   }
 
-  private NodePool pool(String name, java.util.function.Consumer<NodePool> change) {
+  private NodePool pool(String name, Consumer<NodePool> change) {
     NodePool pool = Serialization.clone(kube.resources(NodePool.class).withName("default").get());
     pool.getMetadata().setName(name);
     pool.getMetadata().setResourceVersion(null);
@@ -70,7 +72,7 @@ class StatusAndValidationTest {
 
   @Test
   void theApiServerRefusesWhatUpstreamsSchemaRefuses() {
-    for (var bad : List.<java.util.function.Consumer<NodePool>>of(
+    for (var bad : List.<Consumer<NodePool>>of(
         p -> p.getSpec().weight = 500,
         p -> p.getSpec().template.spec.expireAfter = "30d",
         p -> p.getSpec().template.spec.requirements = List.of(new Requirement("kubernetes.io/arch", "Foo", List.of())),
@@ -158,7 +160,7 @@ class StatusAndValidationTest {
     List<Map<String, Object>> rows = (List<Map<String, Object>>) table.get("rows");
     return rows.stream().map(r -> {
       List<Object> cells = (List<Object>) r.get("cells");
-      Map<String, String> named = new java.util.HashMap<>();
+      Map<String, String> named = new HashMap<>();
       for (int i = 0; i < columns.size(); i++) {
         named.put((String) columns.get(i).get("name"), String.valueOf(cells.get(i)));
       }

@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
+import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -172,9 +173,9 @@ class TopologyAndDriftTest {
     Await.until("the pod running", () -> pods("app").stream().anyMatch(p -> p.getStatus() != null
         && "Running".equals(p.getStatus().getPhase())));
     NodeClaim big = cluster.claimOf(pods("app").get(0).getSpec().getNodeName());
-    cluster.addAgents(vertx, 1, io.warmmetal.api.testing.ApiFixture.facts(8, 32), "sim-small-", true,
+    cluster.addAgents(vertx, 1, ApiFixture.facts(8, 32), "sim-small-", true,
         Fleet.RACK_1);
-    cluster.fx.client.put("/v1/pools/x86-8c-32g", io.warmmetal.api.testing.ApiFixture.ADMIN,
+    cluster.fx.client.put("/v1/pools/x86-8c-32g", ApiFixture.ADMIN,
         new JsonObject().put("minWarm", 1).put("maxWarm", 1));
     Await.until("the small machine warm", () -> cluster.fx.count(
         "SELECT count(*) FROM machines WHERE shape = 'x86-8c-32g' AND state = 'warm'") == 1);

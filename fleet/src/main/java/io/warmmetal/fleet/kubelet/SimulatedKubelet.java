@@ -8,6 +8,9 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonArray;
@@ -106,8 +109,8 @@ public final class SimulatedKubelet implements Executor {
     // A real API server ignores status on create; kube-controller-manager writes the new Node too (pod CIDR,
     // taints), so the status goes as a merge patch, not an update guarded by a resourceVersion.
     kube.nodes().withName(nodeName).subresource("status").patch(
-        io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType
-            .JSON_MERGE), io.fabric8.kubernetes.client.utils.Serialization.asJson(
+        PatchContext.of(PatchType
+            .JSON_MERGE), Serialization.asJson(
                 new NodeBuilder().withStatus(node.getStatus()).build()));
     cluster.add(nodeName);
     return Outcome.ok("joined; Node " + nodeName + " registered");

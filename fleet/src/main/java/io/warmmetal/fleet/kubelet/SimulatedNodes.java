@@ -5,14 +5,20 @@ import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
+import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -51,9 +57,9 @@ public final class SimulatedNodes implements AutoCloseable {
   }
 
   /** The nodes of the cluster this kubeconfig reaches. */
-  public static SimulatedNodes connect(java.nio.file.Path kubeconfig) throws java.io.IOException {
-    return new SimulatedNodes(new io.fabric8.kubernetes.client.KubernetesClientBuilder().withConfig(
-        io.fabric8.kubernetes.client.Config.fromKubeconfig(java.nio.file.Files.readString(kubeconfig))).build());
+  public static SimulatedNodes connect(Path kubeconfig) throws IOException {
+    return new SimulatedNodes(new KubernetesClientBuilder().withConfig(
+        Config.fromKubeconfig(Files.readString(kubeconfig))).build());
   }
 
   public KubernetesClient kube() {
@@ -133,7 +139,7 @@ public final class SimulatedNodes implements AutoCloseable {
     pod.getSpec().getContainers().forEach(c -> containers.add(new ContainerStatusBuilder().withName(c.getName())
         .withImage(c.getImage()).withImageID("").withReady(true).withStarted(true).withRestartCount(0)
         .withNewState().withNewRunning().withStartedAt(now).endRunning().endState().build()));
-    copy.setStatus(new PodStatusBuilder(pod.getStatus() == null ? new io.fabric8.kubernetes.api.model.PodStatus()
+    copy.setStatus(new PodStatusBuilder(pod.getStatus() == null ? new PodStatus()
         : pod.getStatus()).withPhase("Running").withConditions(conditions).withContainerStatuses(containers)
         .withStartTime(now).withHostIP("192.0.2.1").withPodIP("192.0.2.2").build());
     return copy;

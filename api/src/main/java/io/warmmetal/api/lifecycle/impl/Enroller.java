@@ -21,6 +21,8 @@ import io.warmmetal.api.lifecycle.Refusal.Reason;
 import io.warmmetal.api.lifecycle.ShapeNamer;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Set;
 import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 
 /**
@@ -71,7 +73,7 @@ final class Enroller {
   }
 
   /** Refusals an operator wants to see on the machine: a boot with a wrong, used or expired token, say. */
-  private static final java.util.Set<Reason> REFUSALS_TO_RECORD = java.util.EnumSet.of(Reason.Unauthorized,
+  private static final Set<Reason> REFUSALS_TO_RECORD = EnumSet.of(Reason.Unauthorized,
       Reason.Conflict);
 
   /**

@@ -7,6 +7,8 @@ import io.warmmetal.api.power.PowerDriver;
 import io.warmmetal.api.power.PowerState;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +60,7 @@ public final class IpmiPower implements PowerDriver {
   }
 
   private String run(List<String> command) throws IOException, InterruptedException {
-    java.nio.file.Path log = java.nio.file.Files.createTempFile("warmmetal-ipmi", ".out");
+    Path log = Files.createTempFile("warmmetal-ipmi", ".out");
     try {
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
       Map<String, String> env = builder.environment();
@@ -71,14 +73,14 @@ public final class IpmiPower implements PowerDriver {
         p.destroyForcibly();
         throw new IllegalStateException("BMC " + target + " did not answer within " + timeout.toSeconds() + " s");
       }
-      String out = java.nio.file.Files.readString(log, StandardCharsets.UTF_8);
+      String out = Files.readString(log, StandardCharsets.UTF_8);
       if (p.exitValue() != 0) {
         throw new IllegalStateException("BMC " + target + " refused 'chassis power "
             + command.get(command.size() - 1) + "': " + out.trim());
       }
       return out;
     } finally {
-      java.nio.file.Files.deleteIfExists(log);
+      Files.deleteIfExists(log);
     }
   }
 }
