@@ -77,6 +77,10 @@ class DocsCommandsTest {
     if (runs.isEmpty()) {
       return;
     }
+    // Never run a build or a server from here (a build would rewrite the jars under test): the rule's own test says so
+    // for every page before anything runs; this page fails on it without running a block.
+    assertThat(DocsSyntaxTest.buildsOrServers(runs)).as(page + ": blocks that build or start a server must be marked <!-- not run: reason --> "
+        + "(nothing of this page was run)").isEmpty();
     assertThat(API_JAR).as("the API jar (mvn -B verify -Pprocesses packages it first)").exists();
     // 0711, as the API makes its data directory: the embedded PostgreSQL, run as its own user when the tests run as
     // root, must reach ./warmmetal-data inside it (or it keeps its cluster elsewhere, outside the page's directory).

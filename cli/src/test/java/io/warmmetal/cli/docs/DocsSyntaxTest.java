@@ -36,7 +36,7 @@ class DocsSyntaxTest {
       "warmmetal-fleet.jar", io.warmmetal.fleet.Main::new,
       "warmmetal-agent.jar", io.warmmetal.agent.Main::new);
   /** Commands a run block may not hold: a build, and the servers (they run until stopped). */
-  static final Set<String> NOT_IN_RUN_BLOCKS = Set.of("mvn", "warmmetal-api.jar", "warmmetal-fleet.jar",
+  private static final Set<String> NOT_IN_RUN_BLOCKS = Set.of("mvn", "warmmetal-api.jar", "warmmetal-fleet.jar",
       "warmmetal-agent.jar");
 
   @Test
@@ -108,13 +108,17 @@ class DocsSyntaxTest {
     assertThat(problems).as("command lines that do not parse").isEmpty();
   }
 
-  @Test
-  void blocksThatRunNeitherBuildNorStartServers() throws Exception {
-    List<String> problems = DocPages.allBlocks().stream().filter(ShellBlock::runs)
+  /** The run blocks' builds and servers, each named by its block and line. */
+  static List<String> buildsOrServers(List<ShellBlock> blocks) {
+    return blocks.stream().filter(ShellBlock::runs)
         .flatMap(b -> Invocation.in(b).stream().filter(c -> NOT_IN_RUN_BLOCKS.contains(c.program()))
             .map(c -> b.where() + ": runs " + c.program() + " (line " + c.line() + ")"))
         .toList();
-    assertThat(problems).as("run blocks that build or start a server: mark each <!-- not run: reason --> (the docs "
+  }
+
+  @Test
+  void blocksThatRunNeitherBuildNorStartServers() throws Exception {
+    assertThat(buildsOrServers(DocPages.allBlocks())).as("run blocks that build or start a server: mark each <!-- not run: reason --> (the docs "
         + "test runs on the packaged jars, and starts the page's API as the page's not-run block does)").isEmpty();
   }
 }
