@@ -3,6 +3,7 @@ package io.warmmetal.cli.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warmmetal.api.testing.ApiProcess;
+import io.warmmetal.api.testing.RequiredTool;
 import java.io.File;
 import java.io.IOException;
 import java.net.URI;
@@ -55,6 +56,8 @@ class DocsCommandsTest {
   private static final Duration API_START = Duration.ofSeconds(90);
   private static final Path API_JAR = DocPages.ROOT.resolve("api/target/warmmetal-api.jar");
   private static final Path CLI_BIN = DocPages.ROOT.resolve("cli/bin");
+  /** Tools the pages use, by their Debian package: a page that runs one fails at once, naming it, if it is missing. */
+  private static final Map<String, String> TOOLS = Map.of("curl", "curl", "jq", "jq", "awk", "mawk");
 
   @TestFactory
   Stream<DynamicTest> everyRunBlockOfEveryPageSucceeds() throws IOException {
@@ -82,6 +85,9 @@ class DocsCommandsTest {
     assertThat(DocsSyntaxTest.buildsOrServers(runs)).as(page + ": blocks that build or start a server must be marked <!-- not run: reason --> "
         + "(nothing of this page was run)").isEmpty();
     assertThat(API_JAR).as("the API jar (mvn -B verify -Pprocesses packages it first)").exists();
+    RequiredTool.onPath("setsid", "util-linux");
+    runs.stream().flatMap(b -> Invocation.in(b).stream()).map(Invocation::program).distinct()
+        .filter(TOOLS::containsKey).forEach(tool -> RequiredTool.onPath(tool, TOOLS.get(tool)));
     // 0711, as the API makes its data directory: the embedded PostgreSQL, run as its own user when the tests run as
     // root, must reach ./warmmetal-data inside it (or it keeps its cluster elsewhere, outside the page's directory).
     Path work = Files.createTempDirectory("warmmetal-docs-" + page.replaceAll("\\W", "-") + "-");
