@@ -55,6 +55,10 @@ public final class Main implements Callable<Integer> {
   @Option(names = "--data-dir", description = "state directory (WARMMETAL_DATA_DIR, default ./warmmetal-data)")
   String dataDir;
 
+  @Option(names = "--demo", paramLabel = "N", description = "also run N simulated machines (the fleet simulator, "
+      + "fleet/target/warmmetal-fleet.jar) to try the API on one host (WARMMETAL_DEMO_MACHINES, default 0)")
+  Integer demo;
+
   @Option(names = "--log-format", description = "text or json (WARMMETAL_LOG_FORMAT, default text)")
   String logFormat;
 
@@ -71,6 +75,7 @@ public final class Main implements Callable<Integer> {
     put(env, "WARMMETAL_DATABASE_URL", databaseUrl);
     put(env, "WARMMETAL_DATA_DIR", dataDir);
     put(env, "WARMMETAL_LOG_FORMAT", logFormat);
+    put(env, "WARMMETAL_DEMO_MACHINES", demo == null ? null : demo.toString());
     if ("json".equalsIgnoreCase(env.get("WARMMETAL_LOG_FORMAT"))) {
       System.setProperty("logback.configurationFile", "logback-json.xml"); // before the first logger exists
     }

@@ -14,6 +14,7 @@ import io.warmmetal.api.auth.TokenRoutes;
 import io.warmmetal.api.auth.TokenStore;
 import io.warmmetal.api.commands.CommandRoutes;
 import io.warmmetal.api.config.ApiConfig;
+import io.warmmetal.api.config.BuiltJar;
 import io.warmmetal.api.console.ConsoleRoutes;
 import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
@@ -99,6 +100,7 @@ public final class WarmMetalApi {
   private MachinePower machinePower;
   private Optional<Path> agentJar = Optional.empty();
   private long cleanupTimer = -1;
+  private DemoFleet demoFleet;
 
   private WarmMetalApi(Vertx vertx, ApiConfig config) {
     this.vertx = vertx;
@@ -123,7 +125,7 @@ public final class WarmMetalApi {
         .compose(authority -> {
           ca = authority;
           return vertx.executeBlocking(() -> {
-            agentJar = AgentInstaller.locate(config.agentJar()); // file lookups: off the event loop
+            agentJar = BuiltJar.locate(config.agentJar(), "agent", AgentInstaller.JAR); // file lookups: off the loop
             return DataDir.secretBox(config);
           }, false);
         })
@@ -151,6 +153,8 @@ public final class WarmMetalApi {
               .compose(x -> channel.start())
               .compose(x -> deployAgentPort(metrics))
               .compose(x -> sshEnrollments.failInterrupted(config.sshTimeout().multipliedBy(20)))
+              .compose(x -> DemoFleet.start(vertx, config, enrollmentTokens, agentPort, ca.pin()))
+              .onSuccess(fleet -> demoFleet = fleet)
               .<Void>mapEmpty();
         })
         .onSuccess(x -> {
@@ -379,7 +383,9 @@ public final class WarmMetalApi {
     if (cleanupTimer >= 0) {
       vertx.cancelTimer(cleanupTimer);
     }
-    Future<Void> channelStopped = channel == null ? Future.succeededFuture() : channel.stop();
+    Future<Void> fleetStopped = demoFleet == null ? Future.succeededFuture() : demoFleet.stop(vertx);
+    Future<Void> channelStopped = fleetStopped.transform(x -> channel == null ? Future.<Void>succeededFuture()
+        : channel.stop());
     Future<Void> undeployed = channelStopped.transform(x -> agentDeploymentId == null
             ? Future.<Void>succeededFuture() : vertx.undeploy(agentDeploymentId))
         .compose(x -> deploymentId == null ? Future.<Void>succeededFuture() : vertx.undeploy(deploymentId))

@@ -74,6 +74,10 @@ public final class Main implements Callable<Integer> {
       + " command id, kind, instance id): for benchmarks counting runs and timing pushes from another process")
   Path runsFile;
 
+  @Option(names = "--exit-with-parent", description = "exit when the process that started this one ends (the API's"
+      + " --demo starts the fleet so: killed, it leaves no simulated machines behind)")
+  boolean exitWithParent;
+
   public static void main(String[] args) {
     io.warmmetal.agent.Main.useAgentLogging();
     System.exit(new CommandLine(new Main()).execute(args));
@@ -82,6 +86,9 @@ public final class Main implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     Logger log = LoggerFactory.getLogger(Main.class);
+    if (exitWithParent) {
+      exitWithParent(log);
+    }
     Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
     URI uri = URI.create(api);
     Enrollment enrollment = new Enrollment(vertx, uri, trust.pin());
@@ -129,6 +136,15 @@ public final class Main implements Callable<Integer> {
     Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
     stopped.await();
     return failed == 0 ? 0 : 1;
+  }
+
+  private static void exitWithParent(Logger log) {
+    ProcessHandle parent = ProcessHandle.current().parent()
+        .orElseThrow(() -> new IllegalStateException("--exit-with-parent: the parent process has already ended"));
+    parent.onExit().thenRun(() -> {
+      log.info("The parent process {} ended: the fleet stops", parent.pid());
+      System.exit(0);
+    });
   }
 
   /**

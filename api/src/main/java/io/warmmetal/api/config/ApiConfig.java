@@ -101,6 +101,11 @@ import java.util.Set;
  *                           all; 0 picks a free port)
  * @param bootMintBurst      enrollment tokens one boot token may mint at once ({@code WARMMETAL_BOOT_MINT_BURST}, 40)
  * @param bootMintsPerMinute and how many a minute after that ({@code WARMMETAL_BOOT_MINTS_PER_MINUTE}, 60)
+ * @param demoMachines       start the fleet simulator beside the API with this many simulated machines, for trying
+ *                           the product on one host ({@code WARMMETAL_DEMO_MACHINES}, flag {@code --demo}; default 0:
+ *                           none)
+ * @param fleetJar           the fleet simulator's jar the demo runs ({@code WARMMETAL_FLEET_JAR}; default: the one the
+ *                           build leaves in fleet/target, looked for as the agent jar is)
  */
 public record ApiConfig(
     String httpHost,
@@ -152,7 +157,9 @@ public record ApiConfig(
     boolean console,
     OptionalInt bootHttpsPort,
     int bootMintBurst,
-    int bootMintsPerMinute) {
+    int bootMintsPerMinute,
+    int demoMachines,
+    Optional<Path> fleetJar) {
 
   /**
    * Two listeners of one Vert.x on one port would share its socket and split its connections between them: the
@@ -240,7 +247,9 @@ public record ApiConfig(
         r.optional("WARMMETAL_BOOT_HTTPS_PORT").isEmpty() ? OptionalInt.empty()
             : OptionalInt.of(r.integer("WARMMETAL_BOOT_HTTPS_PORT", 0, 0, 65535)),
         r.integer("WARMMETAL_BOOT_MINT_BURST", 40, 1, 100_000),
-        r.integer("WARMMETAL_BOOT_MINTS_PER_MINUTE", 60, 1, 1_000_000));
+        r.integer("WARMMETAL_BOOT_MINTS_PER_MINUTE", 60, 1, 1_000_000),
+        r.integer("WARMMETAL_DEMO_MACHINES", 0, 0, 1000),
+        r.optional("WARMMETAL_FLEET_JAR").map(Path::of));
   }
 
   /** A secret setting (it may hold a password): its value never appears in {@code toString}, so configs can be logged. */

@@ -13,9 +13,7 @@ import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -27,7 +25,7 @@ import java.util.Optional;
  */
 public final class AgentInstaller {
   public static final String UNIT = "warmmetal-agent";
-  private static final String JAR = "warmmetal-agent.jar";
+  public static final String JAR = "warmmetal-agent.jar";
 
   private final Vertx vertx;
   private final SshRunner ssh;
@@ -42,26 +40,6 @@ public final class AgentInstaller {
     this.jar = jar;
     this.dir = installDir;
     this.timeout = timeout;
-  }
-
-  /**
-   * The agent jar: the configured one, else the build's (agent/target beside the API jar's module, or under the
-   * working directory or its parent); empty if there is none. Blocking (file lookups).
-   */
-  public static Optional<Path> locate(Optional<Path> configured) {
-    if (configured.isPresent()) {
-      return configured.filter(Files::isRegularFile);
-    }
-    List<Path> candidates = new ArrayList<>();
-    try {
-      Path code = Path.of(AgentInstaller.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      candidates.add(code.getParent().resolve("../../agent/target/" + JAR));
-    } catch (Exception unknown) {
-      // no code source to look beside
-    }
-    candidates.add(Path.of("agent/target/" + JAR));
-    candidates.add(Path.of("../agent/target/" + JAR));
-    return candidates.stream().map(p -> p.toAbsolutePath().normalize()).filter(Files::isRegularFile).findFirst();
   }
 
   /** Fails with 503 unless there is an agent jar to install (looked for at startup). */
