@@ -11,16 +11,20 @@ import java.security.cert.X509Certificate;
 import picocli.CommandLine.Option;
 
 /**
- * How the agent knows the API before it sends its token: the CA pin, or the CA certificate itself (a file the
- * operator already trusts, e.g. on a volume shared with the API), whose pin is then computed. Shared with the fleet
- * simulator.
+ * How the agent knows the API before it sends its token: the CA pin, or the CA certificate itself
+ * (a file the operator already trusts, e.g. on a volume shared with the API), whose pin is then
+ * computed. Shared with the fleet simulator.
  */
 public final class ApiTrust {
-  @Option(names = "--ca-pin", defaultValue = "${env:WARMMETAL_AGENT_CA_PIN}",
+  @Option(
+      names = "--ca-pin",
+      defaultValue = "${env:WARMMETAL_AGENT_CA_PIN}",
       description = "sha256:<hex> of the API CA's public key (WARMMETAL_AGENT_CA_PIN)")
   String caPin;
 
-  @Option(names = "--ca-file", defaultValue = "${env:WARMMETAL_AGENT_CA_FILE}",
+  @Option(
+      names = "--ca-file",
+      defaultValue = "${env:WARMMETAL_AGENT_CA_FILE}",
       description = "the API CA's certificate (PEM), instead of its pin (WARMMETAL_AGENT_CA_FILE)")
   Path caFile;
 
@@ -31,13 +35,15 @@ public final class ApiTrust {
   /** The pin to verify the API by; fails naming the flags if neither or both are given. */
   public CaPin pin() throws IOException, GeneralSecurityException {
     if ((caPin == null) == (caFile == null)) {
-      throw new IllegalArgumentException("give the API's CA as --ca-pin or --ca-file (one of them)");
+      throw new IllegalArgumentException(
+          "give the API's CA as --ca-pin or --ca-file (one of them)");
     }
     if (caPin != null) {
       return new CaPin(caPin);
     }
     try (InputStream in = Files.newInputStream(caFile)) {
-      return CaPin.of((X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in));
+      return CaPin.of(
+          (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in));
     }
   }
 }

@@ -32,17 +32,27 @@ import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
 /**
- * The protocol is written down three times — the contracts' schemas (agent-api.yaml, and openapi.yaml for a launch's
- * join), the records in {@code protocol/}, and what the shipped join script reads — and they must say the same: every
- * field in each is in the others, whichever side gained or lost one.
+ * The protocol is written down three times — the contracts' schemas (agent-api.yaml, and
+ * openapi.yaml for a launch's join), the records in {@code protocol/}, and what the shipped join
+ * script reads — and they must say the same: every field in each is in the others, whichever side
+ * gained or lost one.
  */
 class ProtocolContractTest {
   private static final Path ROOT = Path.of("..");
 
-  private static final JoinParams JOIN = new JoinParams("warmmetal://m-1", "x86-16c-64g",
-      Map.of("topology.kubernetes.io/zone", "rack-1"),
-      new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.0123456789abcdef", Map.of("team", "ml"),
-          List.of(new Taint("gpu", "yes", "NoSchedule")), "v1.20.2"), "IyEvYmluL3NoCg==");
+  private static final JoinParams JOIN =
+      new JoinParams(
+          "warmmetal://m-1",
+          "x86-16c-64g",
+          Map.of("topology.kubernetes.io/zone", "rack-1"),
+          new KubernetesJoin(
+              "10.0.0.1:6443",
+              "sha256:ab",
+              "abcdef.0123456789abcdef",
+              Map.of("team", "ml"),
+              List.of(new Taint("gpu", "yes", "NoSchedule")),
+              "v1.20.2"),
+          "IyEvYmluL3NoCg==");
 
   @Test
   void theJoinScriptReadsExactlyWhatTheRecordsAndTheContractsDefine() throws IOException {
@@ -50,12 +60,14 @@ class ProtocolContractTest {
     Map<String, Object> agentSchemas = schemas("agent-api.yaml");
     Map<String, Object> publicSchemas = schemas("openapi.yaml");
 
-    // The script names the parameters p, the join k and a taint t (join.sh says so where it reads them).
+    // The script names the parameters p, the join k and a taint t (join.sh says so where it reads
+    // them).
     agree(JoinParams.class, properties(agentSchemas, "JoinParams"), keysRead(script, "p"));
     agree(KubernetesJoin.class, properties(publicSchemas, "KubernetesJoin"), keysRead(script, "k"));
     agree(Taint.class, properties(publicSchemas, "Taint"), keysRead(script, "t"));
     // And the records write what they declare (no key spelled otherwise on the wire).
-    assertThat(JOIN.toJson().fieldNames()).containsExactlyInAnyOrderElementsOf(components(JoinParams.class));
+    assertThat(JOIN.toJson().fieldNames())
+        .containsExactlyInAnyOrderElementsOf(components(JoinParams.class));
     assertThat(JOIN.kubernetes().toJson().fieldNames())
         .containsExactlyInAnyOrderElementsOf(components(KubernetesJoin.class));
     assertThat(JOIN.kubernetes().taints().get(0).toJson().fieldNames())
@@ -65,23 +77,35 @@ class ProtocolContractTest {
   @Test
   void everyFrameIsTheRecordTheAgentContractDescribes() throws IOException {
     Map<String, Object> schemas = schemas("agent-api.yaml");
-    List<Frame> frames = List.of(new Hello(3), new Heartbeat(), new Progress("cmd-1", "kubeadm-join", "started"),
-        Result.failed("cmd-1", "exited 1"), new Welcome("m-1", 10), new Command("cmd-1", 4, CommandKind.JOIN, "i-1",
-            JOIN), new Ack("cmd-1"));
+    List<Frame> frames =
+        List.of(
+            new Hello(3),
+            new Heartbeat(),
+            new Progress("cmd-1", "kubeadm-join", "started"),
+            Result.failed("cmd-1", "exited 1"),
+            new Welcome("m-1", 10),
+            new Command("cmd-1", 4, CommandKind.JOIN, "i-1", JOIN),
+            new Ack("cmd-1"));
     for (Frame frame : frames) {
       String name = frame.getClass().getSimpleName();
       Map<String, Object> properties = properties(schemas, name);
-      assertThat(((Map<?, ?>) properties.get("type")).get("const")).as(name).isEqualTo(frame.type());
+      assertThat(((Map<?, ?>) properties.get("type")).get("const"))
+          .as(name)
+          .isEqualTo(frame.type());
       Set<String> fields = new TreeSet<>(properties.keySet());
       fields.remove("type");
-      assertThat(components(frame.getClass())).as("%s: the record's components and the schema's properties",
-          name).containsExactlyInAnyOrderElementsOf(fields);
-      assertThat(frame.toJson().fieldNames()).as("%s as written", name)
+      assertThat(components(frame.getClass()))
+          .as("%s: the record's components and the schema's properties", name)
+          .containsExactlyInAnyOrderElementsOf(fields);
+      assertThat(frame.toJson().fieldNames())
+          .as("%s as written", name)
           .containsExactlyInAnyOrderElementsOf(properties.keySet());
       assertThat(Frame.parse(frame.encode())).as("%s read back", name).isEqualTo(frame);
     }
-    assertThat(frames).extracting(f -> f.getClass().getSimpleName()).containsExactlyInAnyOrderElementsOf(
-        Arrays.stream(Frame.class.getPermittedSubclasses()).map(Class::getSimpleName).toList());
+    assertThat(frames)
+        .extracting(f -> f.getClass().getSimpleName())
+        .containsExactlyInAnyOrderElementsOf(
+            Arrays.stream(Frame.class.getPermittedSubclasses()).map(Class::getSimpleName).toList());
   }
 
   @Test
@@ -89,23 +113,32 @@ class ProtocolContractTest {
     Map<String, Object> schemas = schemas("agent-api.yaml");
     for (CommandKind kind : CommandKind.values()) {
       String name = kind.paramsType().getSimpleName();
-      assertThat(components(kind.paramsType())).as(name)
+      assertThat(components(kind.paramsType()))
+          .as(name)
           .containsExactlyInAnyOrderElementsOf(properties(schemas, name).keySet());
       if (kind != CommandKind.JOIN) { // (the join's are checked with its script)
-        assertThat(CommandParams.none(kind).toJson().fieldNames()).as(name + " as written")
+        assertThat(CommandParams.none(kind).toJson().fieldNames())
+            .as(name + " as written")
             .containsExactlyInAnyOrderElementsOf(components(kind.paramsType()));
       }
     }
     assertThat(enumOf(schemas, "Command", "kind"))
-        .containsExactlyInAnyOrderElementsOf(Arrays.stream(CommandKind.values()).map(CommandKind::wire).toList());
+        .containsExactlyInAnyOrderElementsOf(
+            Arrays.stream(CommandKind.values()).map(CommandKind::wire).toList());
   }
 
-  /** The three sets are one: the schema's properties, the record's components, the keys the script reads. */
-  private static void agree(Class<? extends Record> record, Map<String, Object> schema, Set<String> read) {
+  /**
+   * The three sets are one: the schema's properties, the record's components, the keys the script
+   * reads.
+   */
+  private static void agree(
+      Class<? extends Record> record, Map<String, Object> schema, Set<String> read) {
     String name = record.getSimpleName();
-    assertThat(components(record)).as("%s: the record's components and the contract's properties", name)
+    assertThat(components(record))
+        .as("%s: the record's components and the contract's properties", name)
         .containsExactlyInAnyOrderElementsOf(schema.keySet());
-    assertThat(read).as("%s: what join.sh reads and the record's components", name)
+    assertThat(read)
+        .as("%s: what join.sh reads and the record's components", name)
         .containsExactlyInAnyOrderElementsOf(components(record));
   }
 
@@ -113,11 +146,20 @@ class ProtocolContractTest {
     return Arrays.stream(record.getRecordComponents()).map(c -> c.getName()).toList();
   }
 
-  /** The keys read from the Python dict named {@code var}: {@code var["k"]}, {@code var.get("k"…)}, {@code "k" in var}. */
+  /**
+   * The keys read from the Python dict named {@code var}: {@code var["k"]}, {@code var.get("k"…)},
+   * {@code "k" in var}.
+   */
   static Set<String> keysRead(String script, String var) {
     Set<String> keys = new TreeSet<>();
-    Matcher m = Pattern.compile("\\b" + var + "(?:\\[|\\.get\\()\\s*[\"'](\\w+)[\"']|[\"'](\\w+)[\"']\\s+in\\s+"
-        + var + "\\b").matcher(script);
+    Matcher m =
+        Pattern.compile(
+                "\\b"
+                    + var
+                    + "(?:\\[|\\.get\\()\\s*[\"'](\\w+)[\"']|[\"'](\\w+)[\"']\\s+in\\s+"
+                    + var
+                    + "\\b")
+            .matcher(script);
     while (m.find()) {
       keys.add(m.group(1) != null ? m.group(1) : m.group(2));
     }
@@ -132,8 +174,10 @@ class ProtocolContractTest {
 
   @SuppressWarnings("unchecked")
   private static Map<String, Object> schemas(String contract) throws IOException {
-    Map<String, Object> doc = (Map<String, Object>) new Load(LoadSettings.builder().build())
-        .loadFromString(Files.readString(ROOT.resolve(contract)));
+    Map<String, Object> doc =
+        (Map<String, Object>)
+            new Load(LoadSettings.builder().build())
+                .loadFromString(Files.readString(ROOT.resolve(contract)));
     return (Map<String, Object>) ((Map<String, Object>) doc.get("components")).get("schemas");
   }
 
@@ -146,6 +190,7 @@ class ProtocolContractTest {
 
   @SuppressWarnings("unchecked")
   private static List<String> enumOf(Map<String, Object> schemas, String name, String property) {
-    return (List<String>) ((Map<String, Object>) properties(schemas, name).get(property)).get("enum");
+    return (List<String>)
+        ((Map<String, Object>) properties(schemas, name).get(property)).get("enum");
   }
 }

@@ -10,8 +10,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bootstrap admin token: {@code WARMMETAL_ADMIN_TOKEN} if set, otherwise one generated at first start and kept
- * in {@code <data dir>/admin-token} (0600). Either way only its hash reaches the database, and it is never logged.
+ * The bootstrap admin token: {@code WARMMETAL_ADMIN_TOKEN} if set, otherwise one generated at first
+ * start and kept in {@code <data dir>/admin-token} (0600). Either way only its hash reaches the
+ * database, and it is never logged.
  */
 final class AdminToken {
   private static final Logger LOG = LoggerFactory.getLogger(AdminToken.class);
@@ -24,13 +25,15 @@ final class AdminToken {
     if (config.adminToken().isPresent()) {
       String token = config.adminToken().get().value();
       if (token.length() < MIN_LENGTH) {
-        return Future.failedFuture(new IllegalArgumentException(
-            "WARMMETAL_ADMIN_TOKEN must be at least " + MIN_LENGTH + " characters"));
+        return Future.failedFuture(
+            new IllegalArgumentException(
+                "WARMMETAL_ADMIN_TOKEN must be at least " + MIN_LENGTH + " characters"));
       }
       return tokens.installBootstrapAdmin(token);
     }
     Path file = config.dataDir().resolve(FILE);
-    return vertx.executeBlocking(() -> DataDir.readOrCreateSecret(file, Ids.tokenSecret()), false)
+    return vertx
+        .executeBlocking(() -> DataDir.readOrCreateSecret(file, Ids.tokenSecret()), false)
         .compose(tokens::installBootstrapAdmin)
         .onSuccess(x -> LOG.info("Admin token: see {} (or set WARMMETAL_ADMIN_TOKEN)", file));
   }

@@ -8,8 +8,8 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
 /**
- * The data directory: 0711, so the unprivileged embedded PostgreSQL can pass through it while nobody else can list
- * it; each secret file in it is 0600. Blocking: call from worker threads.
+ * The data directory: 0711, so the unprivileged embedded PostgreSQL can pass through it while
+ * nobody else can list it; each secret file in it is 0600. Blocking: call from worker threads.
  */
 final class DataDir {
   private DataDir() {}
@@ -30,7 +30,8 @@ final class DataDir {
     if (Files.exists(file)) {
       return Files.readString(file).trim();
     }
-    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(file, fresh + "\n");
     return fresh;
   }

@@ -22,21 +22,28 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The api module's dependency direction, package by package (a package includes its {@code impl}). Rings, inside
- * out — each may use only rings inside it:
+ * The api module's dependency direction, package by package (a package includes its {@code impl}).
+ * Rings, inside out — each may use only rings inside it:
+ *
  * <ol>
- *   <li>base: {@code config}, {@code crypto}, {@code db}, {@code metrics} — use no other package;</li>
- *   <li>core: {@code lifecycle} — the domain and every state transition; knows no edge;</li>
- *   <li>HTTP edge: {@code http} — routers, validation, the one error shape (maps the core's refusals);</li>
- *   <li>edges: the routes and adapters of each concept, each allowed the few others it names below;</li>
- *   <li>the composition root, {@code io.warmmetal.api} itself, which wires everything and which nothing uses.</li>
+ *   <li>base: {@code config}, {@code crypto}, {@code db}, {@code metrics} — use no other package;
+ *   <li>core: {@code lifecycle} — the domain and every state transition; knows no edge;
+ *   <li>HTTP edge: {@code http} — routers, validation, the one error shape (maps the core's
+ *       refusals);
+ *   <li>edges: the routes and adapters of each concept, each allowed the few others it names below;
+ *   <li>the composition root, {@code io.warmmetal.api} itself, which wires everything and which
+ *       nothing uses.
  * </ol>
+ *
  * docs/architecture.md shows the same table.
  */
 class ArchitectureTest {
   private static final String API = "io.warmmetal.api";
 
-  /** Each package, and the packages of this module it may use (besides itself and anything outside the module). */
+  /**
+   * Each package, and the packages of this module it may use (besides itself and anything outside
+   * the module).
+   */
   static final Map<String, Set<String>> ALLOWED = new LinkedHashMap<>();
 
   static {
@@ -64,22 +71,43 @@ class ArchitectureTest {
   }
 
   /** What the core must never reach: every package outside the base rings. */
-  private static final List<String> EDGES = List.of("http", "auth", "events", "shapes", "machines", "commands",
-      "instances", "enrollment", "channel", "ssh", "power", "pools", "boot", "hardware", "projects", "console");
+  private static final List<String> EDGES =
+      List.of(
+          "http",
+          "auth",
+          "events",
+          "shapes",
+          "machines",
+          "commands",
+          "instances",
+          "enrollment",
+          "channel",
+          "ssh",
+          "power",
+          "pools",
+          "boot",
+          "hardware",
+          "projects",
+          "console");
 
   private static JavaClasses classes;
 
   @BeforeAll
   static void importClasses() {
-    classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .importPackages(API);
+    classes =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages(API);
   }
 
   @Test
   void everyPackageIsInTheTable() {
-    String[] listed = Stream.concat(Stream.of(API), ALLOWED.keySet().stream().map(p -> API + "." + p + ".."))
-        .toArray(String[]::new);
-    classes().should().resideInAnyPackage(listed)
+    String[] listed =
+        Stream.concat(Stream.of(API), ALLOWED.keySet().stream().map(p -> API + "." + p + ".."))
+            .toArray(String[]::new);
+    classes()
+        .should()
+        .resideInAnyPackage(listed)
         .as("every package of the api module has a row in the table of allowed dependencies")
         .check(classes);
   }
@@ -87,21 +115,32 @@ class ArchitectureTest {
   @Test
   void eachPackageUsesOnlyWhatTheTableAllows() {
     List<ArchRule> rules = new ArrayList<>();
-    ALLOWED.forEach((pkg, allowed) -> {
-      String[] mayUse = Stream.concat(Stream.of(pkg), allowed.stream()).map(p -> API + "." + p + "..")
-          .toArray(String[]::new);
-      rules.add(classes().that().resideInAPackage(API + "." + pkg + "..")
-          .should().onlyDependOnClassesThat(not(resideInAPackage(API + "..")).or(resideInAnyPackage(mayUse)))
-          .as(pkg + " uses only " + (allowed.isEmpty() ? "itself" : allowed)));
-    });
+    ALLOWED.forEach(
+        (pkg, allowed) -> {
+          String[] mayUse =
+              Stream.concat(Stream.of(pkg), allowed.stream())
+                  .map(p -> API + "." + p + "..")
+                  .toArray(String[]::new);
+          rules.add(
+              classes()
+                  .that()
+                  .resideInAPackage(API + "." + pkg + "..")
+                  .should()
+                  .onlyDependOnClassesThat(
+                      not(resideInAPackage(API + "..")).or(resideInAnyPackage(mayUse)))
+                  .as(pkg + " uses only " + (allowed.isEmpty() ? "itself" : allowed)));
+        });
     CompositeArchRule.of(rules).check(classes);
   }
 
   @Test
   void theCoreKnowsNoEdge() {
-    noClasses().that().resideInAPackage(API + ".lifecycle..")
-        .should().dependOnClassesThat().resideInAnyPackage(EDGES.stream().map(p -> API + "." + p + "..")
-            .toArray(String[]::new))
+    noClasses()
+        .that()
+        .resideInAPackage(API + ".lifecycle..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(EDGES.stream().map(p -> API + "." + p + "..").toArray(String[]::new))
         .as("lifecycle imports no edge package")
         .check(classes);
   }

@@ -16,9 +16,9 @@ import picocli.CommandLine;
 import picocli.CommandLine.Model.OptionSpec;
 
 /**
- * The configuration table in {@code docs/configuration.md} is the API's settings, no more and no fewer: every
- * {@code WARMMETAL_*} variable the code reads has a row, every row a variable the code reads, and every flag a row
- * names is one the server takes (and the other way round).
+ * The configuration table in {@code docs/configuration.md} is the API's settings, no more and no
+ * fewer: every {@code WARMMETAL_*} variable the code reads has a row, every row a variable the code
+ * reads, and every flag a row names is one the server takes (and the other way round).
  */
 class ConfigurationTableTest {
   private static final Path PAGE = Path.of("..", "docs", "configuration.md");
@@ -56,9 +56,12 @@ class ConfigurationTableTest {
 
   /** The table's rows, header and rule left out. */
   private static List<String> rows() throws IOException {
-    List<String> rows = Files.readAllLines(PAGE).stream()
-        .dropWhile(l -> !l.startsWith("| variable | flag | default | meaning |"))
-        .takeWhile(l -> l.startsWith("|")).skip(2).toList();
+    List<String> rows =
+        Files.readAllLines(PAGE).stream()
+            .dropWhile(l -> !l.startsWith("| variable | flag | default | meaning |"))
+            .takeWhile(l -> l.startsWith("|"))
+            .skip(2)
+            .toList();
     assertThat(rows).as("the configuration table in " + PAGE).isNotEmpty();
     return rows;
   }
@@ -69,6 +72,10 @@ class ConfigurationTableTest {
   }
 
   private static Set<String> matches(Pattern pattern, String text) {
-    return pattern.matcher(text).results().map(m -> m.group(1)).collect(Collectors.toCollection(TreeSet::new));
+    return pattern
+        .matcher(text)
+        .results()
+        .map(m -> m.group(1))
+        .collect(Collectors.toCollection(TreeSet::new));
   }
 }

@@ -3,7 +3,6 @@ package io.warmmetal.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.Probe;
@@ -23,7 +22,6 @@ import java.io.InputStream;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -38,15 +36,21 @@ import org.yaml.snakeyaml.Yaml;
 import picocli.CommandLine;
 
 /**
- * What ships beside the code stays true to it: the API's cluster manifests ({@code deploy/api.yaml}),
- * {@code docker-compose.yml} and the Dockerfiles under {@code images/} name only settings, flags, files, ports and
- * images the code has.
+ * What ships beside the code stays true to it: the API's cluster manifests ({@code
+ * deploy/api.yaml}), {@code docker-compose.yml} and the Dockerfiles under {@code images/} name only
+ * settings, flags, files, ports and images the code has.
  */
 @ExtendWith(VertxExtension.class)
 class DeploymentFilesTest {
   private static final Path ROOT = Path.of("..");
-  /** docker-compose.yml's names for the images it builds: local tags, as nothing is published at ghcr.io. */
-  private static final Pattern LOCAL_IMAGE = Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
+
+  /**
+   * docker-compose.yml's names for the images it builds: local tags, as nothing is published at
+   * ghcr.io.
+   */
+  private static final Pattern LOCAL_IMAGE =
+      Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
+
   /** What deploy/ and the chart's docs put where your registry goes. */
   static final String PLACEHOLDER_REGISTRY = "registry.example.com/warmmetal";
 
@@ -59,7 +63,8 @@ class DeploymentFilesTest {
   private static List<HasMetadata> manifests(String file) throws Exception {
     try (InputStream in = Files.newInputStream(ROOT.resolve("deploy").resolve(file))) {
       Object parsed = Serialization.unmarshal(in);
-      return parsed instanceof List<?> docs ? docs.stream().map(HasMetadata.class::cast).toList()
+      return parsed instanceof List<?> docs
+          ? docs.stream().map(HasMetadata.class::cast).toList()
           : ((KubernetesList) parsed).getItems();
     }
   }
@@ -67,22 +72,34 @@ class DeploymentFilesTest {
   /** The jar {@code module}'s build makes, relative to the repository root. */
   static String jarOf(String module) throws Exception {
     String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
-    return module + "/target/" + pom.replaceAll("(?s).*<finalName>(.+?)</finalName>.*", "$1") + ".jar";
+    return module
+        + "/target/"
+        + pom.replaceAll("(?s).*<finalName>(.+?)</finalName>.*", "$1")
+        + ".jar";
   }
 
   /**
-   * The agents' CA as {@code doc} says to make it — {@code java -jar JAR init-ca DIR}, then {@code kubectl -n NS
-   * create secret generic NAME --from-file=…} — run as written: JAR is the API's, and init-ca writes every file the
-   * Secret is made from. The Secret's name and keys.
+   * The agents' CA as {@code doc} says to make it — {@code java -jar JAR init-ca DIR}, then {@code
+   * kubectl -n NS create secret generic NAME --from-file=…} — run as written: JAR is the API's, and
+   * init-ca writes every file the Secret is made from. The Secret's name and keys.
    */
   static Map.Entry<String, Set<String>> documentedCaSecret(String doc) throws Exception {
     Matcher initCa = Pattern.compile("java -jar (\\S+) init-ca (\\S+)").matcher(doc);
-    assertThat(initCa.find()).as("a `java -jar … init-ca DIR` in %s", doc.lines().findFirst().orElse("")).isTrue();
+    assertThat(initCa.find())
+        .as("a `java -jar … init-ca DIR` in %s", doc.lines().findFirst().orElse(""))
+        .isTrue();
     assertThat(initCa.group(1)).isEqualTo(jarOf("api"));
     Path workDir = Files.createTempDirectory("documented-ca");
-    assertThat(new CommandLine(new Main()).execute("init-ca", workDir.resolve(initCa.group(2)).toString())).isZero();
-    Matcher secret = Pattern.compile("kubectl -n \\S+ create secret generic (\\S+)((?: --from-file=\\S+)+)").matcher(doc);
-    assertThat(secret.find()).as("a `kubectl create secret generic … --from-file=…` after init-ca").isTrue();
+    assertThat(
+            new CommandLine(new Main())
+                .execute("init-ca", workDir.resolve(initCa.group(2)).toString()))
+        .isZero();
+    Matcher secret =
+        Pattern.compile("kubectl -n \\S+ create secret generic (\\S+)((?: --from-file=\\S+)+)")
+            .matcher(doc);
+    assertThat(secret.find())
+        .as("a `kubectl create secret generic … --from-file=…` after init-ca")
+        .isTrue();
     Set<String> keys = new TreeSet<>();
     for (String option : secret.group(2).strip().split(" ")) {
       Path file = workDir.resolve(option.substring("--from-file=".length()));
@@ -95,61 +112,113 @@ class DeploymentFilesTest {
   @Test
   void theApiDeploymentSetsOnlySettingsTheApiReadsAndItsProbesAnswer(Vertx vertx) throws Exception {
     List<HasMetadata> docs = manifests("api.yaml");
-    Deployment deployment = docs.stream().filter(Deployment.class::isInstance).map(Deployment.class::cast)
-        .findFirst().orElseThrow();
+    Deployment deployment =
+        docs.stream()
+            .filter(Deployment.class::isInstance)
+            .map(Deployment.class::cast)
+            .findFirst()
+            .orElseThrow();
     Container api = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
-    Secret settings = docs.stream().filter(Secret.class::isInstance).map(Secret.class::cast)
-        .filter(s -> s.getMetadata().getName().equals(api.getEnvFrom().get(0).getSecretRef().getName()))
-        .findFirst().orElseThrow();
+    Secret settings =
+        docs.stream()
+            .filter(Secret.class::isInstance)
+            .map(Secret.class::cast)
+            .filter(
+                s ->
+                    s.getMetadata()
+                        .getName()
+                        .equals(api.getEnvFrom().get(0).getSecretRef().getName()))
+            .findFirst()
+            .orElseThrow();
     Map<String, String> env = new HashMap<>(settings.getStringData());
     api.getEnv().forEach(e -> env.put(e.getName(), e.getValue()));
-    assertThat(env.keySet()).isSubsetOf(knownVariables())
+    assertThat(env.keySet())
+        .isSubsetOf(knownVariables())
         .contains("WARMMETAL_DATABASE_URL", "WARMMETAL_ADMIN_TOKEN", "WARMMETAL_SECRET_KEY");
     ApiConfig config = ApiConfig.fromEnv(env); // every value is one the API accepts
-    assertThat(api.getPorts()).extracting(p -> p.getContainerPort())
+    assertThat(api.getPorts())
+        .extracting(p -> p.getContainerPort())
         .containsExactlyInAnyOrder(config.httpPort(), config.agentPort(), config.metricsPort());
     Map<String, Integer> ports = new HashMap<>();
     api.getPorts().forEach(p -> ports.put(p.getName(), p.getContainerPort()));
 
-    // Prometheus finds /metrics on the management port, by the pod's annotations and by the metrics Service.
-    Map<String, String> annotations = deployment.getSpec().getTemplate().getMetadata().getAnnotations();
-    assertThat(annotations).containsEntry("prometheus.io/port", String.valueOf(config.metricsPort()))
+    // Prometheus finds /metrics on the management port, by the pod's annotations and by the metrics
+    // Service.
+    Map<String, String> annotations =
+        deployment.getSpec().getTemplate().getMetadata().getAnnotations();
+    assertThat(annotations)
+        .containsEntry("prometheus.io/port", String.valueOf(config.metricsPort()))
         .containsEntry("prometheus.io/path", "/metrics");
-    Service metrics = docs.stream().filter(Service.class::isInstance).map(Service.class::cast)
-        .filter(s -> s.getMetadata().getName().equals("warmmetal-api-metrics")).findFirst().orElseThrow();
-    assertThat(metrics.getSpec().getType()).as("the metrics Service stays inside the cluster").isNull();
-    assertThat(metrics.getSpec().getPorts()).singleElement()
-        .satisfies(p -> assertThat(ports.get(p.getTargetPort().getStrVal())).isEqualTo(config.metricsPort()));
+    Service metrics =
+        docs.stream()
+            .filter(Service.class::isInstance)
+            .map(Service.class::cast)
+            .filter(s -> s.getMetadata().getName().equals("warmmetal-api-metrics"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(metrics.getSpec().getType())
+        .as("the metrics Service stays inside the cluster")
+        .isNull();
+    assertThat(metrics.getSpec().getPorts())
+        .singleElement()
+        .satisfies(
+            p ->
+                assertThat(ports.get(p.getTargetPort().getStrVal()))
+                    .isEqualTo(config.metricsPort()));
     // No other Service reaches the management port.
-    docs.stream().filter(Service.class::isInstance).map(Service.class::cast).filter(s -> s != metrics)
+    docs.stream()
+        .filter(Service.class::isInstance)
+        .map(Service.class::cast)
+        .filter(s -> s != metrics)
         .flatMap(s -> s.getSpec().getPorts().stream())
-        .forEach(p -> assertThat(ports.get(p.getTargetPort().getStrVal())).isNotEqualTo(config.metricsPort()));
+        .forEach(
+            p ->
+                assertThat(ports.get(p.getTargetPort().getStrVal()))
+                    .isNotEqualTo(config.metricsPort()));
 
-    // The CA files are the two init-ca writes, in the volume of the CA Secret the file's own commands make; the
+    // The CA files are the two init-ca writes, in the volume of the CA Secret the file's own
+    // commands make; the
     // deploy README gives the same commands.
-    Map.Entry<String, Set<String>> documented = documentedCaSecret(Files.readString(ROOT.resolve("deploy/api.yaml")));
-    assertThat(documentedCaSecret(Files.readString(ROOT.resolve("deploy/README.md")))).isEqualTo(documented);
-    Volume caVolume = deployment.getSpec().getTemplate().getSpec().getVolumes().stream()
-        .filter(v -> v.getSecret() != null && v.getSecret().getSecretName().equals(documented.getKey())).findFirst()
-        .orElseThrow();
-    VolumeMount mount = api.getVolumeMounts().stream().filter(m -> m.getName().equals(caVolume.getName()))
-        .findFirst().orElseThrow();
+    Map.Entry<String, Set<String>> documented =
+        documentedCaSecret(Files.readString(ROOT.resolve("deploy/api.yaml")));
+    assertThat(documentedCaSecret(Files.readString(ROOT.resolve("deploy/README.md"))))
+        .isEqualTo(documented);
+    Volume caVolume =
+        deployment.getSpec().getTemplate().getSpec().getVolumes().stream()
+            .filter(
+                v ->
+                    v.getSecret() != null
+                        && v.getSecret().getSecretName().equals(documented.getKey()))
+            .findFirst()
+            .orElseThrow();
+    VolumeMount mount =
+        api.getVolumeMounts().stream()
+            .filter(m -> m.getName().equals(caVolume.getName()))
+            .findFirst()
+            .orElseThrow();
     Set<String> read = new TreeSet<>();
     for (Path file : List.of(config.caCertFile().orElseThrow(), config.caKeyFile().orElseThrow())) {
       assertThat(file.getParent().toString()).isEqualTo(mount.getMountPath());
       read.add(file.getFileName().toString());
     }
-    assertThat(read).as("the files the API reads are the Secret's keys").isEqualTo(documented.getValue());
+    assertThat(read)
+        .as("the files the API reads are the Secret's keys")
+        .isEqualTo(documented.getValue());
 
-    // The probes' paths answer on a running API, on the port they name; /metrics on the management port only.
+    // The probes' paths answer on a running API, on the port they name; /metrics on the management
+    // port only.
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       for (Probe probe : List.of(api.getReadinessProbe(), api.getLivenessProbe())) {
         String path = probe.getHttpGet().getPath();
-        assertThat(ports.get(probe.getHttpGet().getPort().getStrVal())).as(path).isEqualTo(config.httpPort());
+        assertThat(ports.get(probe.getHttpGet().getPort().getStrVal()))
+            .as(path)
+            .isEqualTo(config.httpPort());
         assertThat(fx.client.get(path, null).status()).as(path).isEqualTo(200);
       }
-      assertThat(fx.management.get(annotations.get("prometheus.io/path"), null).status()).isEqualTo(200);
-      assertThat(fx.client.get(annotations.get("prometheus.io/path"), null).status()).isEqualTo(404);
+      assertThat(fx.management.get(annotations.get("prometheus.io/path"), null).status())
+          .isEqualTo(200);
+      assertThat(fx.client.get(annotations.get("prometheus.io/path"), null).status())
+          .isEqualTo(404);
     }
   }
 
@@ -198,9 +267,11 @@ class DeploymentFilesTest {
     assertThat(api.keySet()).isSubsetOf(knownVariables());
     ApiConfig config = ApiConfig.fromEnv(api);
     // The API and the agents' port for everyone; the management port (/metrics) for this host only.
-    assertThat((List<String>) apiService.get("ports")).containsExactlyInAnyOrder(
-        config.httpPort() + ":" + config.httpPort(), config.agentPort() + ":" + config.agentPort(),
-        "127.0.0.1:" + config.metricsPort() + ":" + config.metricsPort());
+    assertThat((List<String>) apiService.get("ports"))
+        .containsExactlyInAnyOrder(
+            config.httpPort() + ":" + config.httpPort(),
+            config.agentPort() + ":" + config.agentPort(),
+            "127.0.0.1:" + config.metricsPort() + ":" + config.metricsPort());
 
     PgConnectOptions db = Database.connectOptions(api.get("WARMMETAL_DATABASE_URL"));
     assertThat(db.getHost()).isEqualTo("postgres");
@@ -208,20 +279,25 @@ class DeploymentFilesTest {
     assertThat(db.getPassword()).isEqualTo(postgres.get("POSTGRES_PASSWORD"));
     assertThat(db.getDatabase()).isEqualTo(postgres.get("POSTGRES_DB"));
 
-    // One CA: made by init-ca into the volume, read by the API, trusted by the agents by its certificate.
+    // One CA: made by init-ca into the volume, read by the API, trusted by the agents by its
+    // certificate.
     Map<String, Object> ca = service(compose, "ca");
     assertThat(command(ca).get(0)).isEqualTo("init-ca");
     String caDir = command(ca).get(1);
     String volume = ((List<String>) ca.get("volumes")).get(0).split(":")[0];
     assertThat(caDir).isEqualTo(mountOf(ca, volume));
-    assertThat(config.caCertFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.crt"));
-    assertThat(config.caKeyFile().orElseThrow()).isEqualTo(Path.of(mountOf(apiService, volume), "ca.key"));
+    assertThat(config.caCertFile().orElseThrow())
+        .isEqualTo(Path.of(mountOf(apiService, volume), "ca.crt"));
+    assertThat(config.caKeyFile().orElseThrow())
+        .isEqualTo(Path.of(mountOf(apiService, volume), "ca.key"));
 
-    // The simulated fleet: flags the simulator has, the API's agent port by a name in its certificate, the CA and
+    // The simulated fleet: flags the simulator has, the API's agent port by a name in its
+    // certificate, the CA and
     // the token.
     Map<String, Object> simulator = service(compose, "fleet");
-    CommandLine.ParseResult fleet = new CommandLine(new io.warmmetal.fleet.Main())
-        .parseArgs(command(simulator).toArray(String[]::new));
+    CommandLine.ParseResult fleet =
+        new CommandLine(new io.warmmetal.fleet.Main())
+            .parseArgs(command(simulator).toArray(String[]::new));
     URI agentPort = URI.create(fleet.matchedOptionValue("--api", ""));
     assertThat(agentPort.getHost()).isEqualTo("api").isIn(config.agentNames());
     assertThat(agentPort.getPort()).isEqualTo(config.agentPort());
@@ -243,42 +319,62 @@ class DeploymentFilesTest {
   @Test
   @SuppressWarnings("unchecked")
   void everyImageNamedSaysHowItIsBuiltAndItsDockerfileCopiesWhatTheBuildMakes() throws Exception {
-    String appVersion = (String) new Yaml().<Map<String, Object>>load(
-        Files.readString(ROOT.resolve("deploy/helm/warmmetal/Chart.yaml"))).get("appVersion");
-    // docker-compose.yml builds each WarmMetal image under a local tag and never pulls one: none is published.
+    String appVersion =
+        (String)
+            new Yaml()
+                .<Map<String, Object>>load(
+                    Files.readString(ROOT.resolve("deploy/helm/warmmetal/Chart.yaml")))
+                .get("appVersion");
+    // docker-compose.yml builds each WarmMetal image under a local tag and never pulls one: none is
+    // published.
     Map<String, String> localTags = new HashMap<>();
-    ((Map<String, Map<String, Object>>) compose().get("services")).forEach((name, service) -> {
-      Matcher m = LOCAL_IMAGE.matcher((String) service.get("image"));
-      if (m.matches()) {
-        assertThat((Map<String, Object>) service.get("build")).as("%s builds its image", name)
-            .containsEntry("context", ".").containsEntry("dockerfile", "images/" + m.group(1) + "/Dockerfile");
-        assertThat(service.get("pull_policy")).as("%s never pulls", name).isEqualTo("build");
-        assertThat(m.group(2)).isEqualTo(appVersion);
-        localTags.put(m.group(1), m.group());
-      }
-    });
+    ((Map<String, Map<String, Object>>) compose().get("services"))
+        .forEach(
+            (name, service) -> {
+              Matcher m = LOCAL_IMAGE.matcher((String) service.get("image"));
+              if (m.matches()) {
+                assertThat((Map<String, Object>) service.get("build"))
+                    .as("%s builds its image", name)
+                    .containsEntry("context", ".")
+                    .containsEntry("dockerfile", "images/" + m.group(1) + "/Dockerfile");
+                assertThat(service.get("pull_policy"))
+                    .as("%s never pulls", name)
+                    .isEqualTo("build");
+                assertThat(m.group(2)).isEqualTo(appVersion);
+                localTags.put(m.group(1), m.group());
+              }
+            });
     assertThat(localTags).containsOnlyKeys("api", "fleet", "controller");
     // deploy/'s manifests: a placeholder registry for yours, and how the image is made, above it.
     for (String file : List.of("api.yaml", "controller.yaml")) {
       String text = Files.readString(ROOT.resolve("deploy").resolve(file));
       assertThat(text).doesNotContain("ghcr.io");
-      Matcher m = Pattern.compile("(?m)^ +image: " + Pattern.quote(PLACEHOLDER_REGISTRY)
-          + "/warmmetal-([a-z]+):(\\S+)$").matcher(text);
+      Matcher m =
+          Pattern.compile(
+                  "(?m)^ +image: "
+                      + Pattern.quote(PLACEHOLDER_REGISTRY)
+                      + "/warmmetal-([a-z]+):(\\S+)$")
+              .matcher(text);
       assertThat(m.find()).as("a %s image in %s", PLACEHOLDER_REGISTRY, file).isTrue();
       assertThat(m.group(1)).isIn(localTags.keySet());
       assertThat(m.group(2)).isEqualTo(appVersion);
-      assertThat(text).contains("Built by images/" + m.group(1) + "/Dockerfile").contains("no public image");
+      assertThat(text)
+          .contains("Built by images/" + m.group(1) + "/Dockerfile")
+          .contains("no public image");
     }
     for (Map.Entry<String, String> image : localTags.entrySet()) {
-      String dockerfile = Files.readString(ROOT.resolve("images").resolve(image.getKey()).resolve("Dockerfile"));
-      assertThat(dockerfile).contains("docker build -f images/" + image.getKey() + "/Dockerfile")
+      String dockerfile =
+          Files.readString(ROOT.resolve("images").resolve(image.getKey()).resolve("Dockerfile"));
+      assertThat(dockerfile)
+          .contains("docker build -f images/" + image.getKey() + "/Dockerfile")
           .contains("-t " + image.getValue() + " ."); // the name compose builds it under
       Matcher copy = Pattern.compile("(?m)^COPY (.+) (\\S+)$").matcher(dockerfile);
       assertThat(copy.find()).isTrue();
       for (String source : copy.group(1).split(" ")) {
         assertThat(source).isEqualTo(jarOf(source.substring(0, source.indexOf('/'))));
       }
-      assertThat(dockerfile).contains("\"" + copy.group(2) + "warmmetal-" + image.getKey() + ".jar\"");
+      assertThat(dockerfile)
+          .contains("\"" + copy.group(2) + "warmmetal-" + image.getKey() + ".jar\"");
     }
     // The API's says how to push it for a cluster, to the registry deploy/ and the chart name.
     assertThat(Files.readString(ROOT.resolve("images/api/Dockerfile")))

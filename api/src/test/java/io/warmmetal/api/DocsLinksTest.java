@@ -17,13 +17,15 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README is the front door and {@code docs/} the manual: every relative link in them (and in the module READMEs)
- * reaches a file of the repository, every {@code #anchor} a heading of its target as GitHub names it, and nothing
- * points outside the repository — so a page moved or a heading renamed fails here, not in a reader's browser.
+ * The README is the front door and {@code docs/} the manual: every relative link in them (and in
+ * the module READMEs) reaches a file of the repository, every {@code #anchor} a heading of its
+ * target as GitHub names it, and nothing points outside the repository — so a page moved or a
+ * heading renamed fails here, not in a reader's browser.
  */
 class DocsLinksTest {
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  private static final Pattern LINK = Pattern.compile("(?<!!)\\[([^\\]]*)\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
+  private static final Pattern LINK =
+      Pattern.compile("(?<!!)\\[([^\\]]*)\\]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
   private static final Pattern CODE_SPAN = Pattern.compile("`[^`]*`");
   private static final Pattern HEADING = Pattern.compile("^ {0,3}(#{1,6})\\s+(.*?)\\s*#*\\s*$");
   private static final Pattern UP_PATH = Pattern.compile("(?<![\\w.])((?:\\.\\./)+[\\w./-]*)");
@@ -68,7 +70,8 @@ class DocsLinksTest {
       for (String line : prose(Files.readAllLines(page))) {
         Matcher m = PAGE_NAMED.matcher(line);
         while (m.find()) {
-          if (!Files.exists(ROOT.resolve(m.group(1))) && !Files.exists(page.getParent().resolve(m.group(1)))) {
+          if (!Files.exists(ROOT.resolve(m.group(1)))
+              && !Files.exists(page.getParent().resolve(m.group(1)))) {
             missing.add(ROOT.relativize(page) + ": `" + m.group(1) + "`");
           }
         }
@@ -81,12 +84,16 @@ class DocsLinksTest {
 
   @Test
   void noPageRefersOutsideTheRepository() throws IOException {
-    // The checkout's siblings (a workspace's shared notes, say) are where pages must not point. Where the checkout
-    // sits in a temporary directory (a CI clone), /tmp/… in a page is a path the product uses, not a sibling.
+    // The checkout's siblings (a workspace's shared notes, say) are where pages must not point.
+    // Where the checkout
+    // sits in a temporary directory (a CI clone), /tmp/… in a page is a path the product uses, not
+    // a sibling.
     Path parentDir = ROOT.getParent();
-    boolean systemParent = parentDir.getParent() == null
-        || TEMPORARY.contains(parentDir.toString())
-        || parentDir.equals(Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize());
+    boolean systemParent =
+        parentDir.getParent() == null
+            || TEMPORARY.contains(parentDir.toString())
+            || parentDir.equals(
+                Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath().normalize());
     String parent = systemParent ? ROOT + "/" : parentDir + "/";
     List<String> outside = new ArrayList<>();
     for (Path page : pages()) {
@@ -135,7 +142,10 @@ class DocsLinksTest {
         .isEqualTo("a-real-node-what-a-server-needs-and-what-the-join-does");
   }
 
-  /** The README, the manual and every design note (README.md) in the repository, build output left out. */
+  /**
+   * The README, the manual and every design note (README.md) in the repository, build output left
+   * out.
+   */
   private static List<Path> pages() throws IOException {
     List<Path> pages = new ArrayList<>();
     pages.add(ROOT.resolve("README.md"));
@@ -143,17 +153,27 @@ class DocsLinksTest {
       files.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
     }
     try (Stream<Path> files = Files.walk(ROOT)) {
-      files.filter(p -> p.getFileName().toString().equals("README.md") && !p.getParent().equals(ROOT))
+      files
+          .filter(
+              p -> p.getFileName().toString().equals("README.md") && !p.getParent().equals(ROOT))
           .filter(p -> ROOT.relativize(p).toString().split("/").length <= 4)
-          .filter(p -> Stream.of("target", "node_modules", ".git").noneMatch(d -> ROOT.relativize(p).startsWith(d)
-              || ROOT.relativize(p).toString().contains("/" + d + "/")))
-          .sorted().forEach(pages::add);
+          .filter(
+              p ->
+                  Stream.of("target", "node_modules", ".git")
+                      .noneMatch(
+                          d ->
+                              ROOT.relativize(p).startsWith(d)
+                                  || ROOT.relativize(p).toString().contains("/" + d + "/")))
+          .sorted()
+          .forEach(pages::add);
     }
     assertThat(pages).hasSizeGreaterThan(15);
     return pages;
   }
 
-  /** The link targets of a page's prose: fenced code blocks and code spans hold commands, not links. */
+  /**
+   * The link targets of a page's prose: fenced code blocks and code spans hold commands, not links.
+   */
   private static List<String> links(Path page) throws IOException {
     List<String> targets = new ArrayList<>();
     for (String line : prose(Files.readAllLines(page))) {
@@ -181,7 +201,9 @@ class DocsLinksTest {
     return prose;
   }
 
-  /** The anchors GitHub gives a page's headings: each slug, a repeated one with -1, -2, … after it. */
+  /**
+   * The anchors GitHub gives a page's headings: each slug, a repeated one with -1, -2, … after it.
+   */
   private static Set<String> headingSlugs(Path file) {
     Set<String> slugs = new HashSet<>();
     if (!file.toString().endsWith(".md")) {
@@ -203,18 +225,26 @@ class DocsLinksTest {
     return slugs;
   }
 
-  /** github-slugger: lower case, links reduced to their text, every character but letters, digits, - and _ gone,
-   *  spaces made hyphens (so "a → b" is "a--b"). */
+  /**
+   * github-slugger: lower case, links reduced to their text, every character but letters, digits, -
+   * and _ gone, spaces made hyphens (so "a → b" is "a--b").
+   */
   static String slug(String heading) {
-    String text = heading.replaceAll("\\[([^\\]]*)\\]\\([^)]*\\)", "$1").replaceAll("<[^>]+>", "").toLowerCase();
+    String text =
+        heading
+            .replaceAll("\\[([^\\]]*)\\]\\([^)]*\\)", "$1")
+            .replaceAll("<[^>]+>", "")
+            .toLowerCase();
     StringBuilder slug = new StringBuilder();
-    text.codePoints().forEach(c -> {
-      if (Character.isLetterOrDigit(c) || c == '-' || c == '_') {
-        slug.appendCodePoint(c);
-      } else if (c == ' ') {
-        slug.append('-');
-      }
-    });
+    text.codePoints()
+        .forEach(
+            c -> {
+              if (Character.isLetterOrDigit(c) || c == '-' || c == '_') {
+                slug.appendCodePoint(c);
+              } else if (c == ' ') {
+                slug.append('-');
+              }
+            });
     return slug.toString();
   }
 }

@@ -16,20 +16,28 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Code names a type by its simple name and imports it: no {@code java.util.function.Supplier<...>} written inline in
- * any module's main or test code (docs/contributing.md). A qualified name stays only where the simple one is taken in
- * that file — another type of that name is imported, declared in the file or lives in the file's own package — which
- * is the one place Java needs it. Comments, string literals, and import and package lines are not code here.
+ * Code names a type by its simple name and imports it: no {@code java.util.function.Supplier<...>}
+ * written inline in any module's main or test code (docs/contributing.md). A qualified name stays
+ * only where the simple one is taken in that file — another type of that name is imported, declared
+ * in the file or lives in the file's own package — which is the one place Java needs it. Comments,
+ * string literals, and import and package lines are not code here.
  */
 class ImportsTest {
   private static final Path ROOT = Path.of("..");
-  /** A package name, then a type's: split across lines too, as a long qualified name may be wrapped. */
+
+  /**
+   * A package name, then a type's: split across lines too, as a long qualified name may be wrapped.
+   */
   private static final Pattern QUALIFIED =
-      Pattern.compile("(?<![\\w.])((?:java|javax|io|org|com)(?:\\s*\\.\\s*[a-z0-9_]+)+)\\s*\\.\\s*([A-Z]\\w*)");
+      Pattern.compile(
+          "(?<![\\w.])((?:java|javax|io|org|com)(?:\\s*\\.\\s*[a-z0-9_]+)+)\\s*\\.\\s*([A-Z]\\w*)");
+
   private static final Pattern SPACE = Pattern.compile("\\s+");
   private static final Pattern PACKAGE = Pattern.compile("(?m)^\\s*package\\s+([\\w.]+)\\s*;");
-  private static final Pattern IMPORT = Pattern.compile("(?m)^\\s*import\\s+(?:static\\s+)?([\\w.]+)\\.(\\w+)\\s*;");
-  private static final Pattern DECLARED = Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
+  private static final Pattern IMPORT =
+      Pattern.compile("(?m)^\\s*import\\s+(?:static\\s+)?([\\w.]+)\\.(\\w+)\\s*;");
+  private static final Pattern DECLARED =
+      Pattern.compile("\\b(?:class|interface|enum|record)\\s+([A-Z]\\w*)");
 
   @Test
   void codeImportsTheTypesItNames() throws IOException {
@@ -44,13 +52,17 @@ class ImportsTest {
         }
       }
     }
-    assertThat(found).as("inline qualified type names: import the type instead (a true clash of simple names is "
-        + "allowed by itself)").isEmpty();
+    assertThat(found)
+        .as(
+            "inline qualified type names: import the type instead (a true clash of simple names is "
+                + "allowed by itself)")
+        .isEmpty();
   }
 
   @Test
   void theScanSeesCodeOnlyAndAllowsClashes() {
-    String source = """
+    String source =
+        """
         package io.warmmetal.example;
 
         import io.vertx.core.Future;
@@ -69,27 +81,33 @@ class ImportsTest {
               .atomic.AtomicReference<>();
         }
         """;
-    assertThat(findings("Example.java", source, Set.of("Sibling", "Example"))).containsExactly(
-        "Example.java:8: java.util.function.Supplier",
-        "Example.java:9: io.vertx.sqlclient.Tuple",
-        "Example.java:13: org.slf4j.LoggerFactory",
-        "Example.java:14: io.warmmetal.example.Sibling",
-        "Example.java:14: io.warmmetal.example.Example",
-        "Example.java:15: java.util.concurrent.atomic.AtomicReference");
+    assertThat(findings("Example.java", source, Set.of("Sibling", "Example")))
+        .containsExactly(
+            "Example.java:8: java.util.function.Supplier",
+            "Example.java:9: io.vertx.sqlclient.Tuple",
+            "Example.java:13: org.slf4j.LoggerFactory",
+            "Example.java:14: io.warmmetal.example.Sibling",
+            "Example.java:14: io.warmmetal.example.Example",
+            "Example.java:15: java.util.concurrent.atomic.AtomicReference");
   }
 
   private static List<String> scan(Path module, Path sources) throws IOException {
     List<String> found = new ArrayList<>();
     try (Stream<Path> files = Files.walk(sources)) {
       for (Path file : files.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
-        found.addAll(findings(ROOT.relativize(file).toString(), Files.readString(file), samePackage(module, sources,
-            file)));
+        found.addAll(
+            findings(
+                ROOT.relativize(file).toString(),
+                Files.readString(file),
+                samePackage(module, sources, file)));
       }
     }
     return found;
   }
 
-  /** The simple names of the types in a file's package, in the module's main and test trees both. */
+  /**
+   * The simple names of the types in a file's package, in the module's main and test trees both.
+   */
   private static Set<String> samePackage(Path module, Path sources, Path file) {
     Path dir = sources.relativize(file.getParent());
     Set<String> names = new HashSet<>();
@@ -97,7 +115,9 @@ class ImportsTest {
       Path siblings = module.resolve(tree).resolve(dir);
       if (Files.isDirectory(siblings)) {
         try (Stream<Path> files = Files.list(siblings)) {
-          files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".java"))
+          files
+              .map(f -> f.getFileName().toString())
+              .filter(n -> n.endsWith(".java"))
               .forEach(n -> names.add(n.substring(0, n.length() - ".java".length())));
         } catch (IOException e) {
           throw new UncheckedIOException(e);
@@ -107,7 +127,10 @@ class ImportsTest {
     return names;
   }
 
-  /** {@code file:line: qualified name} for each inline qualified type name whose simple name is free in the file. */
+  /**
+   * {@code file:line: qualified name} for each inline qualified type name whose simple name is free
+   * in the file.
+   */
   static List<String> findings(String file, String source, Set<String> samePackage) {
     String code = code(source);
     Matcher pkg = PACKAGE.matcher(code);
@@ -134,8 +157,9 @@ class ImportsTest {
       String name = m.group(2);
       String qualified = pkgName + "." + name;
       boolean elsewhere = !pkgName.equals(ownPackage);
-      boolean clash = importedNames.contains(name) && !imported.contains(qualified)
-          || elsewhere && (declared.contains(name) || samePackage.contains(name));
+      boolean clash =
+          importedNames.contains(name) && !imported.contains(qualified)
+              || elsewhere && (declared.contains(name) || samePackage.contains(name));
       if (!clash) {
         long line = body.chars().limit(m.start()).filter(c -> c == '\n').count() + 1;
         found.add(file + ":" + line + ": " + qualified);
@@ -144,7 +168,10 @@ class ImportsTest {
     return found;
   }
 
-  /** The source with its comments and its string, text block and character literals blanked; lines stay put. */
+  /**
+   * The source with its comments and its string, text block and character literals blanked; lines
+   * stay put.
+   */
   static String code(String source) {
     StringBuilder out = new StringBuilder(source.length());
     int i = 0;

@@ -13,17 +13,31 @@ import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-/** {@code warmmetal config set|view}: the config file ({@code $WARMMETAL_CONFIG} or ~/.config/warmmetal/config.yaml). */
-@Command(name = "config", description = "Show or change the config file.",
+/**
+ * {@code warmmetal config set|view}: the config file ({@code $WARMMETAL_CONFIG} or
+ * ~/.config/warmmetal/config.yaml).
+ */
+@Command(
+    name = "config",
+    description = "Show or change the config file.",
     subcommands = {ConfigCommand.Set.class, ConfigCommand.View.class})
 final class ConfigCommand extends GroupCommand {
 
-  @Command(name = "set", description = "Set api, token, project or ca-file in the config file (written 0600).")
+  @Command(
+      name = "set",
+      description = "Set api, token, project or ca-file in the config file (written 0600).")
   static final class Set extends SessionCommand {
-    @Parameters(index = "0", paramLabel = "KEY", completionCandidates = Keys.class, description = "${COMPLETION-CANDIDATES}")
+    @Parameters(
+        index = "0",
+        paramLabel = "KEY",
+        completionCandidates = Keys.class,
+        description = "${COMPLETION-CANDIDATES}")
     String key;
 
-    @Parameters(index = "1", paramLabel = "VALUE", description = "the value; '-' reads it from stdin (keeps a token out of shell history)")
+    @Parameters(
+        index = "1",
+        paramLabel = "VALUE",
+        description = "the value; '-' reads it from stdin (keeps a token out of shell history)")
     String value;
 
     @Override
@@ -31,8 +45,11 @@ final class ConfigCommand extends GroupCommand {
       if (!ConfigFile.KEYS.contains(key)) {
         throw new UsageProblem("unknown key '" + key + "': one of api, token, project, ca-file");
       }
-      String v = "-".equals(value)
-          ? new BufferedReader(new InputStreamReader(session().in(), StandardCharsets.UTF_8)).readLine() : value;
+      String v =
+          "-".equals(value)
+              ? new BufferedReader(new InputStreamReader(session().in(), StandardCharsets.UTF_8))
+                  .readLine()
+              : value;
       if (v == null || v.isBlank()) {
         throw new UsageProblem("no value for " + key);
       }
@@ -40,9 +57,17 @@ final class ConfigCommand extends GroupCommand {
       String exposed = file.exposedToken();
       file.set(key, v.strip());
       session().err().println(key + " set in " + file.path());
-      if (exposed != null) { // set writes it 0600: fixed now, but the old token may have been read meanwhile
-        session().err().println("note: " + file.path() + " was " + exposed + " with a token in it; it is rw------- now."
-            + " If someone may have read that token, revoke it.");
+      if (exposed != null) { // set writes it 0600: fixed now, but the old token may have been read
+        // meanwhile
+        session()
+            .err()
+            .println(
+                "note: "
+                    + file.path()
+                    + " was "
+                    + exposed
+                    + " with a token in it; it is rw------- now."
+                    + " If someone may have read that token, revoke it.");
       }
       return 0;
     }

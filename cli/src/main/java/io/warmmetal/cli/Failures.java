@@ -10,7 +10,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
 import picocli.CommandLine.ParseResult;
 
-/** Turns what a command threw into one {@code Error:} line, a hint, and the exit code scripts rely on. */
+/**
+ * Turns what a command threw into one {@code Error:} line, a hint, and the exit code scripts rely
+ * on.
+ */
 final class Failures implements IExecutionExceptionHandler {
   @Override
   public int handleExecutionException(Exception e, CommandLine cmd, ParseResult parsed) {
@@ -23,12 +26,14 @@ final class Failures implements IExecutionExceptionHandler {
       }
       String hint = ErrorHints.hint(api);
       if (hint != null) {
-        err.println("  hint: " + hint.replace("\n", "\n        ")); // a hint of several lines, aligned
+        err.println(
+            "  hint: " + hint.replace("\n", "\n        ")); // a hint of several lines, aligned
       }
       code = ExitCode.API_ERROR;
     } else if (e instanceof ApiUnreachable) {
       err.println("Error: " + e.getMessage());
-      err.println("  hint: is the API running? check --api, WARMMETAL_API or `warmmetal config set api`");
+      err.println(
+          "  hint: is the API running? check --api, WARMMETAL_API or `warmmetal config set api`");
       code = ExitCode.UNREACHABLE;
     } else if (e instanceof UsageProblem || e instanceof IllegalArgumentException) {
       err.println("Error: " + e.getMessage());

@@ -18,15 +18,34 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
 /**
- * {@code warmmetal}: the root command; its options apply to every subcommand (flags over env over config file), and
- * so do {@code --help} and {@code --version} ({@code warmmetal machines ls --help}).
+ * {@code warmmetal}: the root command; its options apply to every subcommand (flags over env over
+ * config file), and so do {@code --help} and {@code --version} ({@code warmmetal machines ls
+ * --help}).
  */
-@Command(name = "warmmetal", mixinStandardHelpOptions = true, scope = ScopeType.INHERIT, version = "warmmetal 0.1.0",
+@Command(
+    name = "warmmetal",
+    mixinStandardHelpOptions = true,
+    scope = ScopeType.INHERIT,
+    version = "warmmetal 0.1.0",
     description = "Bare-metal servers kept warm in pools, from the command line.",
-    subcommands = {ShapesCommand.class, PoolsCommand.class, MachinesCommand.class, HardwareCommand.class,
-        InstancesCommand.class, EventsCommand.class, TokensCommand.class, EnrollmentTokensCommand.class, ProjectsCommand.class,
-        BootCommand.class, ConfigCommand.class, CompletionCommand.class},
-    footer = {"", "Exit codes: 0 ok, 1 API error, 2 usage error, 3 API unreachable, 4 --wait timed out or failed."})
+    subcommands = {
+      ShapesCommand.class,
+      PoolsCommand.class,
+      MachinesCommand.class,
+      HardwareCommand.class,
+      InstancesCommand.class,
+      EventsCommand.class,
+      TokensCommand.class,
+      EnrollmentTokensCommand.class,
+      ProjectsCommand.class,
+      BootCommand.class,
+      ConfigCommand.class,
+      CompletionCommand.class
+    },
+    footer = {
+      "",
+      "Exit codes: 0 ok, 1 API error, 2 usage error, 3 API unreachable, 4 --wait timed out or failed."
+    })
 public final class WarmMetal extends GroupCommand implements Session.Holder {
   private final Session session;
 
@@ -39,32 +58,50 @@ public final class WarmMetal extends GroupCommand implements Session.Holder {
     return session;
   }
 
-  @Option(names = "--api", scope = ScopeType.INHERIT, paramLabel = "URL",
+  @Option(
+      names = "--api",
+      scope = ScopeType.INHERIT,
+      paramLabel = "URL",
       description = "API URL (WARMMETAL_API, config 'api')")
   void api(String value) {
     session.api(value);
   }
 
-  @Option(names = "--token", scope = ScopeType.INHERIT, paramLabel = "TOKEN",
-      description = "bearer token (WARMMETAL_TOKEN, config 'token'); prefer those: flags land in shell history")
+  @Option(
+      names = "--token",
+      scope = ScopeType.INHERIT,
+      paramLabel = "TOKEN",
+      description =
+          "bearer token (WARMMETAL_TOKEN, config 'token'); prefer those: flags land in shell history")
   void token(String value) {
     session.token(value);
   }
 
-  @Option(names = "--project", scope = ScopeType.INHERIT, paramLabel = "PROJECT",
-      description = "project to act in, sent as WarmMetal-Project (WARMMETAL_PROJECT, config 'project')")
+  @Option(
+      names = "--project",
+      scope = ScopeType.INHERIT,
+      paramLabel = "PROJECT",
+      description =
+          "project to act in, sent as WarmMetal-Project (WARMMETAL_PROJECT, config 'project')")
   void project(String value) {
     session.project(value);
   }
 
-  @Option(names = "--ca-file", scope = ScopeType.INHERIT, paramLabel = "PEM",
+  @Option(
+      names = "--ca-file",
+      scope = ScopeType.INHERIT,
+      paramLabel = "PEM",
       description = "a private CA to trust besides the JDK's (WARMMETAL_CA_FILE, config 'ca-file')")
   void caFile(String value) {
     session.caFile(value);
   }
 
-  @Option(names = {"-o", "--output"}, scope = ScopeType.INHERIT, paramLabel = "FORMAT",
-      converter = OutputConverter.class, description = "table (default), wide, json or yaml")
+  @Option(
+      names = {"-o", "--output"},
+      scope = ScopeType.INHERIT,
+      paramLabel = "FORMAT",
+      converter = OutputConverter.class,
+      description = "table (default), wide, json or yaml")
   void output(OutputFormat value) {
     session.output(value);
   }

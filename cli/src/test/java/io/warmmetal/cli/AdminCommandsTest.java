@@ -18,8 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Tokens, projects, boot and completion: the operator's commands. */
 class AdminCommandsTest {
-  @RegisterExtension
-  static final CliFixture fx = new CliFixture();
+  @RegisterExtension static final CliFixture fx = new CliFixture();
 
   @Test
   void tokensCreateShowsTheSecretOnceAndItWorks() {
@@ -71,22 +70,43 @@ class AdminCommandsTest {
     var placeholder = fx.run("boot", "--label", "rack=r1");
     assertThat(placeholder.code()).isZero();
     assertThat(placeholder.out().trim())
-        .isEqualTo("http://boot:<boot token>@127.0.0.1:" + fx.api.api.port()
-            + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}&labels=rack%3Dr1");
+        .isEqualTo(
+            "http://boot:<boot token>@127.0.0.1:"
+                + fx.api.api.port()
+                + "/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}&labels=rack%3Dr1");
 
     var minted = fx.run("boot", "--create-token", "pxe", "--dnsmasq");
     assertThat(minted.code()).as(minted.toString()).isZero();
-    String line = minted.out().lines().filter(l -> l.startsWith("dhcp-boot=tag:ipxe,")).findFirst().orElseThrow();
+    String line =
+        minted
+            .out()
+            .lines()
+            .filter(l -> l.startsWith("dhcp-boot=tag:ipxe,"))
+            .findFirst()
+            .orElseThrow();
     assertThat(minted.out()).contains("dhcp-option=tag:ipxe,encap:175,176,1");
     // iPXE fills in the server's identity.
-    URI url = URI.create(line.substring("dhcp-boot=tag:ipxe,".length()).replace("${netX/mac}", "52:54:00:00:00:01")
-        .replace("${uuid}", "00000000-0000-0000-0000-000000000001"));
+    URI url =
+        URI.create(
+            line.substring("dhcp-boot=tag:ipxe,".length())
+                .replace("${netX/mac}", "52:54:00:00:00:01")
+                .replace("${uuid}", "00000000-0000-0000-0000-000000000001"));
     // As iPXE does: the URL's credentials as Basic authentication.
-    String basic = Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
-    var script = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + url.getPort() + url.getRawPath() + "?" + url.getRawQuery()))
-        .header("Authorization", "Basic " + basic)
-        .build(), HttpResponse.BodyHandlers.ofString());
+    String basic =
+        Base64.getEncoder().encodeToString(url.getUserInfo().getBytes(StandardCharsets.UTF_8));
+    var script =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            "http://127.0.0.1:"
+                                + url.getPort()
+                                + url.getRawPath()
+                                + "?"
+                                + url.getRawQuery()))
+                    .header("Authorization", "Basic " + basic)
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertThat(script.statusCode()).isEqualTo(200);
     assertThat(script.body()).startsWith("#!ipxe");
   }
@@ -95,47 +115,73 @@ class AdminCommandsTest {
   void bootBindsLabelsToTheTokenItMintsAndPrintsAnHttpsUrlWhenAsked() throws Exception {
     var minted = fx.run("boot", "--create-token", "rack-2", "--label", "rack=r2");
     assertThat(minted.code()).as(minted.toString()).isZero();
-    assertThat(minted.out().trim()).doesNotContain("labels=").contains("/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}");
+    assertThat(minted.out().trim())
+        .doesNotContain("labels=")
+        .contains("/v1/boot/ipxe?mac=${netX/mac}&uuid=${uuid}");
     assertThat(minted.err()).contains("machines accept");
     var tokens = fx.run("tokens", "ls", "-o", "wide");
     assertThat(tokens.out()).containsPattern("rack-2\\s+boot\\s+default\\s+rack=r2");
     // A URL label the token does not allow is refused, naming it.
     String secret = minted.out().trim().replaceAll("^http://boot:([^@]+)@.*$", "$1");
-    var refused = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(fx.url()
-            + "/v1/boot/ipxe?mac=52:54:00:00:00:02&labels=rack%3Dr9"))
-        .header("Authorization", "Bearer " + secret).build(), HttpResponse.BodyHandlers.ofString());
+    var refused =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create(
+                            fx.url() + "/v1/boot/ipxe?mac=52:54:00:00:00:02&labels=rack%3Dr9"))
+                    .header("Authorization", "Bearer " + secret)
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
     assertThat(refused.statusCode()).isEqualTo(403);
     assertThat(refused.body()).contains("rack=r9");
 
     var https = fx.run("boot", "--https-port", "8444");
-    assertThat(https.out().trim()).isEqualTo("https://boot:<boot token>@127.0.0.1:8444/v1/boot/ipxe?mac=${netX/mac}"
-        + "&uuid=${uuid}");
+    assertThat(https.out().trim())
+        .isEqualTo(
+            "https://boot:<boot token>@127.0.0.1:8444/v1/boot/ipxe?mac=${netX/mac}"
+                + "&uuid=${uuid}");
     assertThat(https.err()).contains("TRUST=");
 
-    var created = fx.run("tokens", "create", "rack-3", "--role", "boot", "--machine-label", "zone=z3");
+    var created =
+        fx.run("tokens", "create", "rack-3", "--role", "boot", "--machine-label", "zone=z3");
     assertThat(created.code()).as(created.toString()).isZero();
-    assertThat(fx.run("tokens", "create", "c", "--role", "client", "--machine-label", "zone=z3").code())
+    assertThat(
+            fx.run("tokens", "create", "c", "--role", "client", "--machine-label", "zone=z3")
+                .code())
         .isEqualTo(ExitCode.API_ERROR);
   }
 
   @Test
   void hardwareRecordsAndAcceptingOrRejectingNewMachines() {
-    var added = fx.run("hardware", "add", "52-54-00-AA-00-01", "--uuid", "4c4c4544-0042-3510-8052-b4c04f4e5931",
-        "--label", "unit=u7");
+    var added =
+        fx.run(
+            "hardware",
+            "add",
+            "52-54-00-AA-00-01",
+            "--uuid",
+            "4c4c4544-0042-3510-8052-b4c04f4e5931",
+            "--label",
+            "unit=u7");
     assertThat(added.code()).as(added.toString()).isZero();
-    assertThat(added.out()).contains("52:54:00:aa:00:01", "4c4c4544-0042-3510-8052-b4c04f4e5931", "unit=u7");
+    assertThat(added.out())
+        .contains("52:54:00:aa:00:01", "4c4c4544-0042-3510-8052-b4c04f4e5931", "unit=u7");
     assertThat(fx.run("hardware", "ls").out()).contains("52:54:00:aa:00:01");
-    assertThat(fx.run("hardware", "get", "4c4c4544-0042-3510-8052-b4c04f4e5931").out()).contains("unit=u7");
+    assertThat(fx.run("hardware", "get", "4c4c4544-0042-3510-8052-b4c04f4e5931").out())
+        .contains("unit=u7");
     assertThat(fx.run("hardware", "delete", "52:54:00:aa:00:01").out()).contains("deleted");
     var missing = fx.run("hardware", "get", "52:54:00:aa:00:01");
     assertThat(missing.code()).isEqualTo(ExitCode.API_ERROR);
     assertThat(missing.err()).contains("no hardware record");
 
-    // Two machines waiting as new hardware (set up in the database: how one gets there is the API's tests' part).
+    // Two machines waiting as new hardware (set up in the database: how one gets there is the API's
+    // tests' part).
     var ids = fx.api.registerMachines(2, ApiFixture.facts(4, 8), false);
     for (String id : ids) {
-      fx.api.db().preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
-          .execute(Tuple.of(id)).await();
+      fx.api
+          .db()
+          .preparedQuery("UPDATE machines SET state = 'new', admitted = false WHERE id = $1")
+          .execute(Tuple.of(id))
+          .await();
     }
     var waiting = fx.run("machines", "ls", "--state", "new", "-o", "wide");
     assertThat(waiting.out()).contains(ids.get(0), ids.get(1)).contains("false");
@@ -152,7 +198,9 @@ class AdminCommandsTest {
   void completionPrintsABashScript() {
     var run = fx.run("completion", "bash");
     assertThat(run.code()).isZero();
-    assertThat(run.out()).startsWith("#!/usr/bin/env bash").contains("complete -F", "enrollment-tokens", "launch");
+    assertThat(run.out())
+        .startsWith("#!/usr/bin/env bash")
+        .contains("complete -F", "enrollment-tokens", "launch");
     assertThat(fx.run("completion", "fish").code()).isEqualTo(ExitCode.USAGE);
   }
 }

@@ -4,15 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.cli.testing.CliFixture;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.cli.testing.CliFixture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@code events --follow}: new events appear as they are recorded, each once; an interrupt ends it cleanly. */
+/**
+ * {@code events --follow}: new events appear as they are recorded, each once; an interrupt ends it
+ * cleanly.
+ */
 class EventsFollowTest {
-  @RegisterExtension
-  static final CliFixture fx = new CliFixture();
+  @RegisterExtension static final CliFixture fx = new CliFixture();
 
   @Test
   void followPrintsNewEventsUntilStopped() throws InterruptedException {
@@ -41,8 +43,7 @@ class EventsFollowTest {
     var run = fx.run("events", "--machine", machine, "-o", "json");
     assertThat(run.code()).isZero();
     for (String line : run.out().split("\n")) {
-      assertThat(new ObjectMapper().readTree(line).path("machineId").asText())
-          .isEqualTo(machine);
+      assertThat(new ObjectMapper().readTree(line).path("machineId").asText()).isEqualTo(machine);
     }
   }
 }

@@ -5,18 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.api.testing.Await;
 import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.testing.CliFixture;
-import io.warmmetal.api.testing.Await;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** {@code instances launch}, with and without --wait, against the real API; the test plays the agent. */
+/**
+ * {@code instances launch}, with and without --wait, against the real API; the test plays the
+ * agent.
+ */
 class LaunchTest {
   /** One API per test: launches leave instances and claimed machines behind. */
-  @RegisterExtension
-  final CliFixture fx = new CliFixture();
+  @RegisterExtension final CliFixture fx = new CliFixture();
 
   /** Waits until the machine's join is queued, then reports it as its agent would. */
   private void reportJoin(String machine, boolean ok) throws InterruptedException {
@@ -27,20 +29,34 @@ class LaunchTest {
   @Test
   void waitShowsProgressUntilTheInstanceRuns() throws InterruptedException {
     String machine = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
-    var run = fx.background("instances", "launch", "--shape", "x86-8c-32g", "--label", "team=ml", "--wait",
-        "--poll-interval", "100ms");
+    var run =
+        fx.background(
+            "instances",
+            "launch",
+            "--shape",
+            "x86-8c-32g",
+            "--label",
+            "team=ml",
+            "--wait",
+            "--poll-interval",
+            "100ms");
     Await.until("the pending instance shown", () -> run.err().contains("pending on " + machine));
     reportJoin(machine, true);
 
     assertThat(run.code()).as(run.toString()).isEqualTo(ExitCode.OK);
-    assertThat(run.err()).contains("client token: cli-", "InstanceState", "running on " + machine, "all 1 running");
-    assertThat(run.out()).startsWith("ID").containsPattern("i-[0-9a-f]{17}\\s+running\\s+x86-8c-32g\\s+" + machine);
+    assertThat(run.err())
+        .contains("client token: cli-", "InstanceState", "running on " + machine, "all 1 running");
+    assertThat(run.out())
+        .startsWith("ID")
+        .containsPattern("i-[0-9a-f]{17}\\s+running\\s+x86-8c-32g\\s+" + machine);
   }
 
   @Test
   void aFailedJoinExitsFour() throws InterruptedException {
     String machine = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
-    var run = fx.background("instances", "launch", "--shape", "x86-8c-32g", "--wait", "--poll-interval", "100ms");
+    var run =
+        fx.background(
+            "instances", "launch", "--shape", "x86-8c-32g", "--wait", "--poll-interval", "100ms");
     reportJoin(machine, false);
 
     assertThat(run.code()).as(run.toString()).isEqualTo(ExitCode.WAIT_FAILED);
@@ -50,8 +66,17 @@ class LaunchTest {
   @Test
   void aWaitThatTimesOutExitsFourAndTheInstanceKeepsGoing() throws InterruptedException {
     fx.api.registerMachines(1, ApiFixture.facts(8, 32), true);
-    var run = fx.run("instances", "launch", "--shape", "x86-8c-32g", "--wait", "--timeout", "1s",
-        "--poll-interval", "200ms");
+    var run =
+        fx.run(
+            "instances",
+            "launch",
+            "--shape",
+            "x86-8c-32g",
+            "--wait",
+            "--timeout",
+            "1s",
+            "--poll-interval",
+            "200ms");
     assertThat(run.code()).as(run.toString()).isEqualTo(ExitCode.WAIT_FAILED);
     assertThat(run.err()).contains("timed out after 1s");
     assertThat(fx.run("instances", "ls", "--state", "pending").out().split("\n")).hasSize(2);
@@ -66,14 +91,26 @@ class LaunchTest {
     JsonNode launch = new ObjectMapper().readTree(first.out());
     assertThat(launch.path("clientToken").asText()).isEqualTo(token);
 
-    var retry = fx.run("instances", "launch", "--shape", "x86-8c-32g", "--client-token", token, "-o", "json");
+    var retry =
+        fx.run(
+            "instances", "launch", "--shape", "x86-8c-32g", "--client-token", token, "-o", "json");
     JsonNode again = new ObjectMapper().readTree(retry.out());
     assertThat(again.path("launchId").asText()).isEqualTo(launch.path("launchId").asText());
     assertThat(fx.api.count("SELECT count(*) FROM instances")).isEqualTo(1);
 
-    var mismatch = fx.run("instances", "launch", "--shape", "x86-8c-32g", "--count", "2", "--client-token", token);
+    var mismatch =
+        fx.run(
+            "instances",
+            "launch",
+            "--shape",
+            "x86-8c-32g",
+            "--count",
+            "2",
+            "--client-token",
+            token);
     assertThat(mismatch.code()).isEqualTo(ExitCode.API_ERROR);
-    assertThat(mismatch.err()).contains("Error: IdempotentParameterMismatch", "give a new --client-token");
+    assertThat(mismatch.err())
+        .contains("Error: IdempotentParameterMismatch", "give a new --client-token");
   }
 
   @Test
@@ -83,7 +120,8 @@ class LaunchTest {
     String id = launch.out().split("\n")[1].split("\\s+")[0];
     var terminated = fx.run("instances", "terminate", id);
     assertThat(terminated.code()).as(terminated.toString()).isZero();
-    assertThat(fx.run("instances", "get", id).out()).containsPattern(id + "\\s+(shutting-down|terminated)");
+    assertThat(fx.run("instances", "get", id).out())
+        .containsPattern(id + "\\s+(shutting-down|terminated)");
     assertThat(List.of(fx.run("instances", "ls", "-o", "wide").out().split("\n")[0].split("\\s+")))
         .contains("PROJECT", "LABELS", "REASON");
   }

@@ -16,14 +16,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * {@code bin/warmmetal} as a user runs it: a separate JVM from the packaged jar (the processes tier runs after the
- * package phase), against the real API.
+ * {@code bin/warmmetal} as a user runs it: a separate JVM from the packaged jar (the processes tier
+ * runs after the package phase), against the real API.
  */
 @Tag("processes")
 class LauncherTest {
   private static final Path LAUNCHER = Path.of("bin/warmmetal").toAbsolutePath();
-  @RegisterExtension
-  static final CliFixture fx = new CliFixture();
+  @RegisterExtension static final CliFixture fx = new CliFixture();
 
   @BeforeAll
   static void machines() {
@@ -45,7 +44,10 @@ class LauncherTest {
     var out = p.getInputStream().readAllBytes();
     var err = p.getErrorStream().readAllBytes();
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(err, StandardCharsets.UTF_8));
+    return new Result(
+        p.exitValue(),
+        new String(out, StandardCharsets.UTF_8),
+        new String(err, StandardCharsets.UTF_8));
   }
 
   @Test

@@ -12,10 +12,12 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** Shapes and pools through the CLI, in each output format. Each test has machines of a shape of its own. */
+/**
+ * Shapes and pools through the CLI, in each output format. Each test has machines of a shape of its
+ * own.
+ */
 class ShapesAndPoolsTest {
-  @RegisterExtension
-  static final CliFixture fx = new CliFixture();
+  @RegisterExtension static final CliFixture fx = new CliFixture();
 
   @Test
   void shapesAreATableWithUpperCaseHeadersAndAlignedColumns() {
@@ -23,8 +25,12 @@ class ShapesAndPoolsTest {
     var run = fx.run("shapes", "ls");
     assertThat(run.code()).as(run.toString()).isZero();
     String[] lines = run.out().split("\n");
-    assertThat(lines[0]).startsWith("NAME").contains("ARCH", "CPUS", "WARM", "TOTAL").doesNotContain("COUNTS");
-    String row = Arrays.stream(lines).filter(l -> l.startsWith("x86-8c-32g ")).findFirst().orElseThrow();
+    assertThat(lines[0])
+        .startsWith("NAME")
+        .contains("ARCH", "CPUS", "WARM", "TOTAL")
+        .doesNotContain("COUNTS");
+    String row =
+        Arrays.stream(lines).filter(l -> l.startsWith("x86-8c-32g ")).findFirst().orElseThrow();
     // Aligned: each header starts where its cells start.
     assertThat(row.indexOf("3", lines[0].indexOf("WARM"))).isEqualTo(lines[0].indexOf("WARM"));
     assertThat(row.substring(lines[0].indexOf("CPUS"))).startsWith("8 ");
@@ -57,8 +63,11 @@ class ShapesAndPoolsTest {
     fx.api.registerMachines(3, ApiFixture.facts(2, 4), true);
     JsonNode json = new ObjectMapper().readTree(fx.run("shapes", "ls", "-o", "json").out());
     assertThat(json.isArray()).isTrue();
-    JsonNode shape = StreamSupport.stream(json.spliterator(), false)
-        .filter(s -> s.path("name").asText().equals("x86-2c-4g")).findFirst().orElseThrow();
+    JsonNode shape =
+        StreamSupport.stream(json.spliterator(), false)
+            .filter(s -> s.path("name").asText().equals("x86-2c-4g"))
+            .findFirst()
+            .orElseThrow();
     assertThat(shape.path("counts").path("warm").asInt()).isEqualTo(3);
 
     var yamlRun = fx.run("-o", "yaml", "machines", "ls", "--shape", "x86-2c-4g");
@@ -73,7 +82,8 @@ class ShapesAndPoolsTest {
     String id = fx.api.registerMachines(1, ApiFixture.facts(4, 8), true).get(0);
     var cordon = fx.run("machines", "cordon", id);
     assertThat(cordon.code()).as(cordon.toString()).isZero();
-    assertThat(cordon.out().split("\n")[1]).matches(id + "\\s+\\S+\\s+warm\\s+x86-4c-8g\\s+true\\s+.*");
+    assertThat(cordon.out().split("\n")[1])
+        .matches(id + "\\s+\\S+\\s+warm\\s+x86-4c-8g\\s+true\\s+.*");
     assertThat(fx.run("machines", "ls", "--cordoned").out()).contains(id);
     assertThat(fx.run("machines", "uncordon", id).out().split("\n")[1]).contains(" false ");
     var power = fx.run("machines", "power", id);

@@ -14,15 +14,15 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.NodeClassReadiness;
-import io.warmmetal.controller.pools.RegistrationHealth;
-import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.pools.NodePoolStatus;
+import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.DisruptionBudgets;
 import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
@@ -44,15 +44,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The controller: informers on Pods, Nodes, NodeClaims and PodDisruptionBudgets wake one reconcile thread (so one
- * pass at a time) once events have paused for the batch idle time or the batch max time has passed since the first
- * — as Karpenter's batching, but milliseconds where Karpenter waits 1 s idle / 10 s max, since a launch here takes
- * milliseconds — and each pass provisions (pending pods → NodeClaims → launches), registers (NodeClaims ↔
- * Nodes), disrupts (expired, empty and underutilized nodes) and terminates (drains deleted NodeClaims' Nodes).
+ * The controller: informers on Pods, Nodes, NodeClaims and PodDisruptionBudgets wake one reconcile
+ * thread (so one pass at a time) once events have paused for the batch idle time or the batch max
+ * time has passed since the first — as Karpenter's batching, but milliseconds where Karpenter waits
+ * 1 s idle / 10 s max, since a launch here takes milliseconds — and each pass provisions (pending
+ * pods → NodeClaims → launches), registers (NodeClaims ↔ Nodes), disrupts (expired, empty and
+ * underutilized nodes) and terminates (drains deleted NodeClaims' Nodes).
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
-  /** How the controller's requests name themselves to the API server (audit logs; the RBAC test). */
+
+  /**
+   * How the controller's requests name themselves to the API server (audit logs; the RBAC test).
+   */
   public static final String USER_AGENT = "warmmetal-controller/0.1.0";
 
   /**
@@ -61,20 +65,27 @@ public final class Controller implements AutoCloseable {
    * @param reserve what every node gives up besides the DaemonSets that land on it
    * @param launchParallelism how many NodeClaims are created and launched at once
    */
-  public record Settings(Duration batchIdle, Duration batchMax, Resources reserve, int launchParallelism) {}
+  public record Settings(
+      Duration batchIdle, Duration batchMax, Resources reserve, int launchParallelism) {}
 
   private final KubernetesClient kube;
   private final Settings settings;
   private volatile long firstEvent;
   private volatile long lastEvent;
-  private final ScheduledExecutorService queue = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "warmmetal-reconcile");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ScheduledExecutorService queue =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "warmmetal-reconcile");
+            t.setDaemon(true);
+            return t;
+          });
   private final AtomicBoolean scheduled = new AtomicBoolean();
-  /** Passes run to the end: what a test counts to know the passes that would have acted have run. */
+
+  /**
+   * Passes run to the end: what a test counts to know the passes that would have acted have run.
+   */
   private final AtomicLong passes = new AtomicLong();
+
   private static final Duration CREDENTIALS_TTL = Duration.ofSeconds(30);
   private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
   private final Map<String, Credentials> credentials = new ConcurrentHashMap<>();
@@ -99,7 +110,9 @@ public final class Controller implements AutoCloseable {
     this(kube, settings, new KarpenterMetrics());
   }
 
-  /** @param metrics where the controller counts (they outlive a leadership: one per process) */
+  /**
+   * @param metrics where the controller counts (they outlive a leadership: one per process)
+   */
   public Controller(KubernetesClient kube, Settings settings, KarpenterMetrics metrics) {
     this.kube = kube;
     this.events = new Recorder(kube);
@@ -109,35 +122,45 @@ public final class Controller implements AutoCloseable {
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
     RegistrationHealth health = new RegistrationHealth();
-    this.provisioner = new Provisioner(kube, defs, this::api, scheduler, this::daemonSets,
-        () -> nodes == null ? List.of() : nodes.getStore().list(), settings.launchParallelism(), events, metrics, health);
+    this.provisioner =
+        new Provisioner(
+            kube,
+            defs,
+            this::api,
+            scheduler,
+            this::daemonSets,
+            () -> nodes == null ? List.of() : nodes.getStore().list(),
+            settings.launchParallelism(),
+            events,
+            metrics,
+            health);
     this.registration = new Registration(kube, defs, metrics, health);
     this.staticPools = new StaticPools(kube, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new NodeClassReadiness(kube, this::api);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
-    this.orphans = new Orphans(this::api,
-        Orphans.GRACE, Orphans.EVERY);
+    this.orphans = new Orphans(this::api, Orphans.GRACE, Orphans.EVERY);
   }
 
   public void start() {
-    ResourceEventHandler<Object> wake = new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(Object obj) {
-        trigger();
-      }
+    ResourceEventHandler<Object> wake =
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(Object obj) {
+            trigger();
+          }
 
-      @Override
-      public void onUpdate(Object oldObj, Object newObj) {
-        trigger();
-      }
+          @Override
+          public void onUpdate(Object oldObj, Object newObj) {
+            trigger();
+          }
 
-      @Override
-      public void onDelete(Object obj, boolean deletedFinalStateUnknown) {
-        trigger();
-      }
-    };
+          @Override
+          public void onDelete(Object obj, boolean deletedFinalStateUnknown) {
+            trigger();
+          }
+        };
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
     nodes = kube.nodes().inform(cast(wake));
     daemonSetInformer = kube.apps().daemonSets().inAnyNamespace().inform(cast(wake));
@@ -165,7 +188,8 @@ public final class Controller implements AutoCloseable {
   public void trigger() {
     long now = System.nanoTime();
     lastEvent = now;
-    if (scheduled.compareAndSet(false, true) && !queue.isShutdown()) { // informers may still deliver after close
+    if (scheduled.compareAndSet(false, true)
+        && !queue.isShutdown()) { // informers may still deliver after close
       firstEvent = now;
       try {
         queue.schedule(this::passWhenQuiet, settings.batchIdle().toNanos(), TimeUnit.NANOSECONDS);
@@ -175,7 +199,10 @@ public final class Controller implements AutoCloseable {
     }
   }
 
-  /** Runs the pass once events have paused for the idle time, or the max time has passed since the first. */
+  /**
+   * Runs the pass once events have paused for the idle time, or the max time has passed since the
+   * first.
+   */
   private void passWhenQuiet() {
     long now = System.nanoTime();
     long quietAt = lastEvent + settings.batchIdle().toNanos();
@@ -190,26 +217,36 @@ public final class Controller implements AutoCloseable {
   private void pass() {
     scheduled.set(false);
     List<Pod> allPods = pods.getStore().list();
-    // NodeClaims are listed from the API server, once per pass: a claim this controller created a moment ago must
+    // NodeClaims are listed from the API server, once per pass: a claim this controller created a
+    // moment ago must
     // not be missed (an informer may not have it yet), or its pods would be planned twice.
     List<NodeClaim> listed;
     try {
-      // Only ours: NodeClaims of another provider (Karpenter itself, side by side) are not this controller's to touch.
-      listed = kube.resources(NodeClaim.class).list().getItems().stream()
-          .filter(c -> c.getSpec().nodeClassRef != null && WarmMetalNodeClass.KIND.equals(c.getSpec().nodeClassRef.kind))
-          .toList();
+      // Only ours: NodeClaims of another provider (Karpenter itself, side by side) are not this
+      // controller's to touch.
+      listed =
+          kube.resources(NodeClaim.class).list().getItems().stream()
+              .filter(
+                  c ->
+                      c.getSpec().nodeClassRef != null
+                          && WarmMetalNodeClass.KIND.equals(c.getSpec().nodeClassRef.kind))
+              .toList();
     } catch (Exception e) {
       LOG.warn("Listing NodeClaims failed: {}", e.getMessage());
       return;
     }
-    // Registration first: it is cheap when there is nothing to do, and a Node that just arrived should not wait
+    // Registration first: it is cheap when there is nothing to do, and a Node that just arrived
+    // should not wait
     // for a plan of pods that may well fit on it already.
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
-    step("disruption", () -> disruption.reconcile(allPods, nodes.getStore().list(), listed, pdbs.list()));
-    step("termination", () -> termination.reconcile(listed, nodes.getStore().list(), allPods,
-        pdbs.list()));
+    step(
+        "disruption",
+        () -> disruption.reconcile(allPods, nodes.getStore().list(), listed, pdbs.list()));
+    step(
+        "termination",
+        () -> termination.reconcile(listed, nodes.getStore().list(), allPods, pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
@@ -218,8 +255,9 @@ public final class Controller implements AutoCloseable {
   }
 
   /**
-   * Passes this controller has run to the end (one that could not list the NodeClaims is not counted). Tests wait for
-   * a number of them — "three passes later, still no second node" — rather than for seconds.
+   * Passes this controller has run to the end (one that could not list the NodeClaims is not
+   * counted). Tests wait for a number of them — "three passes later, still no second node" — rather
+   * than for seconds.
    */
   public long passesFinished() {
     return passes.get();
@@ -240,7 +278,8 @@ public final class Controller implements AutoCloseable {
 
   /**
    * The instances API a node class names, with the token from its Secret — read again at most every
-   * {@link #CREDENTIALS_TTL}, so a rotated token is picked up without a Secret read on every launch.
+   * {@link #CREDENTIALS_TTL}, so a rotated token is picked up without a Secret read on every
+   * launch.
    */
   private InstancesApi api(WarmMetalNodeClass nodeClass) {
     var spec = nodeClass.getSpec();
@@ -251,21 +290,31 @@ public final class Controller implements AutoCloseable {
     if (cached == null || cached.readAt().plus(CREDENTIALS_TTL).isBefore(Instant.now())) {
       Secret secret = kube.secrets().inNamespace(ref.namespace).withName(ref.name).get();
       if (secret == null) {
-        throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
+        throw new IllegalStateException(
+            "Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
       }
-      String token = secret.getData() != null && secret.getData().containsKey(key)
-          ? new String(Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8).trim()
-          : secret.getStringData() == null ? null : secret.getStringData().get(key);
+      String token =
+          secret.getData() != null && secret.getData().containsKey(key)
+              ? new String(
+                      Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8)
+                  .trim()
+              : secret.getStringData() == null ? null : secret.getStringData().get(key);
       if (token == null) {
-        throw new IllegalStateException("Secret " + ref.namespace + "/" + ref.name + " has no key '" + key + "'");
+        throw new IllegalStateException(
+            "Secret " + ref.namespace + "/" + ref.name + " has no key '" + key + "'");
       }
       cached = new Credentials(token, Instant.now());
       credentials.put(secretId, cached);
     }
     String token = cached.token();
-    // One client per endpoint, replaced when its token rotates (not one more per token, kept forever).
-    return apis.compute(spec.endpoint, (endpoint, current) -> current != null && current.usesToken(token) ? current
-        : new InstancesApi(URI.create(endpoint), token));
+    // One client per endpoint, replaced when its token rotates (not one more per token, kept
+    // forever).
+    return apis.compute(
+        spec.endpoint,
+        (endpoint, current) ->
+            current != null && current.usesToken(token)
+                ? current
+                : new InstancesApi(URI.create(endpoint), token));
   }
 
   private record Credentials(String token, Instant readAt) {}
@@ -274,7 +323,8 @@ public final class Controller implements AutoCloseable {
   public void close() {
     queue.shutdownNow();
     try {
-      // The pass under way finishes first: a controller closed mid-pass would otherwise still write afterwards.
+      // The pass under way finishes first: a controller closed mid-pass would otherwise still write
+      // afterwards.
       queue.awaitTermination(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -10,46 +10,54 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One active controller among replicas: a {@code coordination.k8s.io} Lease names the leader, which runs the
- * controller while it holds the lease; the others wait to take over.
+ * One active controller among replicas: a {@code coordination.k8s.io} Lease names the leader, which
+ * runs the controller while it holds the lease; the others wait to take over.
  */
 public final class Leadership {
   private static final Logger LOG = LoggerFactory.getLogger(Leadership.class);
 
   /** Lease timing: how long a lease lasts, the deadline to renew it, how often to try. */
   public record Timing(Duration lease, Duration renewDeadline, Duration retry) {
-    public static final Timing DEFAULT = new Timing(Duration.ofSeconds(15), Duration.ofSeconds(10),
-        Duration.ofSeconds(2));
+    public static final Timing DEFAULT =
+        new Timing(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
   }
 
   private Leadership() {}
 
   /**
-   * Competes for the lease {@code name} in {@code namespace}; {@code onLead} runs when this replica becomes leader,
-   * {@code onLose} when it stops being one. The future completes when the election ends (this replica lost or was
-   * stopped).
+   * Competes for the lease {@code name} in {@code namespace}; {@code onLead} runs when this replica
+   * becomes leader, {@code onLose} when it stops being one. The future completes when the election
+   * ends (this replica lost or was stopped).
    */
-  public static CompletableFuture<?> run(KubernetesClient kube, String namespace, String name, String identity,
-      Timing timing, Runnable onLead, Runnable onLose) {
+  public static CompletableFuture<?> run(
+      KubernetesClient kube,
+      String namespace,
+      String name,
+      String identity,
+      Timing timing,
+      Runnable onLead,
+      Runnable onLose) {
     return kube.leaderElector()
-        .withConfig(new LeaderElectionConfigBuilder()
-            .withName(name)
-            .withLock(new LeaseLock(namespace, name, identity))
-            .withLeaseDuration(timing.lease())
-            .withRenewDeadline(timing.renewDeadline())
-            .withRetryPeriod(timing.retry())
-            .withReleaseOnCancel(true)
-            .withLeaderCallbacks(new LeaderCallbacks(
-                () -> {
-                  LOG.info("{} leads", identity);
-                  onLead.run();
-                },
-                () -> {
-                  LOG.info("{} stopped leading", identity);
-                  onLose.run();
-                },
-                leader -> LOG.info("The leader is {}", leader)))
-            .build())
+        .withConfig(
+            new LeaderElectionConfigBuilder()
+                .withName(name)
+                .withLock(new LeaseLock(namespace, name, identity))
+                .withLeaseDuration(timing.lease())
+                .withRenewDeadline(timing.renewDeadline())
+                .withRetryPeriod(timing.retry())
+                .withReleaseOnCancel(true)
+                .withLeaderCallbacks(
+                    new LeaderCallbacks(
+                        () -> {
+                          LOG.info("{} leads", identity);
+                          onLead.run();
+                        },
+                        () -> {
+                          LOG.info("{} stopped leading", identity);
+                          onLose.run();
+                        },
+                        leader -> LOG.info("The leader is {}", leader)))
+                .build())
         .build()
         .start();
   }

@@ -19,77 +19,124 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code java -jar warmmetal-controller.jar}: the controller in a cluster (in-cluster credentials, or the kubeconfig
- * of {@code KUBECONFIG} / {@code ~/.kube/config}). Replicas elect one leader with a Lease. Flags fall back to
- * {@code WARMMETAL_CONTROLLER_*} environment variables.
+ * {@code java -jar warmmetal-controller.jar}: the controller in a cluster (in-cluster credentials,
+ * or the kubeconfig of {@code KUBECONFIG} / {@code ~/.kube/config}). Replicas elect one leader with
+ * a Lease. Flags fall back to {@code WARMMETAL_CONTROLLER_*} environment variables.
  */
-@Command(name = "warmmetal-controller", mixinStandardHelpOptions = true, version = "WarmMetal controller 0.1.0",
-    description = "Provisions nodes for pending pods from WarmMetal's warm pools (Karpenter's NodePool API).")
+@Command(
+    name = "warmmetal-controller",
+    mixinStandardHelpOptions = true,
+    version = "WarmMetal controller 0.1.0",
+    description =
+        "Provisions nodes for pending pods from WarmMetal's warm pools (Karpenter's NodePool API).")
 public final class Main implements Callable<Integer> {
-  @Option(names = "--namespace", defaultValue = "${env:WARMMETAL_CONTROLLER_NAMESPACE:-warmmetal-system}",
+  @Option(
+      names = "--namespace",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_NAMESPACE:-warmmetal-system}",
       description = "where the leader-election Lease lives")
   String namespace;
 
-  @Option(names = "--batch-idle", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_IDLE:-PT0.005S}",
+  @Option(
+      names = "--batch-idle",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_IDLE:-PT0.005S}",
       description = "decide once events have paused this long (ISO-8601; Karpenter: 1 s)")
   Duration batchIdle;
 
-  @Option(names = "--batch-max", defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_MAX:-PT0.1S}",
-      description = "decide at the latest this long after the first event (ISO-8601; Karpenter: 10 s)")
+  @Option(
+      names = "--batch-max",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_BATCH_MAX:-PT0.1S}",
+      description =
+          "decide at the latest this long after the first event (ISO-8601; Karpenter: 10 s)")
   Duration batchMax;
 
-  @Option(names = "--launch-parallelism", defaultValue = "${env:WARMMETAL_CONTROLLER_LAUNCH_PARALLELISM:-32}",
+  @Option(
+      names = "--launch-parallelism",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_LAUNCH_PARALLELISM:-32}",
       description = "NodeClaims created and launched at once")
   int launchParallelism;
 
-  @Option(names = "--reserved-cpu", defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_CPU_MILLI:-100}",
-      description = "CPU (millicores) every node keeps from pods besides its DaemonSets (kubelet, system)")
+  @Option(
+      names = "--reserved-cpu",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_CPU_MILLI:-100}",
+      description =
+          "CPU (millicores) every node keeps from pods besides its DaemonSets (kubelet, system)")
   long reservedCpu;
 
-  @Option(names = "--reserved-memory-mib", defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_MEMORY_MIB:-512}",
-      description = "memory (MiB) every node keeps from pods besides its DaemonSets (kernel, kubelet, eviction)")
+  @Option(
+      names = "--reserved-memory-mib",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_MEMORY_MIB:-512}",
+      description =
+          "memory (MiB) every node keeps from pods besides its DaemonSets (kernel, kubelet, eviction)")
   long reservedMemoryMiB;
 
-  @Option(names = "--metrics-port", defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
-      description = "port of /metrics (Prometheus, Karpenter's metric names), /healthz and /readyz; 0: none")
+  @Option(
+      names = "--metrics-port",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
+      description =
+          "port of /metrics (Prometheus, Karpenter's metric names), /healthz and /readyz; 0: none")
   int metricsPort;
 
-  @Option(names = "--metrics-host", defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_HOST:-0.0.0.0}",
+  @Option(
+      names = "--metrics-host",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_HOST:-0.0.0.0}",
       description = "address the metrics endpoint listens on")
   String metricsHost;
 
   public static void main(String[] args) {
     if (System.getProperty("logback.configurationFile") == null) {
-      System.setProperty("logback.configurationFile", "logback-controller.xml"); // apart from the API's logback.xml
+      System.setProperty(
+          "logback.configurationFile",
+          "logback-controller.xml"); // apart from the API's logback.xml
     }
     System.exit(new CommandLine(new Main()).execute(args));
   }
 
   @Override
   public Integer call() throws Exception {
-    KubernetesClient kube = new KubernetesClientBuilder().withConfig(new ConfigBuilder(
-        Config.autoConfigure(null)).withUserAgent(Controller.USER_AGENT).build()).build();
-    String identity = InetAddress.getLocalHost().getHostName() + "-" + UUID.randomUUID().toString().substring(0, 8);
+    KubernetesClient kube =
+        new KubernetesClientBuilder()
+            .withConfig(
+                new ConfigBuilder(Config.autoConfigure(null))
+                    .withUserAgent(Controller.USER_AGENT)
+                    .build())
+            .build();
+    String identity =
+        InetAddress.getLocalHost().getHostName()
+            + "-"
+            + UUID.randomUUID().toString().substring(0, 8);
     Resources reserve = Resources.of(reservedCpu, reservedMemoryMiB << 20);
-    KarpenterMetrics metrics = new KarpenterMetrics(); // one per process: counts survive a change of leader
+    KarpenterMetrics metrics =
+        new KarpenterMetrics(); // one per process: counts survive a change of leader
     AtomicReference<Controller> running = new AtomicReference<>();
     AtomicBoolean electing = new AtomicBoolean(true);
-    MetricsServer server = metricsPort == 0 ? null
-        : MetricsServer.start(metricsHost, metricsPort, metrics, electing::get);
-    var election = Leadership.run(kube, namespace, "warmmetal-controller", identity, Leadership.Timing.DEFAULT,
-        () -> {
-          Controller controller = new Controller(kube,
-              new Controller.Settings(batchIdle, batchMax, reserve, launchParallelism), metrics);
-          running.set(controller);
-          controller.start();
-        },
-        () -> {
-          Controller controller = running.getAndSet(null);
-          if (controller != null) {
-            controller.close();
-          }
-        });
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> election.cancel(true), "warmmetal-controller-shutdown"));
+    MetricsServer server =
+        metricsPort == 0
+            ? null
+            : MetricsServer.start(metricsHost, metricsPort, metrics, electing::get);
+    var election =
+        Leadership.run(
+            kube,
+            namespace,
+            "warmmetal-controller",
+            identity,
+            Leadership.Timing.DEFAULT,
+            () -> {
+              Controller controller =
+                  new Controller(
+                      kube,
+                      new Controller.Settings(batchIdle, batchMax, reserve, launchParallelism),
+                      metrics);
+              running.set(controller);
+              controller.start();
+            },
+            () -> {
+              Controller controller = running.getAndSet(null);
+              if (controller != null) {
+                controller.close();
+              }
+            });
+    Runtime.getRuntime()
+        .addShutdownHook(new Thread(() -> election.cancel(true), "warmmetal-controller-shutdown"));
     try {
       election.join();
     } catch (CancellationException stopped) {

@@ -22,16 +22,20 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The controller's dependency direction, package by package — Karpenter's shape: the API types ({@code karpenter})
- * and the one seam to the fleet ({@code instances}, as upstream's {@code cloudprovider}) at the bottom; scheduling
- * a pure function of its inputs; cluster state over them; the per-concern controllers on top, disruption using the
- * provisioner's simulation and termination as upstream's does; the composition root ({@code Controller},
- * {@code Main}) wiring everything, used by nothing. docs/architecture.md shows the same table.
+ * The controller's dependency direction, package by package — Karpenter's shape: the API types
+ * ({@code karpenter}) and the one seam to the fleet ({@code instances}, as upstream's {@code
+ * cloudprovider}) at the bottom; scheduling a pure function of its inputs; cluster state over them;
+ * the per-concern controllers on top, disruption using the provisioner's simulation and termination
+ * as upstream's does; the composition root ({@code Controller}, {@code Main}) wiring everything,
+ * used by nothing. docs/architecture.md shows the same table.
  */
 class ArchitectureTest {
   private static final String ROOT = "io.warmmetal.controller";
 
-  /** Each package, and the packages of this module it may use (besides itself and anything outside the module). */
+  /**
+   * Each package, and the packages of this module it may use (besides itself and anything outside
+   * the module).
+   */
   static final Map<String, Set<String>> ALLOWED = new LinkedHashMap<>();
 
   static {
@@ -43,21 +47,42 @@ class ArchitectureTest {
     ALLOWED.put("nodeclass", Set.of("karpenter", "instances"));
     ALLOWED.put("state", Set.of("karpenter", "instances", "nodeclass", "scheduling"));
     ALLOWED.put("pools", Set.of("karpenter", "metrics", "nodeclass", "state"));
-    ALLOWED.put("provisioning", Set.of("karpenter", "instances", "metrics", "events", "nodeclass", "pools",
-        "scheduling", "state"));
+    ALLOWED.put(
+        "provisioning",
+        Set.of(
+            "karpenter",
+            "instances",
+            "metrics",
+            "events",
+            "nodeclass",
+            "pools",
+            "scheduling",
+            "state"));
     ALLOWED.put("registration", Set.of("karpenter", "metrics", "pools", "state"));
-    ALLOWED.put("termination", Set.of("karpenter", "instances", "metrics", "events", "nodeclass", "scheduling",
-        "state"));
-    ALLOWED.put("disruption", Set.of("karpenter", "metrics", "events", "nodeclass", "provisioning", "scheduling",
-        "state", "termination"));
+    ALLOWED.put(
+        "termination",
+        Set.of("karpenter", "instances", "metrics", "events", "nodeclass", "scheduling", "state"));
+    ALLOWED.put(
+        "disruption",
+        Set.of(
+            "karpenter",
+            "metrics",
+            "events",
+            "nodeclass",
+            "provisioning",
+            "scheduling",
+            "state",
+            "termination"));
   }
 
   private static JavaClasses classes;
 
   @BeforeAll
   static void importClasses() {
-    classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-        .importPackages(ROOT);
+    classes =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages(ROOT);
   }
 
   private static String[] packages(Stream<String> names) {
@@ -66,8 +91,11 @@ class ArchitectureTest {
 
   @Test
   void everyPackageIsInTheTable() {
-    classes().should().resideInAnyPackage(Stream.concat(Stream.of(ROOT), Stream.of(packages(ALLOWED.keySet()
-            .stream()))).toArray(String[]::new))
+    classes()
+        .should()
+        .resideInAnyPackage(
+            Stream.concat(Stream.of(ROOT), Stream.of(packages(ALLOWED.keySet().stream())))
+                .toArray(String[]::new))
         .as("every package of the controller has a row in the table of allowed dependencies")
         .check(classes);
   }
@@ -75,27 +103,45 @@ class ArchitectureTest {
   @Test
   void eachPackageUsesOnlyWhatTheTableAllows() {
     List<ArchRule> rules = new ArrayList<>();
-    ALLOWED.forEach((pkg, allowed) -> rules.add(classes().that().resideInAPackage(ROOT + "." + pkg + "..")
-        .should().onlyDependOnClassesThat(not(resideInAPackage(ROOT + ".."))
-            .or(resideInAnyPackage(packages(Stream.concat(Stream.of(pkg), allowed.stream())))))
-        .as(pkg + " uses only " + (allowed.isEmpty() ? "itself" : allowed))));
+    ALLOWED.forEach(
+        (pkg, allowed) ->
+            rules.add(
+                classes()
+                    .that()
+                    .resideInAPackage(ROOT + "." + pkg + "..")
+                    .should()
+                    .onlyDependOnClassesThat(
+                        not(resideInAPackage(ROOT + ".."))
+                            .or(
+                                resideInAnyPackage(
+                                    packages(Stream.concat(Stream.of(pkg), allowed.stream())))))
+                    .as(pkg + " uses only " + (allowed.isEmpty() ? "itself" : allowed))));
     CompositeArchRule.of(rules).check(classes);
   }
 
   @Test
   void schedulingIsAPureFunctionOfItsInputs() {
-    noClasses().that().resideInAPackage(ROOT + ".scheduling..")
-        .should().dependOnClassesThat().resideInAnyPackage("io.fabric8.kubernetes.client..", "java.net..",
-            "java.net.http..", "io.vertx..")
+    noClasses()
+        .that()
+        .resideInAPackage(ROOT + ".scheduling..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage(
+            "io.fabric8.kubernetes.client..", "java.net..", "java.net.http..", "io.vertx..")
         .as("scheduling reads no cluster and calls no API: it decides over what it is given")
         .check(classes);
   }
 
   @Test
   void onlyTheInstancesSeamTalksToTheFleet() {
-    noClasses().that().resideOutsideOfPackage(ROOT + ".instances..")
-        .should().dependOnClassesThat().resideInAnyPackage("java.net.http..", "io.warmmetal.api..")
-        .as("the WarmMetal API is reached only through instances.InstancesApi, the cloud-provider seam")
+    noClasses()
+        .that()
+        .resideOutsideOfPackage(ROOT + ".instances..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("java.net.http..", "io.warmmetal.api..")
+        .as(
+            "the WarmMetal API is reached only through instances.InstancesApi, the cloud-provider seam")
         .check(classes);
   }
 

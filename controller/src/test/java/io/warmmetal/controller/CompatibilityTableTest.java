@@ -14,8 +14,9 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The Karpenter compatibility table ({@code docs/controller.md}) stays true to the tests: every test it names exists (the class, and the
- * method where it names one), so a row cannot claim what nothing checks.
+ * The Karpenter compatibility table ({@code docs/controller.md}) stays true to the tests: every
+ * test it names exists (the class, and the method where it names one), so a row cannot claim what
+ * nothing checks.
  */
 class CompatibilityTableTest {
   private static final Path ROOT = Path.of("..");
@@ -25,8 +26,13 @@ class CompatibilityTableTest {
     String page = Files.readString(ROOT.resolve("docs/controller.md"));
     int start = page.indexOf("## Karpenter compatibility");
     assertThat(start).as("docs/controller.md has the table").isNotNegative();
-    List<String> rows = page.substring(start).lines().dropWhile(l -> !l.startsWith("| Feature"))
-        .takeWhile(l -> l.startsWith("|")).skip(2).toList();
+    List<String> rows =
+        page.substring(start)
+            .lines()
+            .dropWhile(l -> !l.startsWith("| Feature"))
+            .takeWhile(l -> l.startsWith("|"))
+            .skip(2)
+            .toList();
     assertThat(rows).hasSizeGreaterThan(15);
     List<String> missing = new ArrayList<>();
     int named = 0;
@@ -39,7 +45,8 @@ class CompatibilityTableTest {
         Optional<Path> file = find(m.group(1));
         if (file.isEmpty()) {
           missing.add(m.group(0) + " (no such test class)");
-        } else if (m.group(3) != null && !Files.readString(file.get()).contains("void " + m.group(3) + "(")) {
+        } else if (m.group(3) != null
+            && !Files.readString(file.get()).contains("void " + m.group(3) + "(")) {
           missing.add(m.group(0) + " (no such test method)");
         }
       }
@@ -55,7 +62,8 @@ class CompatibilityTableTest {
         continue;
       }
       try (Stream<Path> files = Files.walk(tests)) {
-        Optional<Path> found = files.filter(p -> p.getFileName().toString().equals(testClass + ".java")).findFirst();
+        Optional<Path> found =
+            files.filter(p -> p.getFileName().toString().equals(testClass + ".java")).findFirst();
         if (found.isPresent()) {
           return found;
         }

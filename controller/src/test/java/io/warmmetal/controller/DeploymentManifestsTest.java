@@ -7,9 +7,9 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.karpenter.GoDuration;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -23,14 +23,18 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
-/** The manifests in {@code deploy/} stay true to the code: the CRDs, the controller's settings, the example. */
+/**
+ * The manifests in {@code deploy/} stay true to the code: the CRDs, the controller's settings, the
+ * example.
+ */
 class DeploymentManifestsTest {
   private static final Path DEPLOY = Path.of("..", "deploy");
 
   private static List<HasMetadata> read(Path file) throws IOException {
     try (InputStream in = Files.newInputStream(file)) {
       Object parsed = Serialization.unmarshal(in);
-      return parsed instanceof List<?> docs ? docs.stream().map(HasMetadata.class::cast).toList()
+      return parsed instanceof List<?> docs
+          ? docs.stream().map(HasMetadata.class::cast).toList()
           : parsed instanceof KubernetesList list ? list.getItems() : List.of((HasMetadata) parsed);
     }
   }
@@ -43,21 +47,33 @@ class DeploymentManifestsTest {
       assertThat(files).hasSize(1); // NodePool and NodeClaim are Karpenter's own CRDs
       for (Path crd : files) {
         assertThat(DEPLOY.resolve("crds").resolve(crd.getFileName()))
-            .as("deploy/crds/%s is stale: copy it from %s", crd.getFileName(), crd).hasSameTextualContentAs(crd);
+            .as("deploy/crds/%s is stale: copy it from %s", crd.getFileName(), crd)
+            .hasSameTextualContentAs(crd);
       }
     }
   }
 
   @Test
   void theDeploymentSetsOnlySettingsTheControllerReads() throws IOException {
-    Deployment deployment = read(DEPLOY.resolve("controller.yaml")).stream()
-        .filter(Deployment.class::isInstance).map(Deployment.class::cast).findFirst().orElseThrow();
-    List<String> known = Arrays.stream(Main.class.getDeclaredFields())
-        .map(f -> f.getAnnotation(CommandLine.Option.class)).filter(o -> o != null)
-        .map(CommandLine.Option::defaultValue).filter(d -> d.startsWith("${env:"))
-        .map(d -> d.substring(6, d.indexOf(":-"))).toList();
+    Deployment deployment =
+        read(DEPLOY.resolve("controller.yaml")).stream()
+            .filter(Deployment.class::isInstance)
+            .map(Deployment.class::cast)
+            .findFirst()
+            .orElseThrow();
+    List<String> known =
+        Arrays.stream(Main.class.getDeclaredFields())
+            .map(f -> f.getAnnotation(CommandLine.Option.class))
+            .filter(o -> o != null)
+            .map(CommandLine.Option::defaultValue)
+            .filter(d -> d.startsWith("${env:"))
+            .map(d -> d.substring(6, d.indexOf(":-")))
+            .toList();
     var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
-    assertThat(container.getEnv()).extracting(EnvVar::getName).isNotEmpty().allMatch(known::contains);
+    assertThat(container.getEnv())
+        .extracting(EnvVar::getName)
+        .isNotEmpty()
+        .allMatch(known::contains);
     for (EnvVar env : container.getEnv()) {
       if (env.getName().endsWith("_IDLE") || env.getName().endsWith("_MAX")) {
         assertThat(Duration.parse(env.getValue())).isPositive(); // ISO-8601, as the flag wants
@@ -70,12 +86,21 @@ class DeploymentManifestsTest {
   @Test
   void theExampleNodePoolAndNodeClassReadIntoTheModel() throws IOException {
     String text = Files.readString(DEPLOY.resolve("examples").resolve("nodepool.yaml"));
-    List<String> docs = Arrays.stream(text.split("(?m)^---$")).filter(d -> d.contains("kind:")).toList();
-    NodePool pool = Serialization.unmarshal(docs.stream().filter(d -> d.contains("kind: NodePool")).findFirst()
-        .orElseThrow(), NodePool.class);
-    WarmMetalNodeClass nodeClass = Serialization.unmarshal(docs.stream()
-        .filter(d -> d.contains("kind: WarmMetalNodeClass")).findFirst().orElseThrow(), WarmMetalNodeClass.class);
-    assertThat(pool.getSpec().template.spec.nodeClassRef.name).isEqualTo(nodeClass.getMetadata().getName());
+    List<String> docs =
+        Arrays.stream(text.split("(?m)^---$")).filter(d -> d.contains("kind:")).toList();
+    NodePool pool =
+        Serialization.unmarshal(
+            docs.stream().filter(d -> d.contains("kind: NodePool")).findFirst().orElseThrow(),
+            NodePool.class);
+    WarmMetalNodeClass nodeClass =
+        Serialization.unmarshal(
+            docs.stream()
+                .filter(d -> d.contains("kind: WarmMetalNodeClass"))
+                .findFirst()
+                .orElseThrow(),
+            WarmMetalNodeClass.class);
+    assertThat(pool.getSpec().template.spec.nodeClassRef.name)
+        .isEqualTo(nodeClass.getMetadata().getName());
     assertThat(pool.getSpec().template.spec.requirements).hasSize(2);
     assertThat(pool.getSpec().disruption.budgets).hasSize(2);
     assertThat(GoDuration.parse(pool.getSpec().disruption.consolidateAfter, null)).hasMinutes(1);

@@ -12,9 +12,10 @@ import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.util.List;
 
 /**
- * Returns the shared control plane to how a test found it: no NodeClaims (their finalizers dropped: no controller is
- * left to honour them), NodePools, node classes, Nodes, workloads in {@code default}, bootstrap tokens or leases of
- * ours. The CRDs and RBAC stay: installing them again is idempotent.
+ * Returns the shared control plane to how a test found it: no NodeClaims (their finalizers dropped:
+ * no controller is left to honour them), NodePools, node classes, Nodes, workloads in {@code
+ * default}, bootstrap tokens or leases of ours. The CRDs and RBAC stay: installing them again is
+ * idempotent.
  */
 final class Cleaner {
   private Cleaner() {}
@@ -25,35 +26,64 @@ final class Cleaner {
     quietly(() -> kube.apps().deployments().inNamespace("default").delete());
     quietly(() -> kube.apps().replicaSets().inNamespace("default").delete());
     quietly(() -> kube.policy().v1beta1().podDisruptionBudget().inNamespace("default").delete());
-    quietly(() -> kube.secrets().inNamespace("kube-system")
-        .withLabel("app.kubernetes.io/managed-by", "warmmetal-controller").delete());
+    quietly(
+        () ->
+            kube.secrets()
+                .inNamespace("kube-system")
+                .withLabel("app.kubernetes.io/managed-by", "warmmetal-controller")
+                .delete());
     quietly(() -> kube.leases().inNamespace(Installation.NAMESPACE).delete());
     try {
       // Again until all are gone: a join or a launch that was under way may still add one.
-      Await.until("the cluster empty", () -> {
-        quietly(() -> kube.resources(NodeClaim.class).list().getItems().forEach(c -> quietly(() ->
-            kube.resources(NodeClaim.class).withName(c.getMetadata().getName()).patch(
-                PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\": {\"finalizers\": null}}"))));
-        quietly(() -> kube.resources(NodeClaim.class).delete());
-        quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
-        quietly(() -> kube.nodes().delete());
-        quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
-        return kube.resources(NodeClaim.class).list().getItems().isEmpty()
-            && kube.pods().inNamespace("default").list().getItems().isEmpty()
-            && kube.nodes().list().getItems().isEmpty();
-      });
+      Await.until(
+          "the cluster empty",
+          () -> {
+            quietly(
+                () ->
+                    kube.resources(NodeClaim.class)
+                        .list()
+                        .getItems()
+                        .forEach(
+                            c ->
+                                quietly(
+                                    () ->
+                                        kube.resources(NodeClaim.class)
+                                            .withName(c.getMetadata().getName())
+                                            .patch(
+                                                PatchContext.of(PatchType.JSON_MERGE),
+                                                "{\"metadata\": {\"finalizers\": null}}"))));
+            quietly(() -> kube.resources(NodeClaim.class).delete());
+            quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
+            quietly(() -> kube.nodes().delete());
+            quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
+            return kube.resources(NodeClaim.class).list().getItems().isEmpty()
+                && kube.pods().inNamespace("default").list().getItems().isEmpty()
+                && kube.nodes().list().getItems().isEmpty();
+          });
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (AssertionError e) {
-      throw new AssertionError(e.getMessage() + "; left: NodeClaims " + names(kube.resources(NodeClaim.class).list()
-          .getItems()) + ", pods " + names(kube.pods().inNamespace("default").list().getItems()) + ", Nodes "
-          + names(kube.nodes().list().getItems()));
+      throw new AssertionError(
+          e.getMessage()
+              + "; left: NodeClaims "
+              + names(kube.resources(NodeClaim.class).list().getItems())
+              + ", pods "
+              + names(kube.pods().inNamespace("default").list().getItems())
+              + ", Nodes "
+              + names(kube.nodes().list().getItems()));
     }
   }
 
   private static String names(List<? extends HasMetadata> items) {
-    return items.stream().map(i -> i.getMetadata().getName() + (i.getMetadata().getFinalizers() == null
-        || i.getMetadata().getFinalizers().isEmpty() ? "" : i.getMetadata().getFinalizers().toString())).toList()
+    return items.stream()
+        .map(
+            i ->
+                i.getMetadata().getName()
+                    + (i.getMetadata().getFinalizers() == null
+                            || i.getMetadata().getFinalizers().isEmpty()
+                        ? ""
+                        : i.getMetadata().getFinalizers().toString()))
+        .toList()
         .toString();
   }
 

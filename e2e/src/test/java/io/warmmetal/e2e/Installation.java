@@ -29,16 +29,22 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 /**
- * WarmMetal installed in a real cluster as {@code deploy/} ships it — the CRDs, and the controller's namespace,
- * ServiceAccount and RBAC from {@code deploy/controller.yaml} (all but its Deployment) — plus what an operator adds:
- * the credentials Secret, a node class {@code default} pointing at the API and at this control plane's join endpoint,
- * and a NodePool {@code default}. The controller runs in this JVM as its ServiceAccount (the token's rights only,
- * not an admin's). {@link #close()} stops it and removes every WarmMetal and test object from the cluster, so the next
- * test finds it as new.
+ * WarmMetal installed in a real cluster as {@code deploy/} ships it — the CRDs, and the
+ * controller's namespace, ServiceAccount and RBAC from {@code deploy/controller.yaml} (all but its
+ * Deployment) — plus what an operator adds: the credentials Secret, a node class {@code default}
+ * pointing at the API and at this control plane's join endpoint, and a NodePool {@code default}.
+ * The controller runs in this JVM as its ServiceAccount (the token's rights only, not an admin's).
+ * {@link #close()} stops it and removes every WarmMetal and test object from the cluster, so the
+ * next test finds it as new.
  */
 public final class Installation implements AutoCloseable {
-  /** The repository's deploy/, from the e2e module (Maven's test working directory) or the root (exec:java). */
-  static final Path DEPLOY = Files.isDirectory(Path.of("..", "deploy")) ? Path.of("..", "deploy") : Path.of("deploy");
+  /**
+   * The repository's deploy/, from the e2e module (Maven's test working directory) or the root
+   * (exec:java).
+   */
+  static final Path DEPLOY =
+      Files.isDirectory(Path.of("..", "deploy")) ? Path.of("..", "deploy") : Path.of("deploy");
+
   public static final String NAMESPACE = "warmmetal-system";
 
   public final ControlPlane cluster;
@@ -51,31 +57,45 @@ public final class Installation implements AutoCloseable {
   }
 
   /**
-   * Installs WarmMetal for the API at {@code endpoint} with a {@code client} token; {@code pool} adjusts the NodePool.
-   * The controller is not started: {@link #startController()}.
+   * Installs WarmMetal for the API at {@code endpoint} with a {@code client} token; {@code pool}
+   * adjusts the NodePool. The controller is not started: {@link #startController()}.
    */
-  public static Installation install(ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
+  public static Installation install(
+      ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
       throws Exception {
     Installation in = new Installation(cluster);
     KubernetesClient kube = in.admin;
-    for (String crd : List.of("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
-        "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
+    for (String crd :
+        List.of(
+            "karpenter.sh_nodepools.yaml",
+            "karpenter.sh_nodeclaims.yaml",
+            "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
       apply(kube, DEPLOY.resolve("crds").resolve(crd));
     }
     apply(kube, DEPLOY.resolve("controller.yaml"));
-    Await.until("the CRDs served", () -> {
-      try {
-        kube.resources(NodePool.class).list();
-        kube.resources(NodeClaim.class).list();
-        kube.resources(WarmMetalNodeClass.class).list();
-        return true;
-      } catch (KubernetesClientException notYet) {
-        return false;
-      }
-    });
-    kube.secrets().inNamespace(NAMESPACE).resource(new SecretBuilder().withNewMetadata()
-        .withName("warmmetal-credentials").withNamespace(NAMESPACE).endMetadata()
-        .withStringData(Map.of("token", clientToken)).build()).createOr(NonDeletingOperation::update);
+    Await.until(
+        "the CRDs served",
+        () -> {
+          try {
+            kube.resources(NodePool.class).list();
+            kube.resources(NodeClaim.class).list();
+            kube.resources(WarmMetalNodeClass.class).list();
+            return true;
+          } catch (KubernetesClientException notYet) {
+            return false;
+          }
+        });
+    kube.secrets()
+        .inNamespace(NAMESPACE)
+        .resource(
+            new SecretBuilder()
+                .withNewMetadata()
+                .withName("warmmetal-credentials")
+                .withNamespace(NAMESPACE)
+                .endMetadata()
+                .withStringData(Map.of("token", clientToken))
+                .build())
+        .createOr(NonDeletingOperation::update);
     WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
     nodeClass.getMetadata().setName("default");
     nodeClass.getSpec().endpoint = endpoint;
@@ -111,37 +131,51 @@ public final class Installation implements AutoCloseable {
   /** The controller's ServiceAccount token, as the token controller issued it. */
   public String controllerToken() throws InterruptedException {
     String[] secret = new String[1];
-    Await.until("the controller's ServiceAccount token", () -> {
-      ServiceAccount sa = admin.serviceAccounts().inNamespace(NAMESPACE).withName("warmmetal-controller").get();
-      if (sa == null || sa.getSecrets() == null || sa.getSecrets().isEmpty()) {
-        return false;
-      }
-      secret[0] = sa.getSecrets().get(0).getName();
-      return true;
-    });
+    Await.until(
+        "the controller's ServiceAccount token",
+        () -> {
+          ServiceAccount sa =
+              admin.serviceAccounts().inNamespace(NAMESPACE).withName("warmmetal-controller").get();
+          if (sa == null || sa.getSecrets() == null || sa.getSecrets().isEmpty()) {
+            return false;
+          }
+          secret[0] = sa.getSecrets().get(0).getName();
+          return true;
+        });
     Secret token = admin.secrets().inNamespace(NAMESPACE).withName(secret[0]).get();
-    return new String(Base64.getDecoder().decode(token.getData().get("token")), StandardCharsets.UTF_8);
+    return new String(
+        Base64.getDecoder().decode(token.getData().get("token")), StandardCharsets.UTF_8);
   }
 
-  /** A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped batching settings. */
+  /**
+   * A controller as deploy/controller.yaml runs it: its ServiceAccount's token, the shipped
+   * batching settings.
+   */
   public Controller startController() throws InterruptedException {
     return startController(new KarpenterMetrics());
   }
 
   /** As {@link #startController()}, counting into {@code metrics}. */
-  public Controller startController(KarpenterMetrics metrics)
-      throws InterruptedException {
+  public Controller startController(KarpenterMetrics metrics) throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
-    // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet overhead: these
+    // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet
+    // overhead: these
     // clusters run no DaemonSets, and the scenarios' arithmetic counts 100m and 256 MiB.
-    Controller controller = new Controller(client, new Controller.Settings(Duration.ofMillis(5),
-        Duration.ofMillis(100), Resources.of(100, 256L << 20), 32), metrics);
+    Controller controller =
+        new Controller(
+            client,
+            new Controller.Settings(
+                Duration.ofMillis(5), Duration.ofMillis(100), Resources.of(100, 256L << 20), 32),
+            metrics);
     controller.start();
     controllers.add(controller);
     return controller;
   }
 
-  /** Stops the controllers, then removes what WarmMetal and the test made (finalizers first, or nothing goes). */
+  /**
+   * Stops the controllers, then removes what WarmMetal and the test made (finalizers first, or
+   * nothing goes).
+   */
   @Override
   public void close() {
     controllers.forEach(Controller::close);

@@ -15,9 +15,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Virtual servers of a {@link Rack} as the API sees them: which machine each enrolled as (by its hardware identity),
- * waits for their states that fail at once — with the machine's events and the server's console — when one is
- * quarantined or its server is off.
+ * Virtual servers of a {@link Rack} as the API sees them: which machine each enrolled as (by its
+ * hardware identity), waits for their states that fail at once — with the machine's events and the
+ * server's console — when one is quarantined or its server is off.
  */
 final class RackServers {
   /** What a server under software emulation may take to boot and enroll. */
@@ -36,17 +36,24 @@ final class RackServers {
   /** Waits until every server has enrolled; answers each one's machine id. */
   Map<VirtualServer, String> awaitEnrolled() throws InterruptedException {
     Map<VirtualServer, String> machines = new LinkedHashMap<>();
-    Await.until("every server enrolled", () -> {
-      for (VirtualServer s : servers) {
-        s.checkRunning();
-        var rows = fx.db().preparedQuery("SELECT id FROM machines WHERE system_uuid = $1")
-            .execute(Tuple.of(s.uuid())).await();
-        if (rows.size() == 1) {
-          machines.put(s, rows.iterator().next().getString("id"));
-        }
-      }
-      return machines.size() == servers.size();
-    }, BOOT_MILLIS, () -> story(null));
+    Await.until(
+        "every server enrolled",
+        () -> {
+          for (VirtualServer s : servers) {
+            s.checkRunning();
+            var rows =
+                fx.db()
+                    .preparedQuery("SELECT id FROM machines WHERE system_uuid = $1")
+                    .execute(Tuple.of(s.uuid()))
+                    .await();
+            if (rows.size() == 1) {
+              machines.put(s, rows.iterator().next().getString("id"));
+            }
+          }
+          return machines.size() == servers.size();
+        },
+        BOOT_MILLIS,
+        () -> story(null));
     return machines;
   }
 
@@ -66,45 +73,69 @@ final class RackServers {
 
   /** Waits until every one of {@code machineIds} is in {@code state}. */
   void awaitAll(String state, Collection<String> machineIds) throws InterruptedException {
-    Await.until("machines " + machineIds + " " + state, () -> {
-      servers.forEach(VirtualServer::checkRunning);
-      boolean all = true;
-      for (String id : machineIds) {
-        String now = machine(id).getString("state");
-        if ("failed".equals(now) && !"failed".equals(state)) {
-          throw new AssertionError("machine " + id + " failed: " + story(id));
-        }
-        all &= now.equals(state);
-      }
-      return all;
-    }, BOOT_MILLIS, () -> story(null));
+    Await.until(
+        "machines " + machineIds + " " + state,
+        () -> {
+          servers.forEach(VirtualServer::checkRunning);
+          boolean all = true;
+          for (String id : machineIds) {
+            String now = machine(id).getString("state");
+            if ("failed".equals(now) && !"failed".equals(state)) {
+              throw new AssertionError("machine " + id + " failed: " + story(id));
+            }
+            all &= now.equals(state);
+          }
+          return all;
+        },
+        BOOT_MILLIS,
+        () -> story(null));
   }
 
   /** Waits until {@code count} pods labelled {@code app=<app>} are Running; answers them. */
-  List<Pod> awaitRunningPods(KubernetesClient kube, String app, int count) throws InterruptedException {
+  List<Pod> awaitRunningPods(KubernetesClient kube, String app, int count)
+      throws InterruptedException {
     List<Pod> running = new ArrayList<>();
-    Await.until(count + " " + app + " pods Running", () -> {
-      servers.forEach(VirtualServer::checkRunning);
-      running.clear();
-      kube.pods().inNamespace("default").withLabel("app", app).list().getItems().stream()
-          .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase())
-              && p.getMetadata().getDeletionTimestamp() == null)
-          .forEach(running::add);
-      return running.size() == count;
-    }, BOOT_MILLIS, () -> story(null));
+    Await.until(
+        count + " " + app + " pods Running",
+        () -> {
+          servers.forEach(VirtualServer::checkRunning);
+          running.clear();
+          kube.pods().inNamespace("default").withLabel("app", app).list().getItems().stream()
+              .filter(
+                  p ->
+                      p.getStatus() != null
+                          && "Running".equals(p.getStatus().getPhase())
+                          && p.getMetadata().getDeletionTimestamp() == null)
+              .forEach(running::add);
+          return running.size() == count;
+        },
+        BOOT_MILLIS,
+        () -> story(null));
     return List.copyOf(running);
   }
 
-  /** How many times the server has booted the image (its initramfs says so on the console each time). */
+  /**
+   * How many times the server has booted the image (its initramfs says so on the console each
+   * time).
+   */
   int boots(VirtualServer server) {
-    return (int) server.console().lines().filter(l -> l.contains("warmmetal: initramfs up")).count();
+    return (int)
+        server.console().lines().filter(l -> l.contains("warmmetal: initramfs up")).count();
   }
 
-  /** For a failure's message: a machine's events (or every machine's), and each server's console tail. */
+  /**
+   * For a failure's message: a machine's events (or every machine's), and each server's console
+   * tail.
+   */
   String story(String machineId) {
     StringBuilder b = new StringBuilder();
-    b.append("events: ").append(fx.client.get("/v1/events?limit=200" + (machineId == null ? ""
-        : "&machineId=" + machineId), ApiFixture.ADMIN).raw());
+    b.append("events: ")
+        .append(
+            fx.client
+                .get(
+                    "/v1/events?limit=200" + (machineId == null ? "" : "&machineId=" + machineId),
+                    ApiFixture.ADMIN)
+                .raw());
     for (VirtualServer s : servers) {
       b.append("\n--- ").append(s.name()).append(" console:\n").append(s.console(60));
     }

@@ -12,9 +12,9 @@ import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.NodeHost;
 import io.warmmetal.e2e.cluster.RealCluster;
@@ -25,38 +25,65 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The whole product on real parts: a NodePool and a pending pod → the controller (as its ServiceAccount) → the API →
- * the real agent → its join script → kubeadm join → a real kubelet → Node Ready → the pod Running in containerd; then
- * scale to zero → consolidation drains and terminates → the agent's reset (kubeadm reset, the kubelet's state gone) →
- * prepared and warm again → the next pod gets the same machine, joined a second time.
+ * The whole product on real parts: a NodePool and a pending pod → the controller (as its
+ * ServiceAccount) → the API → the real agent → its join script → kubeadm join → a real kubelet →
+ * Node Ready → the pod Running in containerd; then scale to zero → consolidation drains and
+ * terminates → the agent's reset (kubeadm reset, the kubelet's state gone) → prepared and warm
+ * again → the next pod gets the same machine, joined a second time.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
 @Tag("cluster")
 class RealNodeTest {
 
   static Deployment web(int replicas) {
-    return new DeploymentBuilder().withNewMetadata().withName("web").withNamespace("default").endMetadata()
-        .withNewSpec().withReplicas(replicas).withNewSelector().addToMatchLabels("app", "web").endSelector()
-        .withNewTemplate().withNewMetadata().addToLabels("app", "web").endMetadata().withNewSpec()
+    return new DeploymentBuilder()
+        .withNewMetadata()
+        .withName("web")
+        .withNamespace("default")
+        .endMetadata()
+        .withNewSpec()
+        .withReplicas(replicas)
+        .withNewSelector()
+        .addToMatchLabels("app", "web")
+        .endSelector()
+        .withNewTemplate()
+        .withNewMetadata()
+        .addToLabels("app", "web")
+        .endMetadata()
+        .withNewSpec()
         .withTerminationGracePeriodSeconds(1L)
-        .addNewContainer().withName("web").withImage(NodeHost.BUSYBOX_IMAGE).withImagePullPolicy("Never")
-        .withCommand("sleep", "3600").withNewResources().addToRequests("cpu", new Quantity("100m"))
-        .addToRequests("memory", new Quantity("64Mi")).endResources().endContainer()
-        .endSpec().endTemplate().endSpec().build();
+        .addNewContainer()
+        .withName("web")
+        .withImage(NodeHost.BUSYBOX_IMAGE)
+        .withImagePullPolicy("Never")
+        .withCommand("sleep", "3600")
+        .withNewResources()
+        .addToRequests("cpu", new Quantity("100m"))
+        .addToRequests("memory", new Quantity("64Mi"))
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .endTemplate()
+        .endSpec()
+        .build();
   }
 
   private static Pod runningPod(KubernetesClient kube, RealMachine machine, ApiFixture fx)
       throws InterruptedException {
     Pod[] found = new Pod[1];
-    Await.until("a web pod Running on a real node", () -> {
-      kube.pods().inNamespace("default").withLabel("app", "web").list().getItems().stream()
-          .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
-          .findFirst().ifPresent(p -> found[0] = p);
-      if (found[0] == null && "failed".equals(machine.state(fx))) {
-        throw new AssertionError("the machine failed: " + machine.story(fx));
-      }
-      return found[0] != null;
-    }, 180_000);
+    Await.until(
+        "a web pod Running on a real node",
+        () -> {
+          kube.pods().inNamespace("default").withLabel("app", "web").list().getItems().stream()
+              .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
+              .findFirst()
+              .ifPresent(p -> found[0] = p);
+          if (found[0] == null && "failed".equals(machine.state(fx))) {
+            throw new AssertionError("the machine failed: " + machine.story(fx));
+          }
+          return found[0] != null;
+        },
+        180_000);
     return found[0];
   }
 
@@ -66,13 +93,18 @@ class RealNodeTest {
     KubernetesClient kube = cluster.admin();
     // Closed in reverse: the machine (its kubelet) before the cluster is cleaned, the API last.
     try (ApiFixture fx = ApiFixture.start(vertx, RealMachine.apiSettings(cluster));
-        Installation wm = Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"),
-            pool -> {
-              pool.getSpec().disruption = new NodePool.Disruption();
-              pool.getSpec().disruption.consolidationPolicy = "WhenEmpty";
-              pool.getSpec().disruption.consolidateAfter = "1s";
-              pool.getSpec().template.metadata.annotations = Map.of("example.com/owner", "ml-platform");
-            });
+        Installation wm =
+            Installation.install(
+                cluster,
+                "http://127.0.0.1:" + fx.api.port(),
+                fx.token("client"),
+                pool -> {
+                  pool.getSpec().disruption = new NodePool.Disruption();
+                  pool.getSpec().disruption.consolidationPolicy = "WhenEmpty";
+                  pool.getSpec().disruption.consolidateAfter = "1s";
+                  pool.getSpec().template.metadata.annotations =
+                      Map.of("example.com/owner", "ml-platform");
+                });
         RealMachine machine = RealMachine.start(fx, cluster, "metal-1")) {
       wm.startController();
       kube.apps().deployments().inNamespace("default").resource(web(1)).create();
@@ -81,7 +113,8 @@ class RealNodeTest {
       assertThat(pod.getSpec().getNodeName()).isEqualTo("metal-1");
       Node node = kube.nodes().withName("metal-1").get();
       assertThat(node.getSpec().getProviderID()).isEqualTo("warmmetal://" + machine.machineId);
-      // The labels a Karpenter node carries: set by the join (kubelet --node-labels) and by the kubelet itself.
+      // The labels a Karpenter node carries: set by the join (kubelet --node-labels) and by the
+      // kubelet itself.
       assertThat(node.getMetadata().getLabels())
           .containsEntry("node.kubernetes.io/instance-type", machine.shape)
           .containsEntry("karpenter.sh/capacity-type", "on-demand")
@@ -92,30 +125,57 @@ class RealNodeTest {
           .containsEntry("kubernetes.io/hostname", "metal-1")
           .containsEntry("karpenter.sh/registered", "true")
           .containsEntry("karpenter.sh/initialized", "true");
-      assertThat(node.getMetadata().getAnnotations()).containsEntry("example.com/owner", "ml-platform");
-      assertThat(node.getMetadata().getOwnerReferences()).singleElement().satisfies(o -> {
-        assertThat(o.getKind()).isEqualTo("NodeClaim");
-        assertThat(o.getUid()).isEqualTo(kube.resources(NodeClaim.class).list().getItems().get(0).getMetadata()
-            .getUid());
-      });
-      assertThat(node.getSpec().getTaints()).noneMatch(t -> t.getKey().equals("karpenter.sh/unregistered"));
+      assertThat(node.getMetadata().getAnnotations())
+          .containsEntry("example.com/owner", "ml-platform");
+      assertThat(node.getMetadata().getOwnerReferences())
+          .singleElement()
+          .satisfies(
+              o -> {
+                assertThat(o.getKind()).isEqualTo("NodeClaim");
+                assertThat(o.getUid())
+                    .isEqualTo(
+                        kube.resources(NodeClaim.class)
+                            .list()
+                            .getItems()
+                            .get(0)
+                            .getMetadata()
+                            .getUid());
+              });
+      assertThat(node.getSpec().getTaints())
+          .noneMatch(t -> t.getKey().equals("karpenter.sh/unregistered"));
       List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
       assertThat(claims).hasSize(1);
-      assertThat(Conditions.isTrue(claims.get(0).getStatus().conditions, Conditions.INITIALIZED)).isTrue();
-      Await.until("the instance running", () -> fx.count(
-          "SELECT count(*) FROM instances WHERE state = 'running' AND machine_id = $1", machine.machineId) == 1);
+      assertThat(Conditions.isTrue(claims.get(0).getStatus().conditions, Conditions.INITIALIZED))
+          .isTrue();
+      Await.until(
+          "the instance running",
+          () ->
+              fx.count(
+                      "SELECT count(*) FROM instances WHERE state = 'running' AND machine_id = $1",
+                      machine.machineId)
+                  == 1);
 
-      // Scale to zero: the empty node is consolidated away, the machine reset for real and warm again.
+      // Scale to zero: the empty node is consolidated away, the machine reset for real and warm
+      // again.
       kube.apps().deployments().inNamespace("default").withName("web").scale(0);
-      Await.until("the node gone", () -> kube.nodes().withName("metal-1").get() == null
-          && kube.resources(NodeClaim.class).list().getItems().isEmpty(), 120_000);
-      Await.until("the machine reset and warm again", () -> {
-        if ("failed".equals(machine.state(fx))) {
-          throw new AssertionError("reset failed: " + machine.story(fx));
-        }
-        return "warm".equals(machine.state(fx));
-      }, 120_000);
-      assertThat(machine.host.run("pgrep", "-x", "kubelet").ok()).as("a kubelet left running").isFalse();
+      Await.until(
+          "the node gone",
+          () ->
+              kube.nodes().withName("metal-1").get() == null
+                  && kube.resources(NodeClaim.class).list().getItems().isEmpty(),
+          120_000);
+      Await.until(
+          "the machine reset and warm again",
+          () -> {
+            if ("failed".equals(machine.state(fx))) {
+              throw new AssertionError("reset failed: " + machine.story(fx));
+            }
+            return "warm".equals(machine.state(fx));
+          },
+          120_000);
+      assertThat(machine.host.run("pgrep", "-x", "kubelet").ok())
+          .as("a kubelet left running")
+          .isFalse();
       assertThat(machine.host.run("test", "-e", "/etc/kubernetes/kubelet.conf").ok()).isFalse();
       assertThat(machine.host.run("test", "-e", "/var/lib/kubelet").ok()).isFalse();
 
@@ -124,9 +184,11 @@ class RealNodeTest {
       Pod again = runningPod(kube, machine, fx);
       assertThat(again.getSpec().getNodeName()).isEqualTo("metal-1");
       assertThat(again.getMetadata().getUid()).isNotEqualTo(pod.getMetadata().getUid());
-      assertThat(fx.count("SELECT count(*) FROM instances WHERE machine_id = $1", machine.machineId))
+      assertThat(
+              fx.count("SELECT count(*) FROM instances WHERE machine_id = $1", machine.machineId))
           .isEqualTo(2);
-      assertThat(Map.of("running", fx.count("SELECT count(*) FROM instances WHERE state = 'running'")))
+      assertThat(
+              Map.of("running", fx.count("SELECT count(*) FROM instances WHERE state = 'running'")))
           .containsEntry("running", 1L);
     }
   }

@@ -38,44 +38,65 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
- * {@code java -jar warmmetal-fleet.jar --shape 16:64=300 --shape 64:512:4:H100=200 …}: many simulated servers in one
- * JVM, each with its own key, certificate, state directory and connection. Their identities derive from their index,
- * so a restarted fleet gets its machines back.
+ * {@code java -jar warmmetal-fleet.jar --shape 16:64=300 --shape 64:512:4:H100=200 …}: many
+ * simulated servers in one JVM, each with its own key, certificate, state directory and connection.
+ * Their identities derive from their index, so a restarted fleet gets its machines back.
  */
-@Command(name = "warmmetal-fleet", mixinStandardHelpOptions = true, version = "WarmMetal fleet simulator 0.1.0",
+@Command(
+    name = "warmmetal-fleet",
+    mixinStandardHelpOptions = true,
+    version = "WarmMetal fleet simulator 0.1.0",
     description = "Run many simulated agents in one JVM (for tests, demos and benchmarks).")
 public final class Main implements Callable<Integer> {
   @Option(names = "--api", required = true, description = "the API's agent port")
   String api;
 
-  @Mixin
-  ApiTrust trust = new ApiTrust();
+  @Mixin ApiTrust trust = new ApiTrust();
 
-  @Option(names = "--token-file", required = true, description = "an enrollment token with enough uses")
+  @Option(
+      names = "--token-file",
+      required = true,
+      description = "an enrollment token with enough uses")
   Path tokenFile;
 
-  @Option(names = "--state-dir", required = true, description = "one subdirectory per simulated agent goes here")
+  @Option(
+      names = "--state-dir",
+      required = true,
+      description = "one subdirectory per simulated agent goes here")
   Path stateDir;
 
-  @Option(names = "--shape", required = true,
-      description = "cpus:memoryGiB[:gpus:model]=count, repeatable; e.g. 16:64=300 or 64:512:4:H100=20")
+  @Option(
+      names = "--shape",
+      required = true,
+      description =
+          "cpus:memoryGiB[:gpus:model]=count, repeatable; e.g. 16:64=300 or 64:512:4:H100=20")
   List<String> shapes;
 
-  @Option(names = "--name-prefix", defaultValue = "sim", description = "machine names are <prefix>-<index>")
+  @Option(
+      names = "--name-prefix",
+      defaultValue = "sim",
+      description = "machine names are <prefix>-<index>")
   String prefix;
 
-  @Mixin
-  SimulationOptions simulation = new SimulationOptions();
+  @Mixin SimulationOptions simulation = new SimulationOptions();
 
-  @Option(names = "--kubeconfig", description = "also act as kubelets: each agent registers a Node in this cluster")
+  @Option(
+      names = "--kubeconfig",
+      description = "also act as kubelets: each agent registers a Node in this cluster")
   Path kubeconfig;
 
-  @Option(names = "--runs-file", description = "append a line per command an agent starts (epoch microseconds,"
-      + " command id, kind, instance id): for benchmarks counting runs and timing pushes from another process")
+  @Option(
+      names = "--runs-file",
+      description =
+          "append a line per command an agent starts (epoch microseconds,"
+              + " command id, kind, instance id): for benchmarks counting runs and timing pushes from another process")
   Path runsFile;
 
-  @Option(names = "--exit-with-parent", description = "exit when the process that started this one ends (the API's"
-      + " --demo starts the fleet so: killed, it leaves no simulated machines behind)")
+  @Option(
+      names = "--exit-with-parent",
+      description =
+          "exit when the process that started this one ends (the API's"
+              + " --demo starts the fleet so: killed, it leaves no simulated machines behind)")
   boolean exitWithParent;
 
   public static void main(String[] args) {
@@ -92,12 +113,20 @@ public final class Main implements Callable<Integer> {
     Vertx vertx = Vertx.vertx(new VertxOptions().setWorkerPoolSize(8));
     URI uri = URI.create(api);
     Enrollment enrollment = new Enrollment(vertx, uri, trust.pin());
-    // Thousands of agents do their TLS handshakes on this process's few cores, where a real agent has its own CPU:
-    // their crypto on the worker pool as well as the event loops, and a minute for a handshake rather than Vert.x's
-    // 10 s, so that a burst of reconnections (their replica died) is not timed out here and started over.
-    WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
-        .setMaxConnections(1_000_000).setSslEngineOptions(new JdkSSLEngineOptions().setUseWorkerThread(true))
-        .setSslHandshakeTimeout(60).setSslHandshakeTimeoutUnit(TimeUnit.SECONDS));
+    // Thousands of agents do their TLS handshakes on this process's few cores, where a real agent
+    // has its own CPU:
+    // their crypto on the worker pool as well as the event loops, and a minute for a handshake
+    // rather than Vert.x's
+    // 10 s, so that a burst of reconnections (their replica died) is not timed out here and started
+    // over.
+    WebSocketClient ws =
+        vertx.createWebSocketClient(
+            new WebSocketClientOptions()
+                .setVerifyHost(false)
+                .setMaxConnections(1_000_000)
+                .setSslEngineOptions(new JdkSSLEngineOptions().setUseWorkerThread(true))
+                .setSslHandshakeTimeout(60)
+                .setSslHandshakeTimeoutUnit(TimeUnit.SECONDS));
     List<Context> eventLoops = eventLoops(vertx);
     String token = Files.readString(tokenFile).trim();
     // One client, one pod watch and one heartbeat timer for all the simulated kubelets.
@@ -110,9 +139,17 @@ public final class Main implements Callable<Integer> {
       JsonObject facts = facts(sc[0]);
       for (int i = 0; i < Integer.parseInt(sc[1]); i++, index++) {
         String name = prefix + "-" + index;
-        JsonObject machine = new JsonObject().put("name", name).put("facts", facts)
-            .put("identity", new JsonObject().put("systemUuid",
-                UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8)).toString()));
+        JsonObject machine =
+            new JsonObject()
+                .put("name", name)
+                .put("facts", facts)
+                .put(
+                    "identity",
+                    new JsonObject()
+                        .put(
+                            "systemUuid",
+                            UUID.nameUUIDFromBytes(name.getBytes(StandardCharsets.UTF_8))
+                                .toString()));
         Executor executor = simulation.executor(vertx, new Random(index));
         if (nodes != null) {
           executor = new SimulatedKubelet(vertx, executor, nodes, name, facts);
@@ -122,15 +159,22 @@ public final class Main implements Callable<Integer> {
         }
         Promise<SimulatedAgent> agent = Promise.promise();
         Executor its = executor;
-        eventLoops.get(index % eventLoops.size()).runOnContext(v -> SimulatedAgent.start(vertx, enrollment, ws, uri,
-            token, machine, stateDir.resolve(name), its).onComplete(agent));
+        eventLoops
+            .get(index % eventLoops.size())
+            .runOnContext(
+                v ->
+                    SimulatedAgent.start(
+                            vertx, enrollment, ws, uri, token, machine, stateDir.resolve(name), its)
+                        .onComplete(agent));
         started.add(agent.future());
       }
     }
     Future.join(started).await();
     long failed = started.stream().filter(Future::failed).count();
     log.info("Fleet up: {} simulated agents ({} failed to start)", started.size() - failed, failed);
-    started.stream().filter(Future::failed).findFirst()
+    started.stream()
+        .filter(Future::failed)
+        .findFirst()
         .ifPresent(f -> log.error("First failure: {}", f.cause().getMessage()));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(stopped::countDown));
@@ -139,35 +183,51 @@ public final class Main implements Callable<Integer> {
   }
 
   private static void exitWithParent(Logger log) {
-    ProcessHandle parent = ProcessHandle.current().parent()
-        .orElseThrow(() -> new IllegalStateException("--exit-with-parent: the parent process has already ended"));
-    parent.onExit().thenRun(() -> {
-      log.info("The parent process {} ended: the fleet stops", parent.pid());
-      System.exit(0);
-    });
+    ProcessHandle parent =
+        ProcessHandle.current()
+            .parent()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "--exit-with-parent: the parent process has already ended"));
+    parent
+        .onExit()
+        .thenRun(
+            () -> {
+              log.info("The parent process {} ended: the fleet stops", parent.pid());
+              System.exit(0);
+            });
   }
 
   /**
-   * A context on each event loop, to spread the agents (their connections live on the loop that opened them): started
-   * from this one thread, every agent would share one loop.
+   * A context on each event loop, to spread the agents (their connections live on the loop that
+   * opened them): started from this one thread, every agent would share one loop.
    */
   private static List<Context> eventLoops(Vertx vertx) {
     List<Context> contexts = new CopyOnWriteArrayList<>();
-    vertx.deployVerticle(() -> new VerticleBase() {
-      @Override
-      public Future<?> start() {
-        contexts.add(context);
-        return Future.succeededFuture();
-      }
-    }, new DeploymentOptions().setInstances(VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE)).await();
+    vertx
+        .deployVerticle(
+            () ->
+                new VerticleBase() {
+                  @Override
+                  public Future<?> start() {
+                    contexts.add(context);
+                    return Future.succeededFuture();
+                  }
+                },
+            new DeploymentOptions().setInstances(VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE))
+        .await();
     return contexts;
   }
 
   /** {@code cpus:memoryGiB[:gpus:model]}. */
   static JsonObject facts(String spec) {
     String[] p = spec.split(":");
-    JsonObject facts = new JsonObject().put("cpus", Integer.parseInt(p[0]))
-        .put("memoryMiB", Long.parseLong(p[1]) * 1024).put("arch", "x86_64");
+    JsonObject facts =
+        new JsonObject()
+            .put("cpus", Integer.parseInt(p[0]))
+            .put("memoryMiB", Long.parseLong(p[1]) * 1024)
+            .put("arch", "x86_64");
     if (p.length == 4) {
       JsonArray gpus = new JsonArray();
       for (int g = 0; g < Integer.parseInt(p[2]); g++) {

@@ -14,10 +14,11 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 
 /**
- * One line per command a simulated agent starts — {@code <epoch microseconds> <command id> <kind> <instance id or ->}
- * — so that a benchmark in another process can count how often each command ran and when each push arrived (the
- * clock is the host's wall clock, which every process on it shares). The time is taken on the agent's event loop as
- * the command starts; a thread of its own writes the lines, flushing whenever it has caught up.
+ * One line per command a simulated agent starts — {@code <epoch microseconds> <command id> <kind>
+ * <instance id or ->} — so that a benchmark in another process can count how often each command ran
+ * and when each push arrived (the clock is the host's wall clock, which every process on it
+ * shares). The time is taken on the agent's event loop as the command starts; a thread of its own
+ * writes the lines, flushing whenever it has caught up.
  */
 public final class RunsLog {
   private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
@@ -30,8 +31,9 @@ public final class RunsLog {
 
   /** Appends to {@code file} (created if absent). */
   public static RunsLog open(Path file) throws IOException {
-    return new RunsLog(Files.newBufferedWriter(file, StandardCharsets.US_ASCII, StandardOpenOption.CREATE,
-        StandardOpenOption.APPEND));
+    return new RunsLog(
+        Files.newBufferedWriter(
+            file, StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND));
   }
 
   /** {@code executor}, with each command it starts logged first. */
@@ -45,8 +47,14 @@ public final class RunsLog {
   private void started(Command command) {
     Instant now = Instant.now();
     long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
-    lines.add(micros + " " + command.id() + " " + command.kind().wire() + " "
-        + (command.instanceId() == null ? "-" : command.instanceId()));
+    lines.add(
+        micros
+            + " "
+            + command.id()
+            + " "
+            + command.kind().wire()
+            + " "
+            + (command.instanceId() == null ? "-" : command.instanceId()));
   }
 
   private void write(BufferedWriter out) {

@@ -13,9 +13,9 @@ import java.net.URI;
 import java.nio.file.Path;
 
 /**
- * One simulated server: the real enrollment and the real channel, with an executor that does not touch the host.
- * Many of them share a Vert.x instance, an enrollment client and a WebSocket client, each with its own key,
- * certificate, state directory and connection.
+ * One simulated server: the real enrollment and the real channel, with an executor that does not
+ * touch the host. Many of them share a Vert.x instance, an enrollment client and a WebSocket
+ * client, each with its own key, certificate, state directory and connection.
  */
 public final class SimulatedAgent {
   private final AgentIdentity identity;
@@ -31,20 +31,42 @@ public final class SimulatedAgent {
    *
    * @param machine name, facts and identity this simulated server reports
    */
-  public static Future<SimulatedAgent> start(Vertx vertx, Enrollment enrollment, WebSocketClient ws, URI api,
-      String token, JsonObject machine, Path stateDir, Executor executor) {
-    return vertx.executeBlocking(() -> AgentIdentity.load(stateDir), false)
-        .compose(known -> known.isPresent() ? Future.succeededFuture(known.get())
-            : enrollment.enroll(token, machine).compose(id -> vertx.executeBlocking(() -> {
-              id.save(stateDir);
-              return id;
-            }, false)))
-        .compose(identity -> vertx.executeBlocking(() -> CommandLog.load(vertx, stateDir), false)
-            .map(log -> {
-              ChannelClient channel = new ChannelClient(vertx, ws, api, identity, log, executor);
-              channel.start();
-              return new SimulatedAgent(identity, channel);
-            }));
+  public static Future<SimulatedAgent> start(
+      Vertx vertx,
+      Enrollment enrollment,
+      WebSocketClient ws,
+      URI api,
+      String token,
+      JsonObject machine,
+      Path stateDir,
+      Executor executor) {
+    return vertx
+        .executeBlocking(() -> AgentIdentity.load(stateDir), false)
+        .compose(
+            known ->
+                known.isPresent()
+                    ? Future.succeededFuture(known.get())
+                    : enrollment
+                        .enroll(token, machine)
+                        .compose(
+                            id ->
+                                vertx.executeBlocking(
+                                    () -> {
+                                      id.save(stateDir);
+                                      return id;
+                                    },
+                                    false)))
+        .compose(
+            identity ->
+                vertx
+                    .executeBlocking(() -> CommandLog.load(vertx, stateDir), false)
+                    .map(
+                        log -> {
+                          ChannelClient channel =
+                              new ChannelClient(vertx, ws, api, identity, log, executor);
+                          channel.start();
+                          return new SimulatedAgent(identity, channel);
+                        }));
   }
 
   public String machineId() {

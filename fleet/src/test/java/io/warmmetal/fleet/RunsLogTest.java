@@ -16,25 +16,35 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
-/** The runs log: a line per command started, in order, with when it started, its id, kind and instance. */
+/**
+ * The runs log: a line per command started, in order, with when it started, its id, kind and
+ * instance.
+ */
 class RunsLogTest {
 
   @Test
   void eachCommandStartedIsOneLineAndStillRuns() throws Exception {
     Path file = Files.createTempFile("runs", ".log");
     AtomicInteger ran = new AtomicInteger();
-    Executor executor = RunsLog.open(file).recording((command, progress) -> {
-      ran.incrementAndGet();
-      return Future.succeededFuture(Outcome.ok("done"));
-    });
+    Executor executor =
+        RunsLog.open(file)
+            .recording(
+                (command, progress) -> {
+                  ran.incrementAndGet();
+                  return Future.succeededFuture(Outcome.ok("done"));
+                });
     long before = Instant.now().toEpochMilli() * 1000;
-    executor.run(new Command("cmd-1", 1, CommandKind.PREPARE, null, new PrepareParams()), (s, m) -> { });
-    executor.run(new Command("cmd-2", 2, CommandKind.RESET, "i-0123456789abcdef0", new ResetParams()), (s, m) -> { });
+    executor.run(
+        new Command("cmd-1", 1, CommandKind.PREPARE, null, new PrepareParams()), (s, m) -> {});
+    executor.run(
+        new Command("cmd-2", 2, CommandKind.RESET, "i-0123456789abcdef0", new ResetParams()),
+        (s, m) -> {});
     long after = Instant.now().toEpochMilli() * 1000 + 1000;
     assertThat(ran).hasValue(2);
 
     List<String> lines = Files.readAllLines(file);
-    for (long deadline = System.nanoTime() + 5_000_000_000L; lines.size() < 2 && System.nanoTime() < deadline;
+    for (long deadline = System.nanoTime() + 5_000_000_000L;
+        lines.size() < 2 && System.nanoTime() < deadline;
         lines = Files.readAllLines(file)) {
       Thread.sleep(10); // the writer thread flushes once it has caught up
     }

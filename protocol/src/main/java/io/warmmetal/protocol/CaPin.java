@@ -8,9 +8,9 @@ import java.util.HexFormat;
 import java.util.Locale;
 
 /**
- * A pin of the API's certificate authority, as kubeadm's discovery hash: {@code sha256:} and the hex SHA-256 of the
- * CA's DER SubjectPublicKeyInfo. An agent that knows only the pin can verify the API before it sends its enrollment
- * token.
+ * A pin of the API's certificate authority, as kubeadm's discovery hash: {@code sha256:} and the
+ * hex SHA-256 of the CA's DER SubjectPublicKeyInfo. An agent that knows only the pin can verify the
+ * API before it sends its enrollment token.
  */
 public record CaPin(String value) {
 

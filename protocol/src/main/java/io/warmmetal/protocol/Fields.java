@@ -5,8 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Typed reads of a frame's fields: a field of the wrong type, or a required one missing, is a {@link MalformedFrame}
- * naming it — never a ClassCastException or a null further on.
+ * Typed reads of a frame's fields: a field of the wrong type, or a required one missing, is a
+ * {@link MalformedFrame} naming it — never a ClassCastException or a null further on.
  */
 public final class Fields {
   private Fields() {}
@@ -62,16 +62,20 @@ public final class Fields {
     return stringMap(object(json, key), key);
   }
 
-  /** An object of string values (labels) as a map, empty for null; {@code name} names it in an error. */
+  /**
+   * An object of string values (labels) as a map, empty for null; {@code name} names it in an
+   * error.
+   */
   public static Map<String, String> stringMap(JsonObject object, String name) {
     Map<String, String> out = new LinkedHashMap<>();
     if (object != null) {
-      object.forEach(e -> {
-        if (!(e.getValue() instanceof String value)) {
-          throw new MalformedFrame(name + "." + e.getKey() + " must be a string");
-        }
-        out.put(e.getKey(), value);
-      });
+      object.forEach(
+          e -> {
+            if (!(e.getValue() instanceof String value)) {
+              throw new MalformedFrame(name + "." + e.getKey() + " must be a string");
+            }
+            out.put(e.getKey(), value);
+          });
     }
     return out;
   }

@@ -9,10 +9,11 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
- * Trusts a TLS peer only if its certificate is currently valid, signed by the one CA whose public key matches the
- * pin (that CA certificate being in the chain the peer presents, as kubeadm's token discovery does), and issued for
- * the role the peer plays: a server must hold a serverAuth certificate, so an agent's client certificate, signed by
- * the same CA, cannot impersonate the API. Nothing else is trusted: not the JDK's CA list, not any other chain.
+ * Trusts a TLS peer only if its certificate is currently valid, signed by the one CA whose public
+ * key matches the pin (that CA certificate being in the chain the peer presents, as kubeadm's token
+ * discovery does), and issued for the role the peer plays: a server must hold a serverAuth
+ * certificate, so an agent's client certificate, signed by the same CA, cannot impersonate the API.
+ * Nothing else is trusted: not the JDK's CA list, not any other chain.
  */
 public final class PinnedTrustManager extends X509ExtendedTrustManager {
   static final String SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
@@ -33,8 +34,9 @@ public final class PinnedTrustManager extends X509ExtendedTrustManager {
     leaf.checkValidity();
     List<String> purposes = leaf.getExtendedKeyUsage();
     if (purposes == null || !purposes.contains(purpose)) {
-      throw new CertificateException("the peer's certificate is not issued for "
-          + (SERVER_AUTH.equals(purpose) ? "a server" : "a client"));
+      throw new CertificateException(
+          "the peer's certificate is not issued for "
+              + (SERVER_AUTH.equals(purpose) ? "a server" : "a client"));
     }
     for (X509Certificate candidate : chain) {
       if (pin.matches(candidate)) {
@@ -43,15 +45,18 @@ public final class PinnedTrustManager extends X509ExtendedTrustManager {
           candidate.checkValidity();
           return;
         } catch (GeneralSecurityException e) {
-          throw new CertificateException("the peer's certificate is not signed by the pinned CA", e);
+          throw new CertificateException(
+              "the peer's certificate is not signed by the pinned CA", e);
         }
       }
     }
-    throw new CertificateException("no certificate in the peer's chain matches the pinned CA " + pin);
+    throw new CertificateException(
+        "no certificate in the peer's chain matches the pinned CA " + pin);
   }
 
   @Override
-  public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+  public void checkServerTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
     verify(chain, SERVER_AUTH);
   }
 
@@ -68,7 +73,8 @@ public final class PinnedTrustManager extends X509ExtendedTrustManager {
   }
 
   @Override
-  public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+  public void checkClientTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
     verify(chain, CLIENT_AUTH);
   }
 

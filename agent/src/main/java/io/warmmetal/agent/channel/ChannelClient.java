@@ -42,11 +42,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The agent's one connection to the API: a WebSocket over mutual TLS (its client certificate; the API verified
- * against the CA it enrolled with). It says hello with the last command it took, runs commands one at a time in seq
- * order — each id at most once, by its {@link CommandLog} — reports progress and results, resends results until
- * they are acknowledged, beats at the interval the API asks, and reconnects with jittered backoff whenever the
- * connection drops. Everything runs on one event loop.
+ * The agent's one connection to the API: a WebSocket over mutual TLS (its client certificate; the
+ * API verified against the CA it enrolled with). It says hello with the last command it took, runs
+ * commands one at a time in seq order — each id at most once, by its {@link CommandLog} — reports
+ * progress and results, resends results until they are acknowledged, beats at the interval the API
+ * asks, and reconnects with jittered backoff whenever the connection drops. Everything runs on one
+ * event loop.
  */
 public final class ChannelClient {
   private static final Logger LOG = LoggerFactory.getLogger(ChannelClient.class);
@@ -64,37 +65,48 @@ public final class ChannelClient {
   private boolean stopped;
   private long heartbeatTimer = -1;
   private long backoffMs = 250;
+
   /**
-   * The client key and certificate, decoded once: decoding the PEM for every connection costs a password-based key
-   * derivation, which thousands of simulated agents reconnecting together (their replica died) paid over and over on
-   * a few cores.
+   * The client key and certificate, decoded once: decoding the PEM for every connection costs a
+   * password-based key derivation, which thousands of simulated agents reconnecting together (their
+   * replica died) paid over and over on a few cores.
    */
   private final PemKeyCertOptions pem;
+
   private boolean keysDecoded;
 
-  public ChannelClient(Vertx vertx, WebSocketClient client, URI api, AgentIdentity identity, CommandLog log,
+  public ChannelClient(
+      Vertx vertx,
+      WebSocketClient client,
+      URI api,
+      AgentIdentity identity,
+      CommandLog log,
       Executor executor) {
     this.vertx = vertx;
     this.client = client;
     this.identity = identity;
     this.log = log;
     this.executor = executor;
-    this.pem = new PemKeyCertOptions()
-        .addKeyValue(Buffer.buffer(identity.keyPem()))
-        .addCertValue(Buffer.buffer(identity.certificatePem()));
-    this.connect = new WebSocketConnectOptions()
-        .setHost(api.getHost())
-        .setPort(api.getPort())
-        .setURI(Channel.PATH)
-        .setSsl(true)
-        .setSslOptions(sslOptions(pem));
+    this.pem =
+        new PemKeyCertOptions()
+            .addKeyValue(Buffer.buffer(identity.keyPem()))
+            .addCertValue(Buffer.buffer(identity.certificatePem()));
+    this.connect =
+        new WebSocketConnectOptions()
+            .setHost(api.getHost())
+            .setPort(api.getPort())
+            .setURI(Channel.PATH)
+            .setSsl(true)
+            .setSslOptions(sslOptions(pem));
   }
 
   private ClientSSLOptions sslOptions(KeyCertOptions keys) {
     return new ClientSSLOptions()
         .setKeyCertOptions(keys)
-        .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(CaPin.of(parse(identity.caPem())))))
-        .setHostnameVerificationAlgorithm(""); // the pinned CA is the trust decision, whatever the name
+        .setTrustOptions(
+            TrustOptions.wrap(new PinnedTrustManager(CaPin.of(parse(identity.caPem())))))
+        .setHostnameVerificationAlgorithm(
+            ""); // the pinned CA is the trust decision, whatever the name
   }
 
   /** Connects, and keeps reconnecting until {@link #stop}. */
@@ -105,10 +117,12 @@ public final class ChannelClient {
   public Future<Void> stop() {
     stopped = true;
     vertx.cancelTimer(heartbeatTimer);
-    return (socket == null ? Future.<Void>succeededFuture() : socket.close()).eventually(() -> {
-      log.close();
-      return Future.succeededFuture();
-    });
+    return (socket == null ? Future.<Void>succeededFuture() : socket.close())
+        .eventually(
+            () -> {
+              log.close();
+              return Future.succeededFuture();
+            });
   }
 
   /** Whether the channel is open now. */
@@ -121,34 +135,48 @@ public final class ChannelClient {
       return;
     }
     if (!keysDecoded) {
-      vertx.executeBlocking(() -> pem.getKeyManagerFactory(vertx), false).onComplete(ar -> {
-        keysDecoded = true; // decoded, or left to the connection to decode (and to fail on) as before
-        if (ar.succeeded()) {
-          connect.setSslOptions(sslOptions(KeyCertOptions.wrap(ar.result())));
-        }
-        connect();
-      });
+      vertx
+          .executeBlocking(() -> pem.getKeyManagerFactory(vertx), false)
+          .onComplete(
+              ar -> {
+                keysDecoded =
+                    true; // decoded, or left to the connection to decode (and to fail on) as before
+                if (ar.succeeded()) {
+                  connect.setSslOptions(sslOptions(KeyCertOptions.wrap(ar.result())));
+                }
+                connect();
+              });
       return;
     }
-    client.connect(connect).onComplete(ar -> {
-      if (ar.failed()) {
-        LOG.debug("Channel of {}: cannot connect ({}), retrying in {} ms", identity.machineId(),
-            ar.cause().getMessage(), backoffMs);
-        reconnectLater();
-        return;
-      }
-      socket = ar.result();
-      backoffMs = 250;
-      socket.textMessageHandler(this::onFrame);
-      socket.closeHandler(v -> {
-        vertx.cancelTimer(heartbeatTimer);
-        LOG.debug("Channel of {} closed ({} {})", identity.machineId(), socket.closeStatusCode(),
-            socket.closeReason());
-        reconnectLater();
-      });
-      send(new Hello(log.lastSeq()));
-      log.unacked().forEach(this::send); // results the API may not have recorded
-    });
+    client
+        .connect(connect)
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                LOG.debug(
+                    "Channel of {}: cannot connect ({}), retrying in {} ms",
+                    identity.machineId(),
+                    ar.cause().getMessage(),
+                    backoffMs);
+                reconnectLater();
+                return;
+              }
+              socket = ar.result();
+              backoffMs = 250;
+              socket.textMessageHandler(this::onFrame);
+              socket.closeHandler(
+                  v -> {
+                    vertx.cancelTimer(heartbeatTimer);
+                    LOG.debug(
+                        "Channel of {} closed ({} {})",
+                        identity.machineId(),
+                        socket.closeStatusCode(),
+                        socket.closeReason());
+                    reconnectLater();
+                  });
+              send(new Hello(log.lastSeq()));
+              log.unacked().forEach(this::send); // results the API may not have recorded
+            });
   }
 
   private void reconnectLater() {
@@ -159,9 +187,10 @@ public final class ChannelClient {
   }
 
   /**
-   * A retry after {@code backoffMs}, drawn from its second half: when a replica dies, every agent it held reconnects
-   * at once, and with the same delays they would come back together, wave after wave, each wave of TLS handshakes
-   * more than the survivor answers in time. Spread, they come in a stream.
+   * A retry after {@code backoffMs}, drawn from its second half: when a replica dies, every agent
+   * it held reconnects at once, and with the same delays they would come back together, wave after
+   * wave, each wave of TLS handshakes more than the survivor answers in time. Spread, they come in
+   * a stream.
    */
   static long reconnectDelay(long backoffMs, Random random) {
     return backoffMs / 2 + (long) (random.nextDouble() * (backoffMs - backoffMs / 2));
@@ -180,8 +209,10 @@ public final class ChannelClient {
       frame = Frame.parse(json);
     } catch (MalformedFrame e) {
       LOG.warn("Ignoring a frame from the API that this agent cannot read: {}", e.getMessage());
-      // A command this agent cannot run (a newer API's kind) still gets a result: its machine must not wait on it.
-      if (FrameType.COMMAND.wire().equals(json.getValue("type")) && json.getValue("id") instanceof String id) {
+      // A command this agent cannot run (a newer API's kind) still gets a result: its machine must
+      // not wait on it.
+      if (FrameType.COMMAND.wire().equals(json.getValue("type"))
+          && json.getValue("id") instanceof String id) {
         send(Result.failed(id, "this agent cannot run it: " + e.getMessage()));
       }
       return;
@@ -197,16 +228,25 @@ public final class ChannelClient {
     }
   }
 
-  /** Beats at the API's interval, resending any result not yet acknowledged (the API may have failed to record it). */
+  /**
+   * Beats at the API's interval, resending any result not yet acknowledged (the API may have failed
+   * to record it).
+   */
   private void heartbeats(long seconds) {
     vertx.cancelTimer(heartbeatTimer);
-    heartbeatTimer = vertx.setPeriodic(seconds * 1000, t -> {
-      send(new Heartbeat());
-      log.unacked().forEach(this::send);
-    });
+    heartbeatTimer =
+        vertx.setPeriodic(
+            seconds * 1000,
+            t -> {
+              send(new Heartbeat());
+              log.unacked().forEach(this::send);
+            });
   }
 
-  /** A command arrives: queued unless it was taken before (then its result, if unacknowledged, goes again). */
+  /**
+   * A command arrives: queued unless it was taken before (then its result, if unacknowledged, goes
+   * again).
+   */
   private void take(Command command) {
     if (log.taken(command.seq()) || queue.stream().anyMatch(c -> c.id().equals(command.id()))) {
       Result result = log.unackedResult(command.id());
@@ -227,23 +267,41 @@ public final class ChannelClient {
     Command command = queue.poll();
     LOG.info("Running {}", command);
     log.started(command)
-        .compose(x -> executor.run(command, (step, message) -> vertx.runOnContext(v -> send(
-                new Progress(command.id(), step, message))))
-            // A command that cannot be run still gets a result: the machine must not wait on it forever.
-            .recover(err -> Future.succeededFuture(Outcome.failed("could not run: " + err.getMessage()))))
+        .compose(
+            x ->
+                executor
+                    .run(
+                        command,
+                        (step, message) ->
+                            vertx.runOnContext(
+                                v -> send(new Progress(command.id(), step, message))))
+                    // A command that cannot be run still gets a result: the machine must not wait
+                    // on it forever.
+                    .recover(
+                        err ->
+                            Future.succeededFuture(
+                                Outcome.failed("could not run: " + err.getMessage()))))
         .compose(outcome -> log.finished(command, outcome))
-        .onComplete(ar -> {
-          running = false;
-          if (ar.succeeded()) {
-            LOG.info("{} {}", command, ar.result().status());
-            send(ar.result());
-          } else {
-            // The command log cannot be written: the command did not run; say so (unrecorded, best effort).
-            LOG.error("{} could not be recorded, so it was not run: {}", command, ar.cause().getMessage());
-            send(Result.failed(command.id(), "the agent cannot record commands: " + ar.cause().getMessage()));
-          }
-          runNext();
-        });
+        .onComplete(
+            ar -> {
+              running = false;
+              if (ar.succeeded()) {
+                LOG.info("{} {}", command, ar.result().status());
+                send(ar.result());
+              } else {
+                // The command log cannot be written: the command did not run; say so (unrecorded,
+                // best effort).
+                LOG.error(
+                    "{} could not be recorded, so it was not run: {}",
+                    command,
+                    ar.cause().getMessage());
+                send(
+                    Result.failed(
+                        command.id(),
+                        "the agent cannot record commands: " + ar.cause().getMessage()));
+              }
+              runNext();
+            });
   }
 
   private void send(Frame frame) {
@@ -254,8 +312,10 @@ public final class ChannelClient {
 
   private static X509Certificate parse(String pem) {
     try {
-      return (X509Certificate) CertificateFactory.getInstance("X.509")
-          .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+      return (X509Certificate)
+          CertificateFactory.getInstance("X.509")
+              .generateCertificate(
+                  new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
     } catch (Exception e) {
       throw new IllegalArgumentException("the stored CA certificate cannot be read", e);
     }

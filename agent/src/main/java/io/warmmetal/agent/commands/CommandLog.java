@@ -23,11 +23,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The agent's memory of commands, kept in {@code commands.json} in its state directory so that each command id runs
- * at most once, across reconnects and restarts: the highest seq taken, the command running (if the agent stops
- * during it, it is reported failed rather than run again) and the results not yet acknowledged by the API. Each
- * change is written (to a temporary file, then moved) before it is acted on. One log per agent; its methods are
- * called from the agent's event loop and write on a worker.
+ * The agent's memory of commands, kept in {@code commands.json} in its state directory so that each
+ * command id runs at most once, across reconnects and restarts: the highest seq taken, the command
+ * running (if the agent stops during it, it is reported failed rather than run again) and the
+ * results not yet acknowledged by the API. Each change is written (to a temporary file, then moved)
+ * before it is acted on. One log per agent; its methods are called from the agent's event loop and
+ * write on a worker.
  */
 public final class CommandLog {
   static final String FILE = "commands.json";
@@ -45,13 +46,15 @@ public final class CommandLog {
   }
 
   /**
-   * Loads the log (blocking: call from a worker or at start-up); a command caught running becomes a failure. Holds a
-   * lock on the state directory for the life of the process, so two agents never run one machine's commands.
+   * Loads the log (blocking: call from a worker or at start-up); a command caught running becomes a
+   * failure. Holds a lock on the state directory for the life of the process, so two agents never
+   * run one machine's commands.
    */
   public static CommandLog load(Vertx vertx, Path stateDir) throws IOException {
     CommandLog log = new CommandLog(vertx, stateDir.resolve(FILE));
-    FileChannel lock = FileChannel.open(stateDir.resolve(".agent.lock"), StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE);
+    FileChannel lock =
+        FileChannel.open(
+            stateDir.resolve(".agent.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
     FileLock held;
     try {
       held = lock.tryLock();
@@ -68,18 +71,25 @@ public final class CommandLog {
       try {
         json = new JsonObject(Files.readString(log.file));
       } catch (DecodeException e) {
-        throw new IOException(log.file + " is damaged; move it away to start over (commands in it may then run"
-            + " again)", e);
+        throw new IOException(
+            log.file
+                + " is damaged; move it away to start over (commands in it may then run"
+                + " again)",
+            e);
       }
       log.lastSeq = json.getLong("lastSeq", 0L);
       try {
-        json.getJsonArray("unacked", new JsonArray()).forEach(r -> log.unacked.add((Result) Frame.parse((JsonObject) r)));
+        json.getJsonArray("unacked", new JsonArray())
+            .forEach(r -> log.unacked.add((Result) Frame.parse((JsonObject) r)));
       } catch (MalformedFrame | ClassCastException e) {
-        throw new IOException(log.file + " holds a result the agent cannot read; move it away to start over", e);
+        throw new IOException(
+            log.file + " holds a result the agent cannot read; move it away to start over", e);
       }
       JsonObject interrupted = json.getJsonObject("running");
       if (interrupted != null) {
-        log.unacked.add(Result.failed(interrupted.getString("id"), "the agent stopped while running it; not run again"));
+        log.unacked.add(
+            Result.failed(
+                interrupted.getString("id"), "the agent stopped while running it; not run again"));
         log.writeNow(log.snapshot());
       }
     }
@@ -130,27 +140,41 @@ public final class CommandLog {
   }
 
   public Future<Void> acknowledged(String commandId) {
-    return unacked.removeIf(r -> commandId.equals(r.commandId())) ? persist() : Future.succeededFuture();
+    return unacked.removeIf(r -> commandId.equals(r.commandId()))
+        ? persist()
+        : Future.succeededFuture();
   }
 
   private String snapshot() {
-    return new JsonObject().put("lastSeq", lastSeq).put("running", running)
-        .put("unacked", new JsonArray(unacked.stream().map(Result::toJson).toList())).encode();
+    return new JsonObject()
+        .put("lastSeq", lastSeq)
+        .put("running", running)
+        .put("unacked", new JsonArray(unacked.stream().map(Result::toJson).toList()))
+        .encode();
   }
 
   private Future<Void> persist() {
     String snapshot = snapshot();
-    return vertx.executeBlocking(() -> {
-      writeNow(snapshot);
-      return null;
-    }, true);
+    return vertx.executeBlocking(
+        () -> {
+          writeNow(snapshot);
+          return null;
+        },
+        true);
   }
 
-  /** Writes durably: the new content reaches the disk before it replaces the old (a power cut leaves one or the other). */
+  /**
+   * Writes durably: the new content reaches the disk before it replaces the old (a power cut leaves
+   * one or the other).
+   */
   private synchronized void writeNow(String snapshot) throws IOException {
     Path tmp = file.resolveSibling(FILE + ".tmp");
-    try (FileChannel out = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-        StandardOpenOption.TRUNCATE_EXISTING)) {
+    try (FileChannel out =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
       out.write(ByteBuffer.wrap(snapshot.getBytes(StandardCharsets.UTF_8)));
       out.force(true);
     }

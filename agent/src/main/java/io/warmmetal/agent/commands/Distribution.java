@@ -19,8 +19,10 @@ public record Distribution(String kind, long lowMs, long modeMs, long highMs) {
         default -> throw new IllegalArgumentException("unknown distribution '" + p[0] + "'");
       };
     } catch (ArrayIndexOutOfBoundsException | NumberFormatException e) {
-      throw new IllegalArgumentException("cannot read the duration '" + spec
-          + "' (fixed:2s, uniform:1s:3s or triangular:1s:2s:6s)");
+      throw new IllegalArgumentException(
+          "cannot read the duration '"
+              + spec
+              + "' (fixed:2s, uniform:1s:3s or triangular:1s:2s:6s)");
     }
   }
 
@@ -44,7 +46,8 @@ public record Distribution(String kind, long lowMs, long modeMs, long highMs) {
       return lowMs;
     }
     double f = (c - a) / (b - a);
-    return (long) (u < f ? a + Math.sqrt(u * (b - a) * (c - a)) : b - Math.sqrt((1 - u) * (b - a) * (b - c)));
+    return (long)
+        (u < f ? a + Math.sqrt(u * (b - a) * (c - a)) : b - Math.sqrt((1 - u) * (b - a) * (b - c)));
   }
 
   private static long ms(String s) {

@@ -15,6 +15,8 @@ public record Outcome(boolean succeeded, String message) {
 
   /** The result frame that reports this outcome of {@code command}. */
   public Result of(Command command) {
-    return succeeded ? Result.succeeded(command.id(), message) : Result.failed(command.id(), message);
+    return succeeded
+        ? Result.succeeded(command.id(), message)
+        : Result.failed(command.id(), message);
   }
 }

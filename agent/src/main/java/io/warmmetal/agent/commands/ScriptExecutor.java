@@ -31,18 +31,33 @@ import java.util.function.BiConsumer;
 
 /**
  * Runs a command as the script of its kind ({@code prepare.sh}, {@code join.sh}, {@code reset.sh},
- * {@code reboot.sh}) from the scripts directory — the ones shipped in the agent, or an operator's. A script gets the
- * command's parameters as JSON on standard input (secrets included: never on the command line or in the
- * environment), announces each step by printing {@code ::step NAME}, and succeeds by exiting 0; it is killed after
- * the timeout. Runs on a worker thread.
+ * {@code reboot.sh}) from the scripts directory — the ones shipped in the agent, or an operator's.
+ * A script gets the command's parameters as JSON on standard input (secrets included: never on the
+ * command line or in the environment), announces each step by printing {@code ::step NAME}, and
+ * succeeds by exiting 0; it is killed after the timeout. Runs on a worker thread.
  */
 public final class ScriptExecutor implements Executor {
   /** The agent's environment variables a script sees; everything else is withheld. */
-  static final Set<String> PASSED_ON = Set.of("PATH", "HOME", "LANG", "LC_ALL",
-      "WARMMETAL_KUBE_VERSION", "WARMMETAL_PREPULL_IMAGES", "WARMMETAL_IMAGE_ARCHIVES", "WARMMETAL_DATA_DISKS",
-      "WARMMETAL_WIPE_POLICY", "WARMMETAL_CRI_SOCKET", "WARMMETAL_NODE_NAME", "WARMMETAL_KUBELET_ARGS",
-      "WARMMETAL_KUBELET_RUN_DIR", "WARMMETAL_KUBELET_SUPERVISOR", "WARMMETAL_KUBELET_CGROUP_DRIVER",
-      "WARMMETAL_NODE_IP", "WARMMETAL_MIN_MEMORY_MIB");
+  static final Set<String> PASSED_ON =
+      Set.of(
+          "PATH",
+          "HOME",
+          "LANG",
+          "LC_ALL",
+          "WARMMETAL_KUBE_VERSION",
+          "WARMMETAL_PREPULL_IMAGES",
+          "WARMMETAL_IMAGE_ARCHIVES",
+          "WARMMETAL_DATA_DISKS",
+          "WARMMETAL_WIPE_POLICY",
+          "WARMMETAL_CRI_SOCKET",
+          "WARMMETAL_NODE_NAME",
+          "WARMMETAL_KUBELET_ARGS",
+          "WARMMETAL_KUBELET_RUN_DIR",
+          "WARMMETAL_KUBELET_SUPERVISOR",
+          "WARMMETAL_KUBELET_CGROUP_DRIVER",
+          "WARMMETAL_NODE_IP",
+          "WARMMETAL_MIN_MEMORY_MIB");
+
   private static final int TAIL_LINES = 20;
 
   private final Vertx vertx;
@@ -56,9 +71,10 @@ public final class ScriptExecutor implements Executor {
   }
 
   /**
-   * Copies the scripts shipped in the agent into {@code dir} (blocking). A script this agent (or an earlier version)
-   * installed and nobody changed since is replaced by the shipped one, so an upgraded agent runs its own scripts; one
-   * an operator put there or edited is kept. What was installed is remembered by hash in {@code .shipped}.
+   * Copies the scripts shipped in the agent into {@code dir} (blocking). A script this agent (or an
+   * earlier version) installed and nobody changed since is replaced by the shipped one, so an
+   * upgraded agent runs its own scripts; one an operator put there or edited is kept. What was
+   * installed is remembered by hash in {@code .shipped}.
    */
   public static Path installShipped(Path dir) throws IOException {
     Files.createDirectories(dir);
@@ -75,18 +91,22 @@ public final class ScriptExecutor implements Executor {
       try (InputStream in = ScriptExecutor.class.getResourceAsStream("/scripts/" + kind + ".sh")) {
         shipped = in.readAllBytes();
       }
-      boolean ours = !Files.exists(target) || sha256(Files.readAllBytes(target)).equals(installed.getProperty(kind.wire()));
+      boolean ours =
+          !Files.exists(target)
+              || sha256(Files.readAllBytes(target)).equals(installed.getProperty(kind.wire()));
       if (ours) {
         Path staged = dir.resolve("." + kind + ".sh.new");
         Files.write(staged, shipped);
         Files.setPosixFilePermissions(staged, PosixFilePermissions.fromString("rwxr-x---"));
-        Files.move(staged, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        Files.move(
+            staged, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         installed.setProperty(kind.wire(), sha256(shipped));
       }
     }
     Path staged = dir.resolve(".shipped.new");
     try (var out = Files.newBufferedWriter(staged)) {
-      installed.store(out, "scripts the agent installed (sha256); others are an operator's and left alone");
+      installed.store(
+          out, "scripts the agent installed (sha256); others are an operator's and left alone");
     }
     Files.move(staged, record, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     return dir;
@@ -106,7 +126,8 @@ public final class ScriptExecutor implements Executor {
     return vertx.executeBlocking(() -> runScript(script, command, progress), false);
   }
 
-  private Outcome runScript(Path script, Command command, BiConsumer<String, String> progress) throws Exception {
+  private Outcome runScript(Path script, Command command, BiConsumer<String, String> progress)
+      throws Exception {
     if (!Files.isRegularFile(script)) {
       return Outcome.failed("no script " + script);
     }
@@ -121,8 +142,10 @@ public final class ScriptExecutor implements Executor {
       }
     }
     // A private temporary directory per command, removed afterwards even if the script is killed.
-    Path tmp = Files.createTempDirectory("warmmetal-" + command.kind(),
-        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path tmp =
+        Files.createTempDirectory(
+            "warmmetal-" + command.kind(),
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     env.put("TMPDIR", tmp.toString());
     try {
       return runIn(pb, env, script, command, progress);
@@ -131,8 +154,13 @@ public final class ScriptExecutor implements Executor {
     }
   }
 
-  private Outcome runIn(ProcessBuilder pb, Map<String, String> env, Path script, Command command,
-      BiConsumer<String, String> progress) throws Exception {
+  private Outcome runIn(
+      ProcessBuilder pb,
+      Map<String, String> env,
+      Path script,
+      Command command,
+      BiConsumer<String, String> progress)
+      throws Exception {
     env.put("WARMMETAL_COMMAND_ID", command.id());
     env.put("WARMMETAL_COMMAND", command.kind().wire());
     if (command.instanceId() != null) {
@@ -141,16 +169,22 @@ public final class ScriptExecutor implements Executor {
     long started = System.nanoTime();
     Process process = pb.start();
     try (OutputStream stdin = process.getOutputStream()) {
-      stdin.write(new JsonObject().put("command", command.kind().wire()).put("params", command.params().toJson()).encode()
-          .getBytes(StandardCharsets.UTF_8));
+      stdin.write(
+          new JsonObject()
+              .put("command", command.kind().wire())
+              .put("params", command.params().toJson())
+              .encode()
+              .getBytes(StandardCharsets.UTF_8));
     } catch (IOException closedEarly) {
       // the script need not read its input
     }
     Deque<String> tail = new ArrayDeque<>();
-    Thread reader = new Thread(() -> read(process, progress, tail), "script-output-" + command.id());
+    Thread reader =
+        new Thread(() -> read(process, progress, tail), "script-output-" + command.id());
     reader.start();
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      // The script's children (kubeadm, dd, …) go too: they would hold the output open and keep changing the host.
+      // The script's children (kubeadm, dd, …) go too: they would hold the output open and keep
+      // changing the host.
       process.descendants().forEach(ProcessHandle::destroyForcibly);
       process.destroyForcibly();
       reader.join(1000);
@@ -166,9 +200,12 @@ public final class ScriptExecutor implements Executor {
       return Outcome.ok(command.kind() + " took " + ms + " ms");
     }
     // User data is a secret, and so may be what it prints: its output stays on the host.
-    String why = command.params() instanceof JoinParams join && join.userData() != null
-        ? "(the output of user data is not reported)" : output;
-    return Outcome.failed(command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + why);
+    String why =
+        command.params() instanceof JoinParams join && join.userData() != null
+            ? "(the output of user data is not reported)"
+            : output;
+    return Outcome.failed(
+        command.kind() + " exited " + process.exitValue() + " after " + ms + " ms: " + why);
   }
 
   private static void deleteTree(Path dir) {
@@ -179,10 +216,14 @@ public final class ScriptExecutor implements Executor {
     }
   }
 
-  /** Reads the script's output as it comes: steps become progress, the last lines explain a failure. */
-  private static void read(Process process, BiConsumer<String, String> progress, Deque<String> tail) {
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(),
-        StandardCharsets.UTF_8))) {
+  /**
+   * Reads the script's output as it comes: steps become progress, the last lines explain a failure.
+   */
+  private static void read(
+      Process process, BiConsumer<String, String> progress, Deque<String> tail) {
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = out.readLine()) != null) {
         if (line.startsWith("::step ")) {

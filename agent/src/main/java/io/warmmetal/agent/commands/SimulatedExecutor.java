@@ -11,16 +11,19 @@ import java.util.Random;
 import java.util.function.BiConsumer;
 
 /**
- * The real executor's state machine without touching the host: each step of each command takes a duration drawn
- * from its distribution and fails with the configured probability. For tests, demos and benchmarks.
+ * The real executor's state machine without touching the host: each step of each command takes a
+ * duration drawn from its distribution and fails with the configured probability. For tests, demos
+ * and benchmarks.
  */
 public final class SimulatedExecutor implements Executor {
   /** The steps each command runs, as the real scripts do. */
-  static final Map<CommandKind, List<String>> STEPS = Map.of(
-      CommandKind.PREPARE, List.of("container-runtime", "kubelet", "images", "disks"),
-      CommandKind.JOIN, List.of("kubeadm-join"),
-      CommandKind.RESET, List.of("kubeadm-reset", "wipe", "container-runtime", "kubelet", "images", "disks"),
-      CommandKind.REBOOT, List.of("reboot"));
+  static final Map<CommandKind, List<String>> STEPS =
+      Map.of(
+          CommandKind.PREPARE, List.of("container-runtime", "kubelet", "images", "disks"),
+          CommandKind.JOIN, List.of("kubeadm-join"),
+          CommandKind.RESET,
+              List.of("kubeadm-reset", "wipe", "container-runtime", "kubelet", "images", "disks"),
+          CommandKind.REBOOT, List.of("reboot"));
 
   private final Vertx vertx;
   private final Map<String, Distribution> durations;
@@ -28,10 +31,12 @@ public final class SimulatedExecutor implements Executor {
   private final Random random;
 
   /**
-   * @param durations per command kind, the duration of the whole command (spread evenly over its steps)
+   * @param durations per command kind, the duration of the whole command (spread evenly over its
+   *     steps)
    * @param failureRate probability that a step fails
    */
-  public SimulatedExecutor(Vertx vertx, Map<String, Distribution> durations, double failureRate, Random random) {
+  public SimulatedExecutor(
+      Vertx vertx, Map<String, Distribution> durations, double failureRate, Random random) {
     this.vertx = vertx;
     this.durations = durations;
     this.failureRate = failureRate;
@@ -41,11 +46,13 @@ public final class SimulatedExecutor implements Executor {
   @Override
   public Future<Outcome> run(Command command, BiConsumer<String, String> progress) {
     List<String> steps = STEPS.get(command.kind());
-    long total = durations.getOrDefault(command.kind().wire(), Distribution.fixed(0)).sampleMs(random);
+    long total =
+        durations.getOrDefault(command.kind().wire(), Distribution.fixed(0)).sampleMs(random);
     return step(steps, 0, total / steps.size(), progress);
   }
 
-  private Future<Outcome> step(List<String> steps, int i, long stepMs, BiConsumer<String, String> progress) {
+  private Future<Outcome> step(
+      List<String> steps, int i, long stepMs, BiConsumer<String, String> progress) {
     if (i == steps.size()) {
       return Future.succeededFuture(Outcome.ok("simulated"));
     }
@@ -57,8 +64,11 @@ public final class SimulatedExecutor implements Executor {
     } else {
       vertx.setTimer(stepMs, t -> done.complete());
     }
-    return done.future().compose(x -> random.nextDouble() < failureRate
-        ? Future.succeededFuture(Outcome.failed("simulated failure in step " + step))
-        : step(steps, i + 1, stepMs, progress));
+    return done.future()
+        .compose(
+            x ->
+                random.nextDouble() < failureRate
+                    ? Future.succeededFuture(Outcome.failed("simulated failure in step " + step))
+                    : step(steps, i + 1, stepMs, progress));
   }
 }

@@ -15,8 +15,9 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * What an enrolled agent keeps in its state directory: its machine id, its private key (0600), its client
- * certificate and the CA certificate it trusts from then on. Blocking file I/O: call from worker threads.
+ * What an enrolled agent keeps in its state directory: its machine id, its private key (0600), its
+ * client certificate and the CA certificate it trusts from then on. Blocking file I/O: call from
+ * worker threads.
  */
 public record AgentIdentity(String machineId, String keyPem, String certificatePem, String caPem) {
   static final String MACHINE_ID = "machine-id";
@@ -26,7 +27,10 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
 
   static final String RENEWED = "renewed.pem";
 
-  /** The identity stored in {@code dir}, if the agent enrolled before (finishing a renewal a crash interrupted). */
+  /**
+   * The identity stored in {@code dir}, if the agent enrolled before (finishing a renewal a crash
+   * interrupted).
+   */
   public static Optional<AgentIdentity> load(Path dir) throws IOException {
     if (!Files.exists(dir.resolve(MACHINE_ID))) {
       return Optional.empty();
@@ -38,11 +42,17 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
       install(dir, pair.substring(0, cert), pair.substring(cert));
       Files.delete(renewed);
     }
-    return Optional.of(new AgentIdentity(Files.readString(dir.resolve(MACHINE_ID)).trim(),
-        Files.readString(dir.resolve(KEY)), Files.readString(dir.resolve(CERT)), Files.readString(dir.resolve(CA))));
+    return Optional.of(
+        new AgentIdentity(
+            Files.readString(dir.resolve(MACHINE_ID)).trim(),
+            Files.readString(dir.resolve(KEY)),
+            Files.readString(dir.resolve(CERT)),
+            Files.readString(dir.resolve(CA))));
   }
 
-  /** Stores the identity; the machine id goes last, so a crash midway leaves the agent not enrolled. */
+  /**
+   * Stores the identity; the machine id goes last, so a crash midway leaves the agent not enrolled.
+   */
   public void save(Path dir) throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
@@ -51,20 +61,28 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
     // Written aside and renamed into place: the marker is whole or absent, never half there.
     Path staged = dir.resolve(MACHINE_ID + ".tmp");
     Files.writeString(staged, machineId + "\n");
-    Files.move(staged, dir.resolve(MACHINE_ID), StandardCopyOption.ATOMIC_MOVE,
+    Files.move(
+        staged,
+        dir.resolve(MACHINE_ID),
+        StandardCopyOption.ATOMIC_MOVE,
         StandardCopyOption.REPLACE_EXISTING);
   }
 
   /**
-   * Stores a renewed key and certificate in place of the current ones, crash-safe: the pair is first written whole
-   * to one file and renamed into place; {@link #load} finishes an interrupted replacement from it.
+   * Stores a renewed key and certificate in place of the current ones, crash-safe: the pair is
+   * first written whole to one file and renamed into place; {@link #load} finishes an interrupted
+   * replacement from it.
    */
   public void saveRenewed(Path dir) throws IOException {
     Path staged = dir.resolve(RENEWED + ".tmp");
     Files.deleteIfExists(staged);
-    Files.createFile(staged, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        staged, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(staged, keyPem + certificatePem);
-    Files.move(staged, dir.resolve(RENEWED), StandardCopyOption.ATOMIC_MOVE,
+    Files.move(
+        staged,
+        dir.resolve(RENEWED),
+        StandardCopyOption.ATOMIC_MOVE,
         StandardCopyOption.REPLACE_EXISTING);
     install(dir, keyPem, certificatePem);
     Files.writeString(dir.resolve(CA), caPem);
@@ -74,7 +92,9 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
   private static void install(Path dir, String key, String cert) throws IOException {
     Path keyFile = dir.resolve(KEY);
     Files.deleteIfExists(keyFile);
-    Files.createFile(keyFile, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        keyFile,
+        PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(keyFile, key);
     Files.writeString(dir.resolve(CERT), cert);
   }
@@ -90,21 +110,25 @@ public record AgentIdentity(String machineId, String keyPem, String certificateP
   }
 
   /**
-   * Whether the certificate should be renewed at {@code now}: within {@code before} of its end, or (null) within a
-   * third of its lifetime.
+   * Whether the certificate should be renewed at {@code now}: within {@code before} of its end, or
+   * (null) within a third of its lifetime.
    */
   public boolean renewalDue(Instant now, Duration before) {
     X509Certificate cert = certificate();
     Instant end = cert.getNotAfter().toInstant();
-    Duration margin = before != null ? before
-        : Duration.between(cert.getNotBefore().toInstant(), end).dividedBy(3);
+    Duration margin =
+        before != null
+            ? before
+            : Duration.between(cert.getNotBefore().toInstant(), end).dividedBy(3);
     return !now.isBefore(end.minus(margin));
   }
 
   private static X509Certificate parse(String pem) {
     try {
-      return (X509Certificate) CertificateFactory.getInstance("X.509")
-          .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+      return (X509Certificate)
+          CertificateFactory.getInstance("X.509")
+              .generateCertificate(
+                  new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
     } catch (CertificateException e) {
       throw new IllegalStateException("unreadable certificate in the agent's state", e);
     }

@@ -10,10 +10,11 @@ import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
- * What this host is, read from {@code /proc} and {@code /sys}: CPUs, memory, architecture, disks, NICs, and its
- * stable identity (the DMI system UUID, readable by root, and the first physical NIC's MAC); on a server booted from
- * WarmMetal's node image, that image (the file its initramfs writes once the layers matched their digests, and the
- * Kubernetes version it carries). Blocking: call from a worker thread.
+ * What this host is, read from {@code /proc} and {@code /sys}: CPUs, memory, architecture, disks,
+ * NICs, and its stable identity (the DMI system UUID, readable by root, and the first physical
+ * NIC's MAC); on a server booted from WarmMetal's node image, that image (the file its initramfs
+ * writes once the layers matched their digests, and the Kubernetes version it carries). Blocking:
+ * call from a worker thread.
  */
 public final class HostFacts {
   private final Path proc;
@@ -32,7 +33,10 @@ public final class HostFacts {
     this(proc, sys, null, null);
   }
 
-  /** This host; {@code imageFile} and {@code kubernetesVersion} (the image's, or null) as the node image has them. */
+  /**
+   * This host; {@code imageFile} and {@code kubernetesVersion} (the image's, or null) as the node
+   * image has them.
+   */
   public static HostFacts ofThisHost(Path imageFile, String kubernetesVersion) {
     return new HostFacts(Path.of("/proc"), Path.of("/sys"), imageFile, kubernetesVersion);
   }
@@ -40,36 +44,44 @@ public final class HostFacts {
   /** {@code {name, facts, identity}} as enrollment wants them. */
   public JsonObject describe(String name) throws IOException {
     JsonObject identity = new JsonObject();
-    read(sys.resolve("class/dmi/id/product_uuid")).ifPresent(uuid -> identity.put("systemUuid", uuid));
+    read(sys.resolve("class/dmi/id/product_uuid"))
+        .ifPresent(uuid -> identity.put("systemUuid", uuid));
     JsonArray nics = nics();
     if (!nics.isEmpty()) {
       identity.put("primaryMac", nics.getJsonObject(0).getString("mac"));
     }
-    JsonObject facts = new JsonObject()
-        .put("cpus", cpus())
-        .put("memoryMiB", memoryMiB())
-        .put("arch", arch())
-        .put("disks", disks())
-        .put("nics", nics);
+    JsonObject facts =
+        new JsonObject()
+            .put("cpus", cpus())
+            .put("memoryMiB", memoryMiB())
+            .put("arch", arch())
+            .put("disks", disks())
+            .put("nics", nics);
     image().ifPresent(image -> facts.put("image", image));
     return new JsonObject().put("name", name).put("facts", facts).put("identity", identity);
   }
 
   /** The booted image's version (and Kubernetes version), if this host booted one. */
   private Optional<JsonObject> image() {
-    return Optional.ofNullable(imageFile).flatMap(HostFacts::read).flatMap(text -> {
-      try {
-        return Optional.ofNullable(new JsonObject(text).getString("version")).filter(v -> !v.isBlank());
-      } catch (RuntimeException notJson) {
-        return Optional.empty();
-      }
-    }).map(version -> {
-      JsonObject image = new JsonObject().put("version", version);
-      if (kubernetesVersion != null && !kubernetesVersion.isBlank()) {
-        image.put("kubernetesVersion", kubernetesVersion);
-      }
-      return image;
-    });
+    return Optional.ofNullable(imageFile)
+        .flatMap(HostFacts::read)
+        .flatMap(
+            text -> {
+              try {
+                return Optional.ofNullable(new JsonObject(text).getString("version"))
+                    .filter(v -> !v.isBlank());
+              } catch (RuntimeException notJson) {
+                return Optional.empty();
+              }
+            })
+        .map(
+            version -> {
+              JsonObject image = new JsonObject().put("version", version);
+              if (kubernetesVersion != null && !kubernetesVersion.isBlank()) {
+                image.put("kubernetesVersion", kubernetesVersion);
+              }
+              return image;
+            });
   }
 
   private int cpus() throws IOException {
@@ -111,8 +123,11 @@ public final class HostFacts {
         }
         long sectors = Long.parseLong(read(dev.resolve("size")).orElse("0"));
         boolean rotational = "1".equals(read(dev.resolve("queue/rotational")).orElse("0"));
-        disks.add(new JsonObject().put("name", name).put("sizeGiB", sectors * 512 / (1L << 30))
-            .put("type", name.startsWith("nvme") ? "nvme" : rotational ? "hdd" : "ssd"));
+        disks.add(
+            new JsonObject()
+                .put("name", name)
+                .put("sizeGiB", sectors * 512 / (1L << 30))
+                .put("type", name.startsWith("nvme") ? "nvme" : rotational ? "hdd" : "ssd"));
       }
     }
     return disks;
@@ -128,12 +143,16 @@ public final class HostFacts {
       for (Path link : links.sorted().toList()) {
         String mac = read(link.resolve("address")).orElse("");
         boolean physical = Files.exists(link.resolve("device"));
-        if (!physical || !mac.matches("[0-9a-f]{2}(:[0-9a-f]{2}){5}") || mac.equals("00:00:00:00:00:00")) {
+        if (!physical
+            || !mac.matches("[0-9a-f]{2}(:[0-9a-f]{2}){5}")
+            || mac.equals("00:00:00:00:00:00")) {
           continue;
         }
-        JsonObject nic = new JsonObject().put("name", link.getFileName().toString()).put("mac", mac);
-        read(link.resolve("speed")).filter(s -> s.matches("\\d+")).ifPresent(s -> nic.put("speedMbps",
-            Integer.parseInt(s)));
+        JsonObject nic =
+            new JsonObject().put("name", link.getFileName().toString()).put("mac", mac);
+        read(link.resolve("speed"))
+            .filter(s -> s.matches("\\d+"))
+            .ifPresent(s -> nic.put("speedMbps", Integer.parseInt(s)));
         nics.add(nic);
       }
     }

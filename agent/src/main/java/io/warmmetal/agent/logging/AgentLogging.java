@@ -10,11 +10,12 @@ import ch.qos.logback.core.spi.ContextAwareBase;
 import org.slf4j.Logger;
 
 /**
- * The agent's logging, set up in code: one line per event on standard output (the journal, on a node), Netty's at
- * WARN, the rest at {@code WARMMETAL_LOG_LEVEL} (INFO). In code rather than in an XML file because reading one loads
- * logback's configuration machinery and the JDK's XML parser — some 800 classes, seconds of every boot of a server
- * under emulation. Only for the agent's own process ({@link #PROPERTY}, which its {@code main} sets): anywhere else,
- * and where {@code -Dlogback.configurationFile} names a file, logback configures itself as usual.
+ * The agent's logging, set up in code: one line per event on standard output (the journal, on a
+ * node), Netty's at WARN, the rest at {@code WARMMETAL_LOG_LEVEL} (INFO). In code rather than in an
+ * XML file because reading one loads logback's configuration machinery and the JDK's XML parser —
+ * some 800 classes, seconds of every boot of a server under emulation. Only for the agent's own
+ * process ({@link #PROPERTY}, which its {@code main} sets): anywhere else, and where {@code
+ * -Dlogback.configurationFile} names a file, logback configures itself as usual.
  */
 public final class AgentLogging extends ContextAwareBase implements Configurator {
   /** Set by the agent's {@code main} before the first logger is made. */
@@ -35,7 +36,8 @@ public final class AgentLogging extends ContextAwareBase implements Configurator
     out.setEncoder(encoder);
     out.start();
     ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
-    root.setLevel(Level.toLevel(System.getenv().getOrDefault("WARMMETAL_LOG_LEVEL", "INFO"), Level.INFO));
+    root.setLevel(
+        Level.toLevel(System.getenv().getOrDefault("WARMMETAL_LOG_LEVEL", "INFO"), Level.INFO));
     root.addAppender(out);
     context.getLogger("io.netty").setLevel(Level.WARN);
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;

@@ -20,7 +20,8 @@ class DistributionTest {
       assertThat(t).isBetween(1000L, 6000L);
       sum += t;
     }
-    assertThat(sum / 10_000).isBetween(2800.0, 3200.0); // the triangular mean is (1 + 2 + 6) / 3 = 3 s
+    assertThat(sum / 10_000)
+        .isBetween(2800.0, 3200.0); // the triangular mean is (1 + 2 + 6) / 3 = 3 s
     assertThat(Distribution.parse("fixed:250ms").sampleMs(random)).isEqualTo(250);
     assertThatThrownBy(() -> Distribution.parse("gaussian:1s")).hasMessageContaining("gaussian");
     assertThatThrownBy(() -> Distribution.parse("uniform:1s")).hasMessageContaining("uniform:1s");

@@ -41,10 +41,12 @@ class ScriptExecutorTest {
     vertx.close().await();
   }
 
-  private Outcome run(CommandKind kind, String script, CommandParams params, Duration timeout) throws Exception {
+  private Outcome run(CommandKind kind, String script, CommandParams params, Duration timeout)
+      throws Exception {
     Files.writeString(scripts.resolve(kind.wire() + ".sh"), script);
     return new ScriptExecutor(vertx, scripts, timeout)
-        .run(new Command("cmd-1", 1, kind, "i-1", params), (step, message) -> steps.add(step)).await();
+        .run(new Command("cmd-1", 1, kind, "i-1", params), (step, message) -> steps.add(step))
+        .await();
   }
 
   private static JoinParams join(KubernetesJoin kubernetes, String userData) {
@@ -54,35 +56,48 @@ class ScriptExecutorTest {
   @Test
   void stepsAreReportedAndSecretsArriveOnStandardInputOnly() throws Exception {
     Path seen = scripts.resolve("seen");
-    String script = """
+    String script =
+        """
         set -eu
         echo "::step kubeadm-join"
         cat > %s
         env > %s.env
         echo "::step done"
-        """.formatted(seen, seen);
-    JoinParams params = join(new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.secret", Map.of(), List.of()),
-        null);
+        """
+            .formatted(seen, seen);
+    JoinParams params =
+        join(
+            new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.secret", Map.of(), List.of()),
+            null);
     Outcome outcome = run(CommandKind.JOIN, script, params, Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).as(outcome.message()).isTrue();
     assertThat(steps).containsExactly("kubeadm-join", "done");
     assertThat(Files.readString(seen)).contains("abcdef.secret");
-    assertThat(Files.readString(Path.of(seen + ".env"))).contains("WARMMETAL_COMMAND_ID=cmd-1")
+    assertThat(Files.readString(Path.of(seen + ".env")))
+        .contains("WARMMETAL_COMMAND_ID=cmd-1")
         .doesNotContain("abcdef.secret");
   }
 
   @Test
   void aFailingScriptFailsWithItsLastWords() throws Exception {
-    Outcome outcome = run(CommandKind.PREPARE, "echo 'containerd is not installed'; exit 3", CommandParams.none(CommandKind.PREPARE),
-        Duration.ofSeconds(30));
+    Outcome outcome =
+        run(
+            CommandKind.PREPARE,
+            "echo 'containerd is not installed'; exit 3",
+            CommandParams.none(CommandKind.PREPARE),
+            Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("exited 3").contains("containerd is not installed");
   }
 
   @Test
   void whatUserDataPrintsStaysOnTheHost() throws Exception {
-    Outcome outcome = run(CommandKind.JOIN, "echo 'DB_PASSWORD=hunter2'; exit 4", join(null, "IyEvYmluL3NoCg=="),
-        Duration.ofSeconds(30));
+    Outcome outcome =
+        run(
+            CommandKind.JOIN,
+            "echo 'DB_PASSWORD=hunter2'; exit 4",
+            join(null, "IyEvYmluL3NoCg=="),
+            Duration.ofSeconds(30));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("exited 4").doesNotContain("hunter2");
   }
@@ -90,7 +105,12 @@ class ScriptExecutorTest {
   @Test
   void aHungScriptIsKilledAtTheTimeout() throws Exception {
     long started = System.nanoTime();
-    Outcome outcome = run(CommandKind.RESET, "sleep 30", CommandParams.none(CommandKind.RESET), Duration.ofSeconds(1));
+    Outcome outcome =
+        run(
+            CommandKind.RESET,
+            "sleep 30",
+            CommandParams.none(CommandKind.RESET),
+            Duration.ofSeconds(1));
     assertThat(outcome.succeeded()).isFalse();
     assertThat(outcome.message()).contains("timed out");
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
@@ -101,72 +121,117 @@ class ScriptExecutorTest {
     Files.writeString(scripts.resolve("join.sh"), "# mine");
     ScriptExecutor.installShipped(scripts);
     assertThat(Files.readString(scripts.resolve("join.sh"))).isEqualTo("# mine");
-    assertThat(Files.readString(scripts.resolve("prepare.sh"))).contains("::step container-runtime");
+    assertThat(Files.readString(scripts.resolve("prepare.sh")))
+        .contains("::step container-runtime");
     assertThat(Files.readString(scripts.resolve("reset.sh"))).contains("kubeadm reset");
   }
 
   @Test
-  void anUpgradedAgentReplacesTheScriptsAnOlderOneInstalledButNotOnesAnOperatorEdited() throws Exception {
+  void anUpgradedAgentReplacesTheScriptsAnOlderOneInstalledButNotOnesAnOperatorEdited()
+      throws Exception {
     ScriptExecutor.installShipped(scripts);
-    // As an older agent left them: its shipped reset.sh, recorded as installed; prepare.sh edited since.
+    // As an older agent left them: its shipped reset.sh, recorded as installed; prepare.sh edited
+    // since.
     String old = "#!/bin/sh\necho an older reset\n";
     Files.writeString(scripts.resolve("reset.sh"), old);
     Properties record = new Properties();
     try (var in = Files.newBufferedReader(scripts.resolve(".shipped"))) {
       record.load(in);
     }
-    record.setProperty("reset", HexFormat.of().formatHex(MessageDigest
-        .getInstance("SHA-256").digest(old.getBytes(StandardCharsets.UTF_8))));
+    record.setProperty(
+        "reset",
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256").digest(old.getBytes(StandardCharsets.UTF_8))));
     try (var out = Files.newBufferedWriter(scripts.resolve(".shipped"))) {
       record.store(out, null);
     }
-    Files.writeString(scripts.resolve("prepare.sh"), Files.readString(scripts.resolve("prepare.sh")) + "# local\n");
+    Files.writeString(
+        scripts.resolve("prepare.sh"),
+        Files.readString(scripts.resolve("prepare.sh")) + "# local\n");
 
     ScriptExecutor.installShipped(scripts);
-    assertThat(Files.readString(scripts.resolve("reset.sh"))).contains("kubeadm reset"); // the new agent's own
-    assertThat(Files.readString(scripts.resolve("prepare.sh"))).endsWith("# local\n"); // the operator's edit
+    assertThat(Files.readString(scripts.resolve("reset.sh")))
+        .contains("kubeadm reset"); // the new agent's own
+    assertThat(Files.readString(scripts.resolve("prepare.sh")))
+        .endsWith("# local\n"); // the operator's edit
   }
 
   @Test
-  void theShippedJoinWritesAJoinConfigurationKubeadmCanReadAndLeavesNothingBehind() throws Exception {
+  void theShippedJoinWritesAJoinConfigurationKubeadmCanReadAndLeavesNothingBehind()
+      throws Exception {
     ScriptExecutor.installShipped(scripts);
     Path bin = Files.createTempDirectory("fake-bin");
     Path seen = bin.resolve("seen.json");
-    // A stand-in kubeadm of the version the test sets that keeps the configuration it was given; the kubelet is
+    // A stand-in kubeadm of the version the test sets that keeps the configuration it was given;
+    // the kubelet is
     // systemd's to start, so the script waits for kubeadm alone.
-    Files.writeString(bin.resolve("kubeadm"), "#!/bin/sh\ncase $1 in version) echo $FAKE_VERSION;; join) cp \"$3\" "
-        + seen + ";; esac\n");
+    Files.writeString(
+        bin.resolve("kubeadm"),
+        "#!/bin/sh\ncase $1 in version) echo $FAKE_VERSION;; join) cp \"$3\" "
+            + seen
+            + ";; esac\n");
     bin.resolve("kubeadm").toFile().setExecutable(true);
     Path tmp = Files.createTempDirectory("join-tmp");
-    ProcessBuilder pb = new ProcessBuilder("/bin/sh", scripts.resolve("join.sh").toString()).redirectErrorStream(true);
+    ProcessBuilder pb =
+        new ProcessBuilder("/bin/sh", scripts.resolve("join.sh").toString())
+            .redirectErrorStream(true);
     pb.environment().put("PATH", bin + ":" + System.getenv("PATH"));
     pb.environment().put("TMPDIR", tmp.toString());
     pb.environment().put("FAKE_VERSION", "v1.20.2");
     pb.environment().put("WARMMETAL_KUBELET_SUPERVISOR", "systemd");
     Process p = pb.start();
-    JsonObject params = new JoinParams("warmmetal://m-1", "x86-16c-64g",
-        Map.of("topology.kubernetes.io/zone", "rack-3", "owner", "x"),
-        new KubernetesJoin("10.0.0.1:6443", "sha256:ab", "abcdef.0123456789abcdef",
-            Map.of("team", "ml", "karpenter.sh/nodepool", "a",
-                "node-role.kubernetes.io/worker", ""), // the kubelet would refuse it: left to registration
-            List.of(new Taint("gpu", null, "NoSchedule"))), null).toJson();
+    JsonObject params =
+        new JoinParams(
+                "warmmetal://m-1",
+                "x86-16c-64g",
+                Map.of("topology.kubernetes.io/zone", "rack-3", "owner", "x"),
+                new KubernetesJoin(
+                    "10.0.0.1:6443",
+                    "sha256:ab",
+                    "abcdef.0123456789abcdef",
+                    Map.of(
+                        "team",
+                        "ml",
+                        "karpenter.sh/nodepool",
+                        "a",
+                        "node-role.kubernetes.io/worker",
+                        ""), // the kubelet would refuse it: left to registration
+                    List.of(new Taint("gpu", null, "NoSchedule"))),
+                null)
+            .toJson();
     try (var in = p.getOutputStream()) {
       in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
     }
     String out = new String(p.getInputStream().readAllBytes());
     assertThat(p.waitFor()).as(out).isZero();
     JsonObject config = new JsonObject(Files.readString(seen));
-    assertThat(config.getString("apiVersion")).isEqualTo("kubeadm.k8s.io/v1beta2"); // what kubeadm 1.20 reads
+    assertThat(config.getString("apiVersion"))
+        .isEqualTo("kubeadm.k8s.io/v1beta2"); // what kubeadm 1.20 reads
     assertThat(config.getJsonObject("nodeRegistration").getString("criSocket"))
         .isEqualTo("/run/containerd/containerd.sock");
-    assertThat(config.getJsonObject("nodeRegistration").getJsonObject("kubeletExtraArgs").getString("node-labels"))
-        .isEqualTo("karpenter.sh/nodepool=a,node.kubernetes.io/instance-type=x86-16c-64g,team=ml,"
-            + "topology.kubernetes.io/zone=rack-3");
+    assertThat(
+            config
+                .getJsonObject("nodeRegistration")
+                .getJsonObject("kubeletExtraArgs")
+                .getString("node-labels"))
+        .isEqualTo(
+            "karpenter.sh/nodepool=a,node.kubernetes.io/instance-type=x86-16c-64g,team=ml,"
+                + "topology.kubernetes.io/zone=rack-3");
     assertThat(config.getJsonObject("discovery").getJsonObject("bootstrapToken").getString("token"))
         .isEqualTo("abcdef.0123456789abcdef");
-    assertThat(config.getJsonObject("nodeRegistration").getJsonObject("kubeletExtraArgs").getString("provider-id"))
+    assertThat(
+            config
+                .getJsonObject("nodeRegistration")
+                .getJsonObject("kubeletExtraArgs")
+                .getString("provider-id"))
         .isEqualTo("warmmetal://m-1");
-    assertThat(config.getJsonObject("nodeRegistration").getJsonArray("taints").getJsonObject(0).getString("key"))
+    assertThat(
+            config
+                .getJsonObject("nodeRegistration")
+                .getJsonArray("taints")
+                .getJsonObject(0)
+                .getString("key"))
         .isEqualTo("gpu");
     try (var left = Files.list(tmp)) {
       assertThat(left).isEmpty(); // the token's file and the parameters are gone
@@ -194,7 +259,8 @@ class ScriptExecutorTest {
     bad.getInputStream().readAllBytes();
     assertThat(bad.waitFor()).isNotZero();
 
-    // A kubelet the control plane does not accept (the skew policy) fails before kubeadm is asked to do anything;
+    // A kubelet the control plane does not accept (the skew policy) fails before kubeadm is asked
+    // to do anything;
     // one it accepts joins, the cgroup driver and the node's address passed to the kubelet.
     params.getJsonObject("kubernetes").put("nodeLabels", new JsonObject().put("team", "ml"));
     pb.environment().put("FAKE_VERSION", "v1.20.2");
@@ -219,8 +285,10 @@ class ScriptExecutorTest {
     }
     String said = new String(accepted.getInputStream().readAllBytes());
     assertThat(accepted.waitFor()).as(said).isZero();
-    JsonObject args = new JsonObject(Files.readString(seen)).getJsonObject("nodeRegistration")
-        .getJsonObject("kubeletExtraArgs");
+    JsonObject args =
+        new JsonObject(Files.readString(seen))
+            .getJsonObject("nodeRegistration")
+            .getJsonObject("kubeletExtraArgs");
     assertThat(args.getString("cgroup-driver")).isEqualTo("systemd");
     assertThat(args.getString("node-ip")).isEqualTo("10.0.0.9");
   }

@@ -2,8 +2,8 @@ package io.warmmetal.api.auth;
 
 import io.vertx.core.Handler;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Location;
+import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.openapi.contract.Operation;
 import io.vertx.openapi.contract.Parameter;
 import io.warmmetal.api.http.ApiError;
@@ -15,10 +15,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Authenticates the bearer token and checks the operation's {@code x-warmmetal-permission} before the request is
- * validated, so an unauthenticated caller learns nothing about the contract (401, then 403, then 400). A query
- * parameter may carry its own {@code x-warmmetal-permission}: asking for it (any value but {@code false}) needs that
- * permission too — as {@code observe=true} on a machine's power, which reaches its BMC.
+ * Authenticates the bearer token and checks the operation's {@code x-warmmetal-permission} before
+ * the request is validated, so an unauthenticated caller learns nothing about the contract (401,
+ * then 403, then 400). A query parameter may carry its own {@code x-warmmetal-permission}: asking
+ * for it (any value but {@code false}) needs that permission too — as {@code observe=true} on a
+ * machine's power, which reaches its BMC.
  */
 public final class AuthHandler implements Handler<RoutingContext> {
   public static final String PERMISSION_EXTENSION = "x-warmmetal-permission";
@@ -35,17 +36,24 @@ public final class AuthHandler implements Handler<RoutingContext> {
     for (Operation op : contract.operations()) {
       Object p = op.getExtensions().get(PERMISSION_EXTENSION);
       if (p == null) {
-        throw new IllegalStateException("operation " + op.getOperationId() + " declares no " + PERMISSION_EXTENSION);
+        throw new IllegalStateException(
+            "operation " + op.getOperationId() + " declares no " + PERMISSION_EXTENSION);
       }
       permissions.put(op.getOperationId(), Permission.fromWire(p.toString()));
       for (Parameter param : op.getParameters()) {
         Object pp = param.getExtensions().get(PERMISSION_EXTENSION);
         if (pp != null) {
           if (param.getIn() != Location.QUERY) {
-            throw new IllegalStateException(op.getOperationId() + ": " + PERMISSION_EXTENSION + " on a "
-                + param.getIn() + " parameter; only query parameters may ask more");
+            throw new IllegalStateException(
+                op.getOperationId()
+                    + ": "
+                    + PERMISSION_EXTENSION
+                    + " on a "
+                    + param.getIn()
+                    + " parameter; only query parameters may ask more");
           }
-          parameterPermissions.computeIfAbsent(op.getOperationId(), k -> new HashMap<>())
+          parameterPermissions
+              .computeIfAbsent(op.getOperationId(), k -> new HashMap<>())
               .put(param.getName(), Permission.fromWire(pp.toString()));
         }
       }
@@ -64,8 +72,10 @@ public final class AuthHandler implements Handler<RoutingContext> {
 
   @Override
   public void handle(RoutingContext ctx) {
-    // The path as the router will match it (dot segments resolved, escapes of unreserved characters decoded,
-    // repeated and trailing slashes dropped): a spelling the contract lookup missed must not skip the check.
+    // The path as the router will match it (dot segments resolved, escapes of unreserved characters
+    // decoded,
+    // repeated and trailing slashes dropped): a spelling the contract lookup missed must not skip
+    // the check.
     String path = canonical(ctx.normalizedPath());
     if (!path.equals("/v1") && !path.startsWith("/v1/")) {
       ctx.next(); // health, metrics, or a 404 for the router to answer
@@ -77,37 +87,52 @@ public final class AuthHandler implements Handler<RoutingContext> {
       ctx.next();
       return;
     }
-    // Basic credentials only where iPXE needs them (boot scripts): a browser's cached Basic login must not be
+    // Basic credentials only where iPXE needs them (boot scripts): a browser's cached Basic login
+    // must not be
     // enough for anything else.
     boolean basicAllowed = needed == Permission.BOOT;
     String token = token(ctx.request().getHeader("Authorization"), basicAllowed);
     if (token == null) {
-      deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
+      deny(
+          ctx,
+          ApiError.of(
+              ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
           basicAllowed);
       return;
     }
-    tokens.authenticate(token).onComplete(ar -> {
-      if (ar.failed()) {
-        ctx.fail(ar.cause());
-      } else if (ar.result().isEmpty()) {
-        deny(ctx, ApiError.of(ErrorCode.Unauthorized, "the API token is unknown or revoked"), basicAllowed);
-      } else {
-        // No operation matched (needed == null): the router answers 404 or 405, and should it route the request
-        // to an operation after all, that operation's guard checks the permission.
-        ApiError refused = needed == null ? null : refusal(ctx, ar.result().get(), needed, op.getOperationId());
-        if (refused != null) {
-          deny(ctx, refused, false);
-          return;
-        }
-        ctx.put(PRINCIPAL, ar.result().get());
-        ctx.next();
-      }
-    });
+    tokens
+        .authenticate(token)
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                ctx.fail(ar.cause());
+              } else if (ar.result().isEmpty()) {
+                deny(
+                    ctx,
+                    ApiError.of(ErrorCode.Unauthorized, "the API token is unknown or revoked"),
+                    basicAllowed);
+              } else {
+                // No operation matched (needed == null): the router answers 404 or 405, and should
+                // it route the request
+                // to an operation after all, that operation's guard checks the permission.
+                ApiError refused =
+                    needed == null
+                        ? null
+                        : refusal(ctx, ar.result().get(), needed, op.getOperationId());
+                if (refused != null) {
+                  deny(ctx, refused, false);
+                  return;
+                }
+                ctx.put(PRINCIPAL, ar.result().get());
+                ctx.next();
+              }
+            });
   }
 
   /**
-   * The check again, on the operation's own route, with the principal the root handler authenticated: should the
-   * router ever reach an operation the contract lookup did not find, it still fails closed.
+   * The check again, on the operation's own route, with the principal the root handler
+   * authenticated: should the router ever reach an operation the contract lookup did not find, it
+   * still fails closed.
    */
   public Handler<RoutingContext> guard(String operationId) {
     Permission needed = permissions.get(operationId);
@@ -116,7 +141,10 @@ public final class AuthHandler implements Handler<RoutingContext> {
       if (needed == Permission.NONE) {
         ctx.next();
       } else if (principal == null) {
-        deny(ctx, ApiError.of(ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
+        deny(
+            ctx,
+            ApiError.of(
+                ErrorCode.Unauthorized, "send an API token as 'Authorization: Bearer <token>'"),
             false);
       } else {
         ApiError refused = refusal(ctx, principal, needed, operationId);
@@ -130,23 +158,35 @@ public final class AuthHandler implements Handler<RoutingContext> {
   }
 
   private static ApiError forbidden(Principal principal, Permission needed, String operationId) {
-    return ApiError.of(ErrorCode.Forbidden, "role '" + principal.role().wireName() + "' does not grant '"
-        + needed.wireName() + "' needed by " + operationId);
+    return ApiError.of(
+        ErrorCode.Forbidden,
+        "role '"
+            + principal.role().wireName()
+            + "' does not grant '"
+            + needed.wireName()
+            + "' needed by "
+            + operationId);
   }
 
   /**
-   * The 403 if the caller lacks the operation's permission, or that of a query parameter it asked for (naming the
-   * parameter); null if allowed.
+   * The 403 if the caller lacks the operation's permission, or that of a query parameter it asked
+   * for (naming the parameter); null if allowed.
    */
-  private ApiError refusal(RoutingContext ctx, Principal principal, Permission needed, String operationId) {
+  private ApiError refusal(
+      RoutingContext ctx, Principal principal, Permission needed, String operationId) {
     if (!principal.role().grants(needed)) {
       return forbidden(principal, needed, operationId);
     }
-    for (Map.Entry<String, Permission> e : parameterPermissions.getOrDefault(operationId, Map.of()).entrySet()) {
-      boolean asked = ctx.queryParam(e.getKey()).stream().anyMatch(v -> !"false".equalsIgnoreCase(v.trim()));
+    for (Map.Entry<String, Permission> e :
+        parameterPermissions.getOrDefault(operationId, Map.of()).entrySet()) {
+      boolean asked =
+          ctx.queryParam(e.getKey()).stream().anyMatch(v -> !"false".equalsIgnoreCase(v.trim()));
       if (asked && !principal.role().grants(e.getValue())) {
-        return new ApiError(ErrorCode.Forbidden, forbidden(principal, e.getValue(), operationId + " with "
-            + e.getKey()).getMessage(), e.getKey(), null);
+        return new ApiError(
+            ErrorCode.Forbidden,
+            forbidden(principal, e.getValue(), operationId + " with " + e.getKey()).getMessage(),
+            e.getKey(),
+            null);
       }
     }
     return null;
@@ -155,13 +195,15 @@ public final class AuthHandler implements Handler<RoutingContext> {
   /** {@code path} without repeated or trailing slashes. */
   static String canonical(String path) {
     String collapsed = path.replaceAll("/{2,}", "/");
-    return collapsed.length() > 1 && collapsed.endsWith("/") ? collapsed.substring(0, collapsed.length() - 1)
+    return collapsed.length() > 1 && collapsed.endsWith("/")
+        ? collapsed.substring(0, collapsed.length() - 1)
         : collapsed;
   }
 
   /**
-   * The token of a {@code Bearer} header, or (where allowed) the password of a {@code Basic} one — for clients that
-   * can only put credentials in a URL, as iPXE does ({@code http://boot:TOKEN@api/v1/boot/ipxe}); null if neither.
+   * The token of a {@code Bearer} header, or (where allowed) the password of a {@code Basic} one —
+   * for clients that can only put credentials in a URL, as iPXE does ({@code
+   * http://boot:TOKEN@api/v1/boot/ipxe}); null if neither.
    */
   static String token(String header, boolean basicAllowed) {
     if (header == null) {
@@ -172,8 +214,9 @@ public final class AuthHandler implements Handler<RoutingContext> {
     }
     if (basicAllowed && header.regionMatches(true, 0, "Basic ", 0, 6)) {
       try {
-        String decoded = new String(Base64.getDecoder().decode(header.substring(6).trim()),
-            StandardCharsets.UTF_8);
+        String decoded =
+            new String(
+                Base64.getDecoder().decode(header.substring(6).trim()), StandardCharsets.UTF_8);
         int colon = decoded.indexOf(':');
         return colon < 0 || colon == decoded.length() - 1 ? null : decoded.substring(colon + 1);
       } catch (IllegalArgumentException notBase64) {

@@ -18,15 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node images the API can boot servers into: each a directory of {@code WARMMETAL_BOOT_DIR} holding what
- * {@code images/node/build.sh --install} put there — {@code image.json} (version, Kubernetes version, kernel
- * parameters, and every file with its size and sha256) and the files. The default image, for servers no pool names
- * one for, is {@code WARMMETAL_BOOT_IMAGE} if set, else the one the {@code default} link points at, else the only
- * one. Read from disk on a worker thread at every call: an operator installs an image without restarting the API.
+ * The node images the API can boot servers into: each a directory of {@code WARMMETAL_BOOT_DIR}
+ * holding what {@code images/node/build.sh --install} put there — {@code image.json} (version,
+ * Kubernetes version, kernel parameters, and every file with its size and sha256) and the files.
+ * The default image, for servers no pool names one for, is {@code WARMMETAL_BOOT_IMAGE} if set,
+ * else the one the {@code default} link points at, else the only one. Read from disk on a worker
+ * thread at every call: an operator installs an image without restarting the API.
  */
 public final class BootImages {
   /** What a version and a file name may be: one path segment, never {@code ..}. */
   static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._+-]{0,127}");
+
   private static final Logger LOG = LoggerFactory.getLogger(BootImages.class);
 
   private final Vertx vertx;
@@ -46,9 +48,13 @@ public final class BootImages {
       return layers;
     }
 
-    /** Whether {@code name} is one of its files (kernel, initrd, a layer, the manifest or the package list). */
+    /**
+     * Whether {@code name} is one of its files (kernel, initrd, a layer, the manifest or the
+     * package list).
+     */
     public boolean has(String name) {
-      return name.equals("image.json") || name.equals("packages.txt")
+      return name.equals("image.json")
+          || name.equals("packages.txt")
           || name.equals(manifest.getJsonObject("kernel").getString("name"))
           || name.equals(manifest.getJsonObject("initrd").getString("name"))
           || layers().stream().anyMatch(l -> name.equals(l.getString("name")));
@@ -69,7 +75,8 @@ public final class BootImages {
   public BootImages(Vertx vertx, Path dir, String configuredDefault) {
     this.vertx = vertx;
     this.dir = dir;
-    this.configuredDefault = configuredDefault == null || configuredDefault.isBlank() ? null : configuredDefault;
+    this.configuredDefault =
+        configuredDefault == null || configuredDefault.isBlank() ? null : configuredDefault;
   }
 
   public Path dir() {
@@ -89,14 +96,19 @@ public final class BootImages {
       for (Path entry : entries.sorted().toList()) {
         String name = entry.getFileName().toString();
         Path manifest = entry.resolve("image.json");
-        if (!NAME.matcher(name).matches() || Files.isSymbolicLink(entry) || !Files.isRegularFile(manifest)) {
+        if (!NAME.matcher(name).matches()
+            || Files.isSymbolicLink(entry)
+            || !Files.isRegularFile(manifest)) {
           continue;
         }
         try {
           JsonObject m = new JsonObject(Files.readString(manifest));
-          if (!name.equals(m.getString("version")) || m.getJsonObject("kernel") == null
+          if (!name.equals(m.getString("version"))
+              || m.getJsonObject("kernel") == null
               || m.getJsonObject("initrd") == null) {
-            LOG.warn("Skipping boot image {}: its image.json does not describe an image of that version", entry);
+            LOG.warn(
+                "Skipping boot image {}: its image.json does not describe an image of that version",
+                entry);
             continue;
           }
           images.add(new Image(name, m, entry));

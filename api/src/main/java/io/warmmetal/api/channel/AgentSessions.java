@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** The agents connected to this replica, one session per machine: a new connection replaces the old. */
+/**
+ * The agents connected to this replica, one session per machine: a new connection replaces the old.
+ */
 final class AgentSessions {
   private final Map<String, AgentSession> sessions = new ConcurrentHashMap<>();
 

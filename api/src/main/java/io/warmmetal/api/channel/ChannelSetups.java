@@ -11,14 +11,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How many agents may be setting up their channel at once — from the WebSocket handshake (its certificate looked up)
- * to the end of its hello (presence recorded, queued commands looked up), each step a database call. When a replica
- * dies, every agent it held comes to the others at once: unbounded, their set-ups would queue on the database pool
- * ahead of every launch and answer clients 503 for minutes. Beyond the bound an agent, its TLS handshake done, waits
- * for its turn (first come, first served) without touching the database; one that waits longer than {@code maxWait}
- * (the offline limit: a refused agent does its TLS handshake again, so refusing early only adds work) is refused with
- * 503 and retries after its jittered backoff. So the reconnections come in as a stream the replica
- * keeps up with, no TLS handshake is thrown away while it does, and launches keep the rest of the pool.
+ * How many agents may be setting up their channel at once — from the WebSocket handshake (its
+ * certificate looked up) to the end of its hello (presence recorded, queued commands looked up),
+ * each step a database call. When a replica dies, every agent it held comes to the others at once:
+ * unbounded, their set-ups would queue on the database pool ahead of every launch and answer
+ * clients 503 for minutes. Beyond the bound an agent, its TLS handshake done, waits for its turn
+ * (first come, first served) without touching the database; one that waits longer than {@code
+ * maxWait} (the offline limit: a refused agent does its TLS handshake again, so refusing early only
+ * adds work) is refused with 503 and retries after its jittered backoff. So the reconnections come
+ * in as a stream the replica keeps up with, no TLS handshake is thrown away while it does, and
+ * launches keep the rest of the pool.
  */
 final class ChannelSetups {
   private static final Logger LOG = LoggerFactory.getLogger(ChannelSetups.class);
@@ -59,8 +61,12 @@ final class ChannelSetups {
         long now = System.currentTimeMillis();
         if (now - loggedAt >= LOG_EVERY_MILLIS) {
           loggedAt = now;
-          LOG.info("Agent channels: {} set up at once, {} waiting; {} refused so far after {} s (503: they retry)",
-              atOnce, waiting.size(), refused, maxWait.toSeconds());
+          LOG.info(
+              "Agent channels: {} set up at once, {} waiting; {} refused so far after {} s (503: they retry)",
+              atOnce,
+              waiting.size(),
+              refused,
+              maxWait.toSeconds());
         }
       }
     }

@@ -15,18 +15,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Announces committed commands (the channel subscribes it to the lifecycle's after-commit hook): at once to the agents this replica holds, and to the other replicas with a NOTIFY
- * sent after the commit, coalesced (while one is in flight the next batch gathers). The NOTIFY is deliberately not
- * part of the transaction that queued the command: PostgreSQL serializes the commits of notifying transactions
- * behind one lock held across their WAL flush, which capped launches at the speed of one fsync at a time.
+ * Announces committed commands (the channel subscribes it to the lifecycle's after-commit hook): at
+ * once to the agents this replica holds, and to the other replicas with a NOTIFY sent after the
+ * commit, coalesced (while one is in flight the next batch gathers). The NOTIFY is deliberately not
+ * part of the transaction that queued the command: PostgreSQL serializes the commits of notifying
+ * transactions behind one lock held across their WAL flush, which capped launches at the speed of
+ * one fsync at a time.
  *
  * <p>A payload is {@code <replica>:<machine>,<machine>,...}; a replica ignores its own.
  */
 final class CommandAnnouncer {
   private static final Logger LOG = LoggerFactory.getLogger(CommandAnnouncer.class);
-  private static final OutageLog OUTAGE = new OutageLog(LOG,
-      "Announcing commands failed, database unavailable (their catch-up will find them)", "announcements",
-      Duration.ofSeconds(60));
+  private static final OutageLog OUTAGE =
+      new OutageLog(
+          LOG,
+          "Announcing commands failed, database unavailable (their catch-up will find them)",
+          "announcements",
+          Duration.ofSeconds(60));
+
   /** PostgreSQL's payload limit is 8000 bytes; machine ids are ASCII. */
   private static final int MAX_PAYLOAD = 7900;
 
@@ -81,13 +87,16 @@ final class CommandAnnouncer {
       pending.clear();
     }
     db.preparedQuery("SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload")
-        .execute(Tuple.of(AgentChannel.NOTIFY_CHANNEL).addArrayOfString(payloads.toArray(String[]::new)))
-        .onFailure(err -> {
-          if (!OUTAGE.ifTransient(err)) {
-            LOG.warn("Announcing commands to other replicas failed ({}); their catch-up will find them",
-                err.getMessage());
-          }
-        })
+        .execute(
+            Tuple.of(AgentChannel.NOTIFY_CHANNEL).addArrayOfString(payloads.toArray(String[]::new)))
+        .onFailure(
+            err -> {
+              if (!OUTAGE.ifTransient(err)) {
+                LOG.warn(
+                    "Announcing commands to other replicas failed ({}); their catch-up will find them",
+                    err.getMessage());
+              }
+            })
         .onComplete(ar -> flush());
   }
 

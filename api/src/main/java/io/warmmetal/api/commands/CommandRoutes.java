@@ -15,18 +15,36 @@ public final class CommandRoutes {
   private CommandRoutes() {}
 
   public static void mount(Operations ops, Pool db, Lifecycle lifecycle) {
-    ops.json("listMachineCommands", 200, ctx -> {
-      Params p = Params.of(ctx);
-      String machineId = p.path("machineId");
-      return Lookups.machine(db, machineId).compose(m -> Paging.page(db, "SELECT * FROM commands", "seq",
-          new Filter().where("machine_id = ?", machineId), p.query("cursor"), p.limit(),
-          r -> CommandJson.from(Command.from(r))));
-    });
-    ops.json("reportCommandResult", 200, ctx -> {
-      Params p = Params.of(ctx);
-      JsonObject body = p.body();
-      return lifecycle.reportCommandResult(p.path("commandId"), "succeeded".equals(body.getString("status")),
-          body.getString("message")).map(CommandJson::from);
-    });
+    ops.json(
+        "listMachineCommands",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          String machineId = p.path("machineId");
+          return Lookups.machine(db, machineId)
+              .compose(
+                  m ->
+                      Paging.page(
+                          db,
+                          "SELECT * FROM commands",
+                          "seq",
+                          new Filter().where("machine_id = ?", machineId),
+                          p.query("cursor"),
+                          p.limit(),
+                          r -> CommandJson.from(Command.from(r))));
+        });
+    ops.json(
+        "reportCommandResult",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          JsonObject body = p.body();
+          return lifecycle
+              .reportCommandResult(
+                  p.path("commandId"),
+                  "succeeded".equals(body.getString("status")),
+                  body.getString("message"))
+              .map(CommandJson::from);
+        });
   }
 }

@@ -7,15 +7,16 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A jar another module of this build makes (the agent, the fleet simulator), found where a checkout leaves it: so
- * {@code java -jar api/target/warmmetal-api.jar} finds {@code agent/target/warmmetal-agent.jar} without a setting.
+ * A jar another module of this build makes (the agent, the fleet simulator), found where a checkout
+ * leaves it: so {@code java -jar api/target/warmmetal-api.jar} finds {@code
+ * agent/target/warmmetal-agent.jar} without a setting.
  */
 public final class BuiltJar {
   private BuiltJar() {}
 
   /**
-   * The configured jar if it is a file (else empty); otherwise {@code <module>/target/<jar>} beside the API jar's
-   * module, under the working directory or under its parent. Blocking (file lookups).
+   * The configured jar if it is a file (else empty); otherwise {@code <module>/target/<jar>} beside
+   * the API jar's module, under the working directory or under its parent. Blocking (file lookups).
    */
   public static Optional<Path> locate(Optional<Path> configured, String module, String jar) {
     if (configured.isPresent()) {
@@ -24,13 +25,17 @@ public final class BuiltJar {
     String built = module + "/target/" + jar;
     List<Path> candidates = new ArrayList<>();
     try {
-      Path code = Path.of(BuiltJar.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+      Path code =
+          Path.of(BuiltJar.class.getProtectionDomain().getCodeSource().getLocation().toURI());
       candidates.add(code.getParent().resolve("../../" + built));
     } catch (Exception unknown) {
       // no code source to look beside
     }
     candidates.add(Path.of(built));
     candidates.add(Path.of("../" + built));
-    return candidates.stream().map(p -> p.toAbsolutePath().normalize()).filter(Files::isRegularFile).findFirst();
+    return candidates.stream()
+        .map(p -> p.toAbsolutePath().normalize())
+        .filter(Files::isRegularFile)
+        .findFirst();
   }
 }

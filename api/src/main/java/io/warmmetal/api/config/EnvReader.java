@@ -6,7 +6,9 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
-/** Reads typed settings from environment variables, failing with the variable's name on a bad value. */
+/**
+ * Reads typed settings from environment variables, failing with the variable's name on a bad value.
+ */
 final class EnvReader {
   private final Map<String, String> env;
   private final Set<String> asked = new TreeSet<>();
@@ -38,7 +40,9 @@ final class EnvReader {
     return switch (v.get().toLowerCase(Locale.ROOT)) {
       case "true", "on", "1", "yes" -> true;
       case "false", "off", "0", "no" -> false;
-      default -> throw new IllegalArgumentException(name + " must be true or false, got '" + v.get() + "'");
+      default ->
+          throw new IllegalArgumentException(
+              name + " must be true or false, got '" + v.get() + "'");
     };
   }
 
@@ -50,7 +54,8 @@ final class EnvReader {
     try {
       int n = Integer.parseInt(v.get());
       if (n < min || n > max) {
-        throw new IllegalArgumentException(name + " must be between " + min + " and " + max + ", got " + n);
+        throw new IllegalArgumentException(
+            name + " must be between " + min + " and " + max + ", got " + n);
       }
       return n;
     } catch (NumberFormatException e) {

@@ -46,15 +46,15 @@ import org.bouncycastle.openssl.jcajce.JcaPKCS8Generator;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.bouncycastle.operator.jcajce.JcaContentVerifierProviderBuilder;
-import org.bouncycastle.pkcs.PKCSException;
 import org.bouncycastle.pkcs.PKCS10CertificationRequest;
+import org.bouncycastle.pkcs.PKCSException;
 import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequest;
 
 /**
- * The API's certificate authority (ECDSA P-256, Bouncy Castle for the X.509 structures, the JDK for the
- * cryptography). It signs agents' client certificates, bound to their machine id, and the agent port's server
- * certificate. Its key lives in the data directory (0600) unless given by configuration. Blocking: call from
- * worker threads.
+ * The API's certificate authority (ECDSA P-256, Bouncy Castle for the X.509 structures, the JDK for
+ * the cryptography). It signs agents' client certificates, bound to their machine id, and the agent
+ * port's server certificate. Its key lives in the data directory (0600) unless given by
+ * configuration. Blocking: call from worker threads.
  */
 public final class CertificateAuthority {
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -72,16 +72,19 @@ public final class CertificateAuthority {
   public record Issued(PrivateKey key, X509Certificate certificate) {}
 
   /**
-   * The CA in the given files if configured, else {@code <dataDir>/ca/ca.key} and {@code ca.crt}, created on first
-   * use.
+   * The CA in the given files if configured, else {@code <dataDir>/ca/ca.key} and {@code ca.crt},
+   * created on first use.
    */
-  public static CertificateAuthority loadOrCreate(Path dataDir, Optional<Path> certFile, Optional<Path> keyFile)
+  public static CertificateAuthority loadOrCreate(
+      Path dataDir, Optional<Path> certFile, Optional<Path> keyFile)
       throws IOException, GeneralSecurityException {
     if (certFile.isPresent() != keyFile.isPresent()) {
-      throw new IllegalArgumentException("give both WARMMETAL_CA_CERT_FILE and WARMMETAL_CA_KEY_FILE, or neither");
+      throw new IllegalArgumentException(
+          "give both WARMMETAL_CA_CERT_FILE and WARMMETAL_CA_KEY_FILE, or neither");
     }
     if (certFile.isPresent()) {
-      return new CertificateAuthority(readKey(Files.readString(keyFile.get())),
+      return new CertificateAuthority(
+          readKey(Files.readString(keyFile.get())),
           readCertificate(Files.readString(certFile.get())));
     }
     Path dir = dataDir.resolve("ca");
@@ -89,16 +92,19 @@ public final class CertificateAuthority {
   }
 
   /** The CA in these two files, first made there (the key 0600) unless the key file exists. */
-  public static CertificateAuthority ensure(Path cert, Path key) throws IOException, GeneralSecurityException {
+  public static CertificateAuthority ensure(Path cert, Path key)
+      throws IOException, GeneralSecurityException {
     if (!Files.exists(key)) {
       Files.createDirectories(key.toAbsolutePath().getParent());
       KeyPair pair = newKeyPair();
       X509Certificate ca = selfSigned(pair);
       Files.writeString(cert, pem(ca));
-      Files.createFile(key, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      Files.createFile(
+          key, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       Files.writeString(key, pem(pair.getPrivate()));
     }
-    return new CertificateAuthority(readKey(Files.readString(key)), readCertificate(Files.readString(cert)));
+    return new CertificateAuthority(
+        readKey(Files.readString(key)), readCertificate(Files.readString(cert)));
   }
 
   public X509Certificate certificate() {
@@ -110,10 +116,12 @@ public final class CertificateAuthority {
   }
 
   /**
-   * Signs an agent's certificate request: the subject is the machine id (whatever the request asked for), usable only
-   * for client authentication. A request whose signature does not verify is refused.
+   * Signs an agent's certificate request: the subject is the machine id (whatever the request asked
+   * for), usable only for client authentication. A request whose signature does not verify is
+   * refused.
    */
-  public X509Certificate signAgent(PKCS10CertificationRequest csr, String machineId, Duration validity)
+  public X509Certificate signAgent(
+      PKCS10CertificationRequest csr, String machineId, Duration validity)
       throws GeneralSecurityException {
     PublicKey agentKey = new JcaPKCS10CertificationRequest(csr).getPublicKey();
     try {
@@ -121,18 +129,22 @@ public final class CertificateAuthority {
         throw new GeneralSecurityException("the certificate request's signature does not verify");
       }
     } catch (OperatorCreationException | PKCSException e) {
-      throw new GeneralSecurityException("the certificate request cannot be verified: " + e.getMessage(), e);
+      throw new GeneralSecurityException(
+          "the certificate request cannot be verified: " + e.getMessage(), e);
     }
-    return issue(new X500Name("CN=" + machineId + ",O=warmmetal-agents"), agentKey, validity,
-        KeyPurposeId.id_kp_clientAuth, List.of(new GeneralName(GeneralName.uniformResourceIdentifier,
-            "warmmetal://" + machineId)));
+    return issue(
+        new X500Name("CN=" + machineId + ",O=warmmetal-agents"),
+        agentKey,
+        validity,
+        KeyPurposeId.id_kp_clientAuth,
+        List.of(
+            new GeneralName(GeneralName.uniformResourceIdentifier, "warmmetal://" + machineId)));
   }
 
   /** The machine id an agent certificate this CA signed is bound to (its subject's CN). */
   public static String machineIdOf(X509Certificate cert) {
     try {
-      for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName())
-          .getRdns()) {
+      for (Rdn rdn : new LdapName(cert.getSubjectX500Principal().getName()).getRdns()) {
         if ("CN".equalsIgnoreCase(rdn.getType())) {
           return rdn.getValue().toString();
         }
@@ -143,34 +155,57 @@ public final class CertificateAuthority {
     throw new IllegalArgumentException("no CN in the certificate's subject");
   }
 
-  /** A fresh key and server certificate for the agent port, valid for the given host names and IP addresses. */
+  /**
+   * A fresh key and server certificate for the agent port, valid for the given host names and IP
+   * addresses.
+   */
   public Issued issueServer(List<String> names, Duration validity) throws GeneralSecurityException {
     KeyPair pair = newKeyPair();
     List<GeneralName> sans = new ArrayList<>();
     for (String name : names) {
-      sans.add(name.matches("[0-9.]+|.*:.*") ? new GeneralName(GeneralName.iPAddress, name)
-          : new GeneralName(GeneralName.dNSName, name));
+      sans.add(
+          name.matches("[0-9.]+|.*:.*")
+              ? new GeneralName(GeneralName.iPAddress, name)
+              : new GeneralName(GeneralName.dNSName, name));
     }
-    return new Issued(pair.getPrivate(), issue(new X500Name("CN=warmmetal-api"), pair.getPublic(), validity,
-        KeyPurposeId.id_kp_serverAuth, sans));
+    return new Issued(
+        pair.getPrivate(),
+        issue(
+            new X500Name("CN=warmmetal-api"),
+            pair.getPublic(),
+            validity,
+            KeyPurposeId.id_kp_serverAuth,
+            sans));
   }
 
-  private X509Certificate issue(X500Name subject, PublicKey subjectKey, Duration validity, KeyPurposeId purpose,
-      List<GeneralName> sans) throws GeneralSecurityException {
+  private X509Certificate issue(
+      X500Name subject,
+      PublicKey subjectKey,
+      Duration validity,
+      KeyPurposeId purpose,
+      List<GeneralName> sans)
+      throws GeneralSecurityException {
     Instant now = Instant.now();
     try {
-      X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(certificate,
-          new BigInteger(128, RANDOM), Date.from(now.minusSeconds(300)), Date.from(now.plus(validity)), subject,
-          subjectKey)
-          .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
-          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
-          .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
+      X509v3CertificateBuilder builder =
+          new JcaX509v3CertificateBuilder(
+                  certificate,
+                  new BigInteger(128, RANDOM),
+                  Date.from(now.minusSeconds(300)),
+                  Date.from(now.plus(validity)),
+                  subject,
+                  subjectKey)
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(false))
+              .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature))
+              .addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(purpose));
       if (!sans.isEmpty()) {
-        builder.addExtension(Extension.subjectAlternativeName, false,
+        builder.addExtension(
+            Extension.subjectAlternativeName,
+            false,
             new GeneralNames(sans.toArray(GeneralName[]::new)));
       }
-      return new JcaX509CertificateConverter().getCertificate(
-          builder.build(new JcaContentSignerBuilder(SIGNATURE).build(key)));
+      return new JcaX509CertificateConverter()
+          .getCertificate(builder.build(new JcaContentSignerBuilder(SIGNATURE).build(key)));
     } catch (OperatorCreationException | IOException e) {
       throw new GeneralSecurityException("cannot issue a certificate: " + e.getMessage(), e);
     }
@@ -180,12 +215,20 @@ public final class CertificateAuthority {
     Instant now = Instant.now();
     X500Name name = new X500Name("CN=WarmMetal CA " + Long.toHexString(RANDOM.nextLong()));
     try {
-      X509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(name, new BigInteger(128, RANDOM),
-          Date.from(now.minusSeconds(300)), Date.from(now.plus(Duration.ofDays(3650))), name, pair.getPublic())
-          .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
-          .addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-      return new JcaX509CertificateConverter().getCertificate(
-          builder.build(new JcaContentSignerBuilder(SIGNATURE).build(pair.getPrivate())));
+      X509v3CertificateBuilder builder =
+          new JcaX509v3CertificateBuilder(
+                  name,
+                  new BigInteger(128, RANDOM),
+                  Date.from(now.minusSeconds(300)),
+                  Date.from(now.plus(Duration.ofDays(3650))),
+                  name,
+                  pair.getPublic())
+              .addExtension(Extension.basicConstraints, true, new BasicConstraints(0))
+              .addExtension(
+                  Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+      return new JcaX509CertificateConverter()
+          .getCertificate(
+              builder.build(new JcaContentSignerBuilder(SIGNATURE).build(pair.getPrivate())));
     } catch (OperatorCreationException | IOException e) {
       throw new GeneralSecurityException("cannot create the CA: " + e.getMessage(), e);
     }
@@ -239,7 +282,8 @@ public final class CertificateAuthority {
     }
   }
 
-  private static X509Certificate readCertificate(String pem) throws IOException, GeneralSecurityException {
+  private static X509Certificate readCertificate(String pem)
+      throws IOException, GeneralSecurityException {
     try (PEMParser parser = new PEMParser(new StringReader(pem))) {
       Object object = parser.readObject();
       if (object instanceof X509CertificateHolder holder) {

@@ -14,7 +14,9 @@ public final class Ids {
 
   private Ids() {}
 
-  /** {@code prefix} followed by {@code hexDigits} random lowercase hex digits, e.g. {@code m-3f2a…}. */
+  /**
+   * {@code prefix} followed by {@code hexDigits} random lowercase hex digits, e.g. {@code m-3f2a…}.
+   */
   public static String random(String prefix, int hexDigits) {
     byte[] b = new byte[(hexDigits + 1) / 2];
     RANDOM.nextBytes(b);

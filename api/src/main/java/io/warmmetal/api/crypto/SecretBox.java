@@ -16,9 +16,10 @@ import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Seals secrets at rest (bootstrap tokens, user data) with AES-256-GCM. A sealed value is
- * {@code nonce (12 bytes) || ciphertext || tag}; the associated data binds it to the row it belongs to, so a sealed
- * value copied to another row does not open. Blocking-safe but CPU work: call from worker threads.
+ * Seals secrets at rest (bootstrap tokens, user data) with AES-256-GCM. A sealed value is {@code
+ * nonce (12 bytes) || ciphertext || tag}; the associated data binds it to the row it belongs to, so
+ * a sealed value copied to another row does not open. Blocking-safe but CPU work: call from worker
+ * threads.
  */
 public final class SecretBox {
   private static final int NONCE_BYTES = 12;
@@ -30,7 +31,8 @@ public final class SecretBox {
 
   private SecretBox(byte[] key) {
     if (key.length != 32) {
-      throw new IllegalArgumentException("the secret key must be 32 bytes (base64 of 32 random bytes)");
+      throw new IllegalArgumentException(
+          "the secret key must be 32 bytes (base64 of 32 random bytes)");
     }
     this.key = new SecretKeySpec(key, "AES");
     // A separate key for fingerprints, derived so that one setting serves both purposes.
@@ -41,8 +43,9 @@ public final class SecretBox {
   }
 
   /**
-   * A keyed fingerprint (HMAC-SHA256) of data that may hold secrets: equal inputs give equal fingerprints, yet one
-   * stored in the database does not let anyone test guesses of the secrets without the key.
+   * A keyed fingerprint (HMAC-SHA256) of data that may hold secrets: equal inputs give equal
+   * fingerprints, yet one stored in the database does not let anyone test guesses of the secrets
+   * without the key.
    */
   public byte[] fingerprint(byte[] data) {
     try {
@@ -55,7 +58,8 @@ public final class SecretBox {
   }
 
   /**
-   * The configured key (base64), or the key file in the data directory, created with 0600 permissions on first use.
+   * The configured key (base64), or the key file in the data directory, created with 0600
+   * permissions on first use.
    */
   public static SecretBox load(Optional<String> configuredBase64, Path dataDir) throws IOException {
     if (configuredBase64.isPresent()) {
@@ -69,7 +73,8 @@ public final class SecretBox {
     if (!Files.exists(file)) {
       byte[] fresh = new byte[32];
       RANDOM.nextBytes(fresh);
-      Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+      Files.createFile(
+          file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
       Files.writeString(file, Base64.getEncoder().encodeToString(fresh));
     }
     return new SecretBox(Base64.getDecoder().decode(Files.readString(file).trim()));

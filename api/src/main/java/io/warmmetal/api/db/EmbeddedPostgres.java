@@ -32,19 +32,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A PostgreSQL server run from the zonky binaries on the classpath, with its cluster in the data directory, so the
- * API starts with nothing installed but Java.
+ * A PostgreSQL server run from the zonky binaries on the classpath, with its cluster in the data
+ * directory, so the API starts with nothing installed but Java.
  *
- * <p>PostgreSQL refuses to run as root, so as root every PostgreSQL process runs as a dedicated system user
- * ({@value #SYSTEM_USER}, created if missing) through {@code setpriv}, and the cluster directory is that user's alone
- * (0700). The cluster listens on 127.0.0.1 only and requires a generated password. All methods block: call them
- * from a worker thread.
+ * <p>PostgreSQL refuses to run as root, so as root every PostgreSQL process runs as a dedicated
+ * system user ({@value #SYSTEM_USER}, created if missing) through {@code setpriv}, and the cluster
+ * directory is that user's alone (0700). The cluster listens on 127.0.0.1 only and requires a
+ * generated password. All methods block: call them from a worker thread.
  */
 public final class EmbeddedPostgres implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgres.class);
   private static final String BUNDLE = "postgres-linux-x86_64.txz";
+
   /** The system user PostgreSQL runs as when the API runs as root; created on first use. */
   static final String SYSTEM_USER = "warmmetal-pg";
+
   private static final String SUPERUSER = "postgres";
 
   private final Path home;
@@ -65,18 +67,22 @@ public final class EmbeddedPostgres implements AutoCloseable {
   }
 
   /**
-   * Prepares (extracting binaries and running initdb on first use) and starts a server whose cluster belongs to
-   * {@code dataDir}.
+   * Prepares (extracting binaries and running initdb on first use) and starts a server whose
+   * cluster belongs to {@code dataDir}.
    */
   public static EmbeddedPostgres start(Path dataDir) throws IOException {
     boolean asRoot = "root".equals(System.getProperty("user.name"));
     Path home = dataDir.resolve("postgres");
     if (asRoot && !traversableByOthers(dataDir)) {
-      // The unprivileged user cannot reach the data directory (e.g. under /root): keep the cluster in a
+      // The unprivileged user cannot reach the data directory (e.g. under /root): keep the cluster
+      // in a
       // root-owned system location keyed by the data directory instead.
       home = Path.of("/var/lib/warmmetal", "postgres-" + shortHash(dataDir.toString()));
-      LOG.info("Data directory {} is not reachable by '{}'; keeping the embedded cluster in {}", dataDir,
-          SYSTEM_USER, home);
+      LOG.info(
+          "Data directory {} is not reachable by '{}'; keeping the embedded cluster in {}",
+          dataDir,
+          SYSTEM_USER,
+          home);
     }
     EmbeddedPostgres pg = new EmbeddedPostgres(home, dataDir.resolve("postgres-password"), asRoot);
     try {
@@ -102,9 +108,12 @@ public final class EmbeddedPostgres implements AutoCloseable {
     if (!database.matches("[a-z_][a-z0-9_]*")) {
       throw new IllegalArgumentException("unsafe database name: " + database);
     }
-    try (Connection c = DriverManager.getConnection(
-        "jdbc:postgresql://127.0.0.1:" + port + "/postgres", SUPERUSER, password)) {
-      var rs = c.createStatement().executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'");
+    try (Connection c =
+        DriverManager.getConnection(
+            "jdbc:postgresql://127.0.0.1:" + port + "/postgres", SUPERUSER, password)) {
+      var rs =
+          c.createStatement()
+              .executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'");
       if (!rs.next()) {
         c.createStatement().execute("CREATE DATABASE " + database);
       }
@@ -126,20 +135,41 @@ public final class EmbeddedPostgres implements AutoCloseable {
     password = Files.readString(passwordFile).trim();
     handToPostgresUser(home);
     port = freePort();
-    String options = "-p " + port + " -k " + sockets + " -c listen_addresses=127.0.0.1 -c max_connections=300"
-        + " -c shared_buffers=128MB";
-    run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-o", options,
-        "-l", home.resolve("postgres.log").toString(), "-w", "-t", "60", "start"), 90);
+    String options =
+        "-p "
+            + port
+            + " -k "
+            + sockets
+            + " -c listen_addresses=127.0.0.1 -c max_connections=300"
+            + " -c shared_buffers=128MB";
+    run(
+        List.of(
+            bin.resolve("pg_ctl").toString(),
+            "-D",
+            data.toString(),
+            "-o",
+            options,
+            "-l",
+            home.resolve("postgres.log").toString(),
+            "-w",
+            "-t",
+            "60",
+            "start"),
+        90);
     running = true;
     LOG.info("Embedded PostgreSQL listening on 127.0.0.1:{} (cluster {})", port, data);
   }
 
   /**
-   * Holds a lock on the cluster for the life of this process, so two servers never share one embedded database.
+   * Holds a lock on the cluster for the life of this process, so two servers never share one
+   * embedded database.
    */
   private void lockDataDir() throws IOException {
-    lockChannel = FileChannel.open(passwordFile.resolveSibling(".embedded-postgres.lock"),
-        StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    lockChannel =
+        FileChannel.open(
+            passwordFile.resolveSibling(".embedded-postgres.lock"),
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE);
     try {
       lock = lockChannel.tryLock();
     } catch (OverlappingFileLockException heldInThisProcess) {
@@ -147,14 +177,16 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     if (lock == null) {
       lockChannel.close();
-      throw new IOException("another WarmMetal API is using the embedded database of "
-          + passwordFile.getParent() + "; give each server its own WARMMETAL_DATA_DIR");
+      throw new IOException(
+          "another WarmMetal API is using the embedded database of "
+              + passwordFile.getParent()
+              + "; give each server its own WARMMETAL_DATA_DIR");
     }
   }
 
   /**
-   * A server left running by a process that died without stopping it (we hold the lock, so it is nobody's now):
-   * stop it so this process can start its own.
+   * A server left running by a process that died without stopping it (we hold the lock, so it is
+   * nobody's now): stop it so this process can start its own.
    */
   private void stopOrphan(Path data) throws IOException {
     try {
@@ -163,7 +195,10 @@ public final class EmbeddedPostgres implements AutoCloseable {
       return; // a stale pid file; PostgreSQL cleans it up itself
     }
     LOG.warn("Stopping an embedded PostgreSQL left running by an earlier process ({})", data);
-    run(List.of(bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "stop"), 60);
+    run(
+        List.of(
+            bin.resolve("pg_ctl").toString(), "-D", data.toString(), "-m", "fast", "-w", "stop"),
+        60);
   }
 
   private void initCluster(Path bin, Path data) throws IOException {
@@ -173,8 +208,20 @@ public final class EmbeddedPostgres implements AutoCloseable {
     writeOwnerOnly(pwfile, generated);
     handToPostgresUser(home);
     try {
-      run(List.of(bin.resolve("initdb").toString(), "-D", data.toString(), "-U", SUPERUSER,
-          "--pwfile=" + pwfile, "-A", "scram-sha-256", "-E", "UTF8", "--locale=C"), 120);
+      run(
+          List.of(
+              bin.resolve("initdb").toString(),
+              "-D",
+              data.toString(),
+              "-U",
+              SUPERUSER,
+              "--pwfile=" + pwfile,
+              "-A",
+              "scram-sha-256",
+              "-E",
+              "UTF8",
+              "--locale=C"),
+          120);
     } finally {
       Files.deleteIfExists(pwfile);
     }
@@ -185,8 +232,10 @@ public final class EmbeddedPostgres implements AutoCloseable {
     String arch = System.getProperty("os.arch");
     if (!System.getProperty("os.name").toLowerCase().contains("linux")
         || !(arch.equals("amd64") || arch.equals("x86_64"))) {
-      throw new IOException("The embedded PostgreSQL ships for Linux x86_64 only (this is " + arch
-          + "); set WARMMETAL_DATABASE_URL to use a PostgreSQL server");
+      throw new IOException(
+          "The embedded PostgreSQL ships for Linux x86_64 only (this is "
+              + arch
+              + "); set WARMMETAL_DATABASE_URL to use a PostgreSQL server");
     }
     Path target = home.resolve("bin-" + bundleVersion());
     if (Files.exists(target.resolve(".complete"))) {
@@ -194,9 +243,11 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     try (InputStream raw = EmbeddedPostgres.class.getClassLoader().getResourceAsStream(BUNDLE)) {
       if (raw == null) {
-        throw new IOException(BUNDLE + " is not on the classpath (io.zonky.test.postgres binaries missing)");
+        throw new IOException(
+            BUNDLE + " is not on the classpath (io.zonky.test.postgres binaries missing)");
       }
-      try (TarArchiveInputStream tar = new TarArchiveInputStream(new XZCompressorInputStream(raw))) {
+      try (TarArchiveInputStream tar =
+          new TarArchiveInputStream(new XZCompressorInputStream(raw))) {
         TarArchiveEntry entry;
         List<String[]> links = new ArrayList<>();
         while ((entry = tar.getNextEntry()) != null) {
@@ -212,7 +263,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
             Files.createDirectories(out.getParent());
             Files.copy(tar, out, StandardCopyOption.REPLACE_EXISTING);
             boolean exec = (entry.getMode() & 0100) != 0;
-            Files.setPosixFilePermissions(out, PosixFilePermissions.fromString(exec ? "rwxr-xr-x" : "rw-r--r--"));
+            Files.setPosixFilePermissions(
+                out, PosixFilePermissions.fromString(exec ? "rwxr-xr-x" : "rw-r--r--"));
           }
         }
         for (String[] link : links) {
@@ -228,8 +280,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
   }
 
   /**
-   * A key for the bundle, so an upgraded bundle is extracted anew: its size (the archive names no version, and the
-   * jar holding it has no Maven metadata).
+   * A key for the bundle, so an upgraded bundle is extracted anew: its size (the archive names no
+   * version, and the jar holding it has no Maven metadata).
    */
   private static String bundleVersion() throws IOException {
     var url = EmbeddedPostgres.class.getClassLoader().getResource(BUNDLE);
@@ -249,8 +301,19 @@ public final class EmbeddedPostgres implements AutoCloseable {
     if (runAsGroup == null) {
       if (!succeeds(List.of("id", "-u", SYSTEM_USER))) {
         LOG.info("Creating the system user '{}' to run the embedded PostgreSQL", SYSTEM_USER);
-        run(List.of("useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell",
-            "/usr/sbin/nologin", "--user-group", SYSTEM_USER), 60, false);
+        run(
+            List.of(
+                "useradd",
+                "--system",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--user-group",
+                SYSTEM_USER),
+            60,
+            false);
       }
       runAsGroup = output(List.of("id", "-gn", SYSTEM_USER)).strip();
     }
@@ -284,24 +347,34 @@ public final class EmbeddedPostgres implements AutoCloseable {
     run(command, timeoutSeconds, asRoot);
   }
 
-  private void run(List<String> command, int timeoutSeconds, boolean dropPrivileges) throws IOException {
+  private void run(List<String> command, int timeoutSeconds, boolean dropPrivileges)
+      throws IOException {
     List<String> full = new ArrayList<>();
     if (dropPrivileges) {
-      full.addAll(List.of("setpriv", "--reuid=" + SYSTEM_USER, "--regid=" + systemGroup(),
-          "--clear-groups"));
+      full.addAll(
+          List.of(
+              "setpriv", "--reuid=" + SYSTEM_USER, "--regid=" + systemGroup(), "--clear-groups"));
     }
     full.addAll(command);
     Path output = Files.createTempFile("warmmetal-pg", ".out");
     try {
-      Process p = new ProcessBuilder(full).redirectErrorStream(true).redirectOutput(output.toFile())
-          .directory(home.toFile()).start();
+      Process p =
+          new ProcessBuilder(full)
+              .redirectErrorStream(true)
+              .redirectOutput(output.toFile())
+              .directory(home.toFile())
+              .start();
       if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new IOException(command.get(0) + " timed out after " + timeoutSeconds + " s");
       }
       if (p.exitValue() != 0) {
-        throw new IOException(Path.of(command.get(0)).getFileName() + " failed (exit " + p.exitValue() + "): "
-            + Files.readString(output, StandardCharsets.UTF_8).strip());
+        throw new IOException(
+            Path.of(command.get(0)).getFileName()
+                + " failed (exit "
+                + p.exitValue()
+                + "): "
+                + Files.readString(output, StandardCharsets.UTF_8).strip());
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -316,8 +389,16 @@ public final class EmbeddedPostgres implements AutoCloseable {
     if (running) {
       running = false;
       try {
-        run(List.of(bin.resolve("pg_ctl").toString(), "-D", home.resolve("data").toString(), "-m", "fast", "-w",
-            "stop"), 60);
+        run(
+            List.of(
+                bin.resolve("pg_ctl").toString(),
+                "-D",
+                home.resolve("data").toString(),
+                "-m",
+                "fast",
+                "-w",
+                "stop"),
+            60);
         LOG.info("Embedded PostgreSQL stopped");
       } catch (IOException e) {
         LOG.warn("Stopping the embedded PostgreSQL failed: {}", e.getMessage());
@@ -352,7 +433,8 @@ public final class EmbeddedPostgres implements AutoCloseable {
 
   private static void writeOwnerOnly(Path file, String content) throws IOException {
     Files.deleteIfExists(file);
-    Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    Files.createFile(
+        file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
     Files.writeString(file, content);
   }
 

@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Builds a parameterised {@code WHERE} clause: each condition uses {@code ?} for its parameters, renumbered to
- * PostgreSQL's {@code $n}. Values never enter the SQL text.
+ * Builds a parameterised {@code WHERE} clause: each condition uses {@code ?} for its parameters,
+ * renumbered to PostgreSQL's {@code $n}. Values never enter the SQL text.
  */
 public final class Filter {
   private final List<String> conditions = new ArrayList<>();

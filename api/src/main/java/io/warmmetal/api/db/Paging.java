@@ -9,22 +9,30 @@ import io.vertx.sqlclient.SqlClient;
 import java.util.function.Function;
 
 /**
- * Cursor pagination over a {@code seq} column: pages are stable under inserts, and the cursor is the last
- * {@code seq} returned (opaque to clients).
+ * Cursor pagination over a {@code seq} column: pages are stable under inserts, and the cursor is
+ * the last {@code seq} returned (opaque to clients).
  */
 public final class Paging {
   private Paging() {}
 
   /**
-   * Runs {@code select} (a query with no WHERE) with the filter, after the cursor, oldest first, and returns
-   * {@code {"items": [...], "nextCursor": …}}; {@code nextCursor} is null on the last page.
+   * Runs {@code select} (a query with no WHERE) with the filter, after the cursor, oldest first,
+   * and returns {@code {"items": [...], "nextCursor": …}}; {@code nextCursor} is null on the last
+   * page.
    */
-  public static Future<JsonObject> page(SqlClient db, String select, String seqColumn, Filter filter, String cursor,
-      int limit, Function<Row, JsonObject> mapper) {
+  public static Future<JsonObject> page(
+      SqlClient db,
+      String select,
+      String seqColumn,
+      Filter filter,
+      String cursor,
+      int limit,
+      Function<Row, JsonObject> mapper) {
     if (cursor != null) {
       filter.where(seqColumn + " > ?", Long.parseLong(cursor));
     }
-    String sql = select + filter.sql() + " ORDER BY " + seqColumn + " LIMIT " + filter.param(limit + 1);
+    String sql =
+        select + filter.sql() + " ORDER BY " + seqColumn + " LIMIT " + filter.param(limit + 1);
     return db.preparedQuery(sql).execute(filter.tuple()).map(rows -> toPage(rows, limit, mapper));
   }
 

@@ -12,11 +12,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pool, with one difference: a connection a caller holds (a transaction) reports its connection's failures to
- * the log at DEBUG. Vert.x prints a held connection's failure with {@code printStackTrace} when it has no exception
- * handler — on every PostgreSQL restart ("terminating connection due to administrator command") — though the same
- * failure also fails the statement running on it, which its caller logs once per outage ({@code http/OutageLog}).
- * {@code withTransaction} and {@code withConnection} take their connections from {@link #getConnection}.
+ * The pool, with one difference: a connection a caller holds (a transaction) reports its
+ * connection's failures to the log at DEBUG. Vert.x prints a held connection's failure with {@code
+ * printStackTrace} when it has no exception handler — on every PostgreSQL restart ("terminating
+ * connection due to administrator command") — though the same failure also fails the statement
+ * running on it, which its caller logs once per outage ({@code http/OutageLog}). {@code
+ * withTransaction} and {@code withConnection} take their connections from {@link #getConnection}.
  */
 final class QuietPool implements Pool {
   private static final Logger LOG = LoggerFactory.getLogger(QuietPool.class);
@@ -29,8 +30,11 @@ final class QuietPool implements Pool {
 
   @Override
   public Future<SqlConnection> getConnection() {
-    return pool.getConnection().map(conn -> conn.exceptionHandler(
-        err -> LOG.debug("A held database connection failed: {}", err.toString())));
+    return pool.getConnection()
+        .map(
+            conn ->
+                conn.exceptionHandler(
+                    err -> LOG.debug("A held database connection failed: {}", err.toString())));
   }
 
   @Override

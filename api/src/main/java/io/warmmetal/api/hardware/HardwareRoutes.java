@@ -8,15 +8,21 @@ public final class HardwareRoutes {
   private HardwareRoutes() {}
 
   public static void mount(Operations ops, HardwareRecords records) {
-    ops.json("listHardware", 200, ctx -> {
-      Params p = Params.of(ctx);
-      return records.list(p.query("cursor"), p.limit());
-    });
+    ops.json(
+        "listHardware",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          return records.list(p.query("cursor"), p.limit());
+        });
     ops.json("getHardware", 200, ctx -> records.get(Params.of(ctx).path("hardwareId")));
-    ops.json("putHardware", 200, ctx -> {
-      Params p = Params.of(ctx);
-      return records.put(p.path("hardwareId"), p.body());
-    });
+    ops.json(
+        "putHardware",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          return records.put(p.path("hardwareId"), p.body());
+        });
     ops.noContent("deleteHardware", ctx -> records.delete(Params.of(ctx).path("hardwareId")));
   }
 }

@@ -4,8 +4,9 @@ import io.vertx.core.json.JsonObject;
 import io.warmmetal.api.lifecycle.Refusal;
 
 /**
- * A failure the client should see: a stable {@link ErrorCode}, a message naming the problem, optionally the offending
- * field and details. Thrown or failed into a future by any handler; {@link ErrorResponses} renders it.
+ * A failure the client should see: a stable {@link ErrorCode}, a message naming the problem,
+ * optionally the offending field and details. Thrown or failed into a future by any handler; {@link
+ * ErrorResponses} renders it.
  */
 public final class ApiError extends RuntimeException {
   private final ErrorCode code;
@@ -17,7 +18,8 @@ public final class ApiError extends RuntimeException {
     this(code, message, field, details, 0);
   }
 
-  private ApiError(ErrorCode code, String message, String field, JsonObject details, int retryAfterSeconds) {
+  private ApiError(
+      ErrorCode code, String message, String field, JsonObject details, int retryAfterSeconds) {
     super(message, null, false, false);
     this.code = code;
     this.field = field;
@@ -25,9 +27,17 @@ public final class ApiError extends RuntimeException {
     this.retryAfterSeconds = retryAfterSeconds;
   }
 
-  /** Too many requests: try again in {@code seconds} (at least 1), which the response's Retry-After says. */
+  /**
+   * Too many requests: try again in {@code seconds} (at least 1), which the response's Retry-After
+   * says.
+   */
   public static ApiError tooManyRequests(String message, long seconds) {
-    return new ApiError(ErrorCode.TooManyRequests, message, null, null, (int) Math.max(1, Math.min(seconds, 86_400)));
+    return new ApiError(
+        ErrorCode.TooManyRequests,
+        message,
+        null,
+        null,
+        (int) Math.max(1, Math.min(seconds, 86_400)));
   }
 
   /** The Retry-After this answer carries, in seconds: its own, else its code's (0: none). */
@@ -41,7 +51,8 @@ public final class ApiError extends RuntimeException {
 
   /** The core's refusal in the API's error shape. */
   public static ApiError from(Refusal refusal) {
-    return new ApiError(ErrorCode.of(refusal.reason()), refusal.getMessage(), refusal.field(), refusal.details());
+    return new ApiError(
+        ErrorCode.of(refusal.reason()), refusal.getMessage(), refusal.field(), refusal.details());
   }
 
   public static ApiError invalid(String field, String message) {

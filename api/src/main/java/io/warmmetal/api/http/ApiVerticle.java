@@ -19,9 +19,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One HTTP event loop serving the API: routes built from the contract (every request validated before a handler
- * sees it), authentication ahead of validation, and operational endpoints beside them. Deployed once per core;
- * all instances share one port.
+ * One HTTP event loop serving the API: routes built from the contract (every request validated
+ * before a handler sees it), authentication ahead of validation, and operational endpoints beside
+ * them. Deployed once per core; all instances share one port.
  */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger ACCESS = LoggerFactory.getLogger("io.warmmetal.api.access");
@@ -39,26 +39,48 @@ public final class ApiVerticle extends VerticleBase {
   private HttpServer server;
 
   /**
-   * A listener serving part of the API over TLS: its key and certificate chain (PEM), and the one path prefix it
-   * serves (anything else is a 404 there).
+   * A listener serving part of the API over TLS: its key and certificate chain (PEM), and the one
+   * path prefix it serves (anything else is a 404 there).
    */
   public record Tls(String keyPem, String chainPem, String onlyUnder) {}
 
   /**
    * @param authenticate runs before validation on every request
-   * @param guard        per operation, runs before its handler (the permission check)
-   * @param slowClients  the port's guard, shared by its verticles
+   * @param guard per operation, runs before its handler (the permission check)
+   * @param slowClients the port's guard, shared by its verticles
    */
-  public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
-      Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
-      Consumer<Router> mountOperational, SlowClients slowClients) {
-    this(contract, host, port, authenticate, guard, mountOperations, mountOperational, slowClients, null);
+  public ApiVerticle(
+      OpenAPIContract contract,
+      String host,
+      int port,
+      Handler<RoutingContext> authenticate,
+      Function<String, Handler<RoutingContext>> guard,
+      Consumer<Operations> mountOperations,
+      Consumer<Router> mountOperational,
+      SlowClients slowClients) {
+    this(
+        contract,
+        host,
+        port,
+        authenticate,
+        guard,
+        mountOperations,
+        mountOperational,
+        slowClients,
+        null);
   }
 
   /** As above, over TLS and for {@code tls.onlyUnder()} only (null: the plain API port). */
-  public ApiVerticle(OpenAPIContract contract, String host, int port, Handler<RoutingContext> authenticate,
-      Function<String, Handler<RoutingContext>> guard, Consumer<Operations> mountOperations,
-      Consumer<Router> mountOperational, SlowClients slowClients, Tls tls) {
+  public ApiVerticle(
+      OpenAPIContract contract,
+      String host,
+      int port,
+      Handler<RoutingContext> authenticate,
+      Function<String, Handler<RoutingContext>> guard,
+      Consumer<Operations> mountOperations,
+      Consumer<Router> mountOperational,
+      SlowClients slowClients,
+      Tls tls) {
     this.contract = contract;
     this.host = host;
     this.port = port;
@@ -74,35 +96,59 @@ public final class ApiVerticle extends VerticleBase {
   public Future<?> start() {
     List<Handler<RoutingContext>> rootHandlers = new ArrayList<>(slowClients.rootHandlers());
     rootHandlers.addAll(List.of(ApiVerticle::accessLog, authenticate));
-    Router router = ContractRouter.create(vertx, contract, BODY_LIMIT, rootHandlers, guard, mountOperations);
-    // Ahead of every route but the reroute below, so the body timer runs while the body handler reads.
+    Router router =
+        ContractRouter.create(vertx, contract, BODY_LIMIT, rootHandlers, guard, mountOperations);
+    // Ahead of every route but the reroute below, so the body timer runs while the body handler
+    // reads.
     slowClients.timeBodies(router, Integer.MIN_VALUE + 1);
     mountOperational.accept(router);
-    // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh, /v1/machines/{id}:recover)
-    // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths are rerouted.
-    router.routeWithRegex("/v1/[^:]*[^/:]:[a-z][a-z-]*").order(Integer.MIN_VALUE).handler(ctx -> {
-      String path = ctx.normalizedPath();
-      int colon = path.lastIndexOf(':');
-      ctx.reroute(ctx.request().method(), path.substring(0, colon) + "/" + path.substring(colon + 1));
-    });
+    // Custom methods as Google's API design spells them (POST /v1/machines:enroll-ssh,
+    // /v1/machines/{id}:recover)
+    // are the contract's /verb sub-paths: Vert.x routes cannot hold a literal colon, so such paths
+    // are rerouted.
+    router
+        .routeWithRegex("/v1/[^:]*[^/:]:[a-z][a-z-]*")
+        .order(Integer.MIN_VALUE)
+        .handler(
+            ctx -> {
+              String path = ctx.normalizedPath();
+              int colon = path.lastIndexOf(':');
+              ctx.reroute(
+                  ctx.request().method(),
+                  path.substring(0, colon) + "/" + path.substring(colon + 1));
+            });
     if (tls != null) {
       // Ahead of every route of the contract: this listener serves its prefix and nothing else.
-      router.route().order(Integer.MIN_VALUE + 1).handler(ctx -> {
-        if (ctx.normalizedPath().startsWith(tls.onlyUnder())) {
-          ctx.next();
-        } else {
-          ErrorResponses.send(ctx, ApiError.of(ErrorCode.NotFound, "this port serves only " + tls.onlyUnder()
-              + "…; the rest of the API is on its plain port"));
-        }
-      });
+      router
+          .route()
+          .order(Integer.MIN_VALUE + 1)
+          .handler(
+              ctx -> {
+                if (ctx.normalizedPath().startsWith(tls.onlyUnder())) {
+                  ctx.next();
+                } else {
+                  ErrorResponses.send(
+                      ctx,
+                      ApiError.of(
+                          ErrorCode.NotFound,
+                          "this port serves only "
+                              + tls.onlyUnder()
+                              + "…; the rest of the API is on its plain port"));
+                }
+              });
     }
-    HttpServerOptions options = slowClients.apply(new HttpServerOptions().setHost(host).setPort(port)
-        .setCompressionSupported(true));
+    HttpServerOptions options =
+        slowClients.apply(
+            new HttpServerOptions().setHost(host).setPort(port).setCompressionSupported(true));
     if (tls != null) {
       // TLS 1.2 as well as 1.3: iPXE speaks at most 1.2.
-      options.setSsl(true).setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
-          .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(tls.keyPem()))
-              .addCertValue(Buffer.buffer(tls.chainPem())));
+      options
+          .setSsl(true)
+          .setEnabledSecureTransportProtocols(Set.of("TLSv1.2", "TLSv1.3"))
+          .setKeyCertOptions(
+              new PemKeyCertOptions()
+                  .addKeyValue(Buffer.buffer(tls.keyPem()))
+                  .addCertValue(Buffer.buffer(tls.chainPem())));
     }
     return slowClients.listen(vertx.createHttpServer(options), router).onSuccess(s -> server = s);
   }
@@ -113,12 +159,18 @@ public final class ApiVerticle extends VerticleBase {
 
   private static void accessLog(RoutingContext ctx) {
     long started = System.nanoTime();
-    ctx.addEndHandler(x -> {
-      if (ACCESS.isDebugEnabled()) {
-        ACCESS.debug("{} {} {} {}us requestId={}", ctx.request().method(), ctx.request().path(),
-            ctx.response().getStatusCode(), (System.nanoTime() - started) / 1000, RequestIds.get(ctx));
-      }
-    });
+    ctx.addEndHandler(
+        x -> {
+          if (ACCESS.isDebugEnabled()) {
+            ACCESS.debug(
+                "{} {} {} {}us requestId={}",
+                ctx.request().method(),
+                ctx.request().path(),
+                ctx.response().getStatusCode(),
+                (System.nanoTime() - started) / 1000,
+                RequestIds.get(ctx));
+          }
+        });
     ctx.next();
   }
 }

@@ -20,10 +20,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A contract whose schema validators are built once per schema. vertx-openapi 5.0 asks the contract's schema
- * repository for a new validator for every body and parameter of every request, and each one copies the whole
- * contract's schema table: that was a third of the API's CPU under load. A built validator only reads that table,
- * so one per schema serves every request on every event loop.
+ * A contract whose schema validators are built once per schema. vertx-openapi 5.0 asks the
+ * contract's schema repository for a new validator for every body and parameter of every request,
+ * and each one copies the whole contract's schema table: that was a third of the API's CPU under
+ * load. A built validator only reads that table, so one per schema serves every request on every
+ * event loop.
  */
 final class CachedValidators {
   private CachedValidators() {}
@@ -45,7 +46,8 @@ final class CachedValidators {
     }
   }
 
-  private record Contract(OpenAPIContract delegate, SchemaRepository repository) implements OpenAPIContract {
+  private record Contract(OpenAPIContract delegate, SchemaRepository repository)
+      implements OpenAPIContract {
     Contract(OpenAPIContract delegate) {
       this(delegate, new Repository(delegate.getSchemaRepository()));
     }
@@ -106,7 +108,8 @@ final class CachedValidators {
     }
   }
 
-  private record Repository(SchemaRepository delegate, Map<Key, Validator> validators) implements SchemaRepository {
+  private record Repository(SchemaRepository delegate, Map<Key, Validator> validators)
+      implements SchemaRepository {
     Repository(SchemaRepository delegate) {
       this(delegate, new ConcurrentHashMap<>());
     }

@@ -21,21 +21,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A port's open connections, capped in total and per client address (an IPv6 client: its /64, which one host
- * usually has whole), counted from the moment the socket is accepted. One beyond a cap is closed at once, unanswered.
+ * A port's open connections, capped in total and per client address (an IPv6 client: its /64, which
+ * one host usually has whole), counted from the moment the socket is accepted. One beyond a cap is
+ * closed at once, unanswered.
  *
- * <p>Counting starts at accept, not in Vert.x's connection handler, because on a TLS port that handler runs only
- * once the handshake is done: sockets that never start (or never finish) their handshake would escape the caps and
- * could use up the process's file descriptors. Vert.x has no hook there, so the counter sits in the listening socket's
- * own pipeline, ahead of the handler that registers accepted sockets ({@link #install}).
+ * <p>Counting starts at accept, not in Vert.x's connection handler, because on a TLS port that
+ * handler runs only once the handshake is done: sockets that never start (or never finish) their
+ * handshake would escape the caps and could use up the process's file descriptors. Vert.x has no
+ * hook there, so the counter sits in the listening socket's own pipeline, ahead of the handler that
+ * registers accepted sockets ({@link #install}).
  *
  * <p>One instance per port, shared by its event loops (and the acceptor thread).
  */
 public final class ConnectionCaps {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionCaps.class);
   private static final String HANDLER = "warmmetal.connectionCaps";
+
   /** The address a connection holds a per-address slot for; cleared when it gives the slot back. */
-  private static final AttributeKey<InetAddress> ADDRESS_SLOT = AttributeKey.valueOf("warmmetal.addressSlot");
+  private static final AttributeKey<InetAddress> ADDRESS_SLOT =
+      AttributeKey.valueOf("warmmetal.addressSlot");
+
   private static final long LOG_INTERVAL_MILLIS = 60_000;
 
   private final String port;
@@ -48,7 +53,9 @@ public final class ConnectionCaps {
   private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE / 2);
   private final Admission admission = new Admission();
 
-  /** @param port the port's name in log lines, e.g. "API port" */
+  /**
+   * @param port the port's name in log lines, e.g. "API port"
+   */
   public ConnectionCaps(String port, int max, int maxPerAddress) {
     this.port = port;
     this.max = max;
@@ -66,8 +73,8 @@ public final class ConnectionCaps {
   }
 
   /**
-   * Starts counting the server's accepted sockets. The port's verticles share one listening socket: the first call
-   * installs the counter, the others find it there.
+   * Starts counting the server's accepted sockets. The port's verticles share one listening socket:
+   * the first call installs the counter, the others find it there.
    */
   void install(HttpServer server) {
     ChannelPipeline pipeline = listeningSocket(server).pipeline();
@@ -78,7 +85,10 @@ public final class ConnectionCaps {
     }
   }
 
-  /** Gives back the connection's per-address slot: it has shown who it is (a verified client certificate). */
+  /**
+   * Gives back the connection's per-address slot: it has shown who it is (a verified client
+   * certificate).
+   */
   void exemptFromAddressCap(Channel channel) {
     InetAddress address = channel.attr(ADDRESS_SLOT).getAndSet(null);
     if (address != null) {
@@ -96,22 +106,29 @@ public final class ConnectionCaps {
     }
     if (address != null) {
       boolean[] full = new boolean[1];
-      perAddress.compute(address, (a, n) -> {
-        int count = n == null ? 0 : n;
-        full[0] = count >= maxPerAddress;
-        return full[0] ? n : count + 1;
-      });
+      perAddress.compute(
+          address,
+          (a, n) -> {
+            int count = n == null ? 0 : n;
+            full[0] = count >= maxPerAddress;
+            return full[0] ? n : count + 1;
+          });
       if (full[0]) {
         open.decrementAndGet();
-        refuse(address, "the cap of " + maxPerAddress + " open connections from one address is reached");
+        refuse(
+            address,
+            "the cap of " + maxPerAddress + " open connections from one address is reached");
         return false;
       }
       child.attr(ADDRESS_SLOT).set(address);
     }
-    child.closeFuture().addListener(f -> {
-      exemptFromAddressCap(child);
-      open.decrementAndGet();
-    });
+    child
+        .closeFuture()
+        .addListener(
+            f -> {
+              exemptFromAddressCap(child);
+              open.decrementAndGet();
+            });
     return true;
   }
 
@@ -122,14 +139,22 @@ public final class ConnectionCaps {
     long now = System.currentTimeMillis();
     long last = lastLogged.get();
     if (now - last >= LOG_INTERVAL_MILLIS && lastLogged.compareAndSet(last, now)) {
-      LOG.warn("{}: refused {} connection(s) since the last such line; the latest, from {}: {}", port,
-          refusedUnlogged.getAndSet(0), address == null ? "?" : address.getHostAddress(), why);
+      LOG.warn(
+          "{}: refused {} connection(s) since the last such line; the latest, from {}: {}",
+          port,
+          refusedUnlogged.getAndSet(0),
+          address == null ? "?" : address.getHostAddress(),
+          why);
     }
   }
 
-  /** The address a connection counts under: its IP, or for IPv6 its /64; null if it has none (a Unix socket). */
+  /**
+   * The address a connection counts under: its IP, or for IPv6 its /64; null if it has none (a Unix
+   * socket).
+   */
   static InetAddress addressOf(Channel child) {
-    if (!(child.remoteAddress() instanceof InetSocketAddress remote) || remote.getAddress() == null) {
+    if (!(child.remoteAddress() instanceof InetSocketAddress remote)
+        || remote.getAddress() == null) {
       return null;
     }
     InetAddress address = remote.getAddress();
@@ -151,7 +176,10 @@ public final class ConnectionCaps {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
       if (msg instanceof Channel child && !admit(child)) {
-        child.unsafe().closeForcibly(); // not registered yet: closed as Netty closes a socket it cannot register
+        child
+            .unsafe()
+            .closeForcibly(); // not registered yet: closed as Netty closes a socket it cannot
+        // register
         return;
       }
       ctx.fireChannelRead(msg);
@@ -159,9 +187,10 @@ public final class ConnectionCaps {
   }
 
   /**
-   * The Netty channel the server listens on (the one all verticles on the port share). Vert.x keeps it private:
-   * {@code HttpServerImpl.tcpServer} → {@code NetServerImpl.actualServer} (the server that bound the socket) →
-   * {@code bindFuture}. A Vert.x that moved them fails the start here, loudly, rather than run without caps.
+   * The Netty channel the server listens on (the one all verticles on the port share). Vert.x keeps
+   * it private: {@code HttpServerImpl.tcpServer} → {@code NetServerImpl.actualServer} (the server
+   * that bound the socket) → {@code bindFuture}. A Vert.x that moved them fails the start here,
+   * loudly, rather than run without caps.
    */
   @SuppressWarnings("unchecked")
   private Channel listeningSocket(HttpServer server) {
@@ -174,8 +203,11 @@ public final class ConnectionCaps {
       }
       return channel;
     } catch (ReflectiveOperationException | RuntimeException e) {
-      throw new IllegalStateException("Cannot reach the listening socket of the " + port
-          + " to cap its connections (a Vert.x upgrade that changed its internals?)", e);
+      throw new IllegalStateException(
+          "Cannot reach the listening socket of the "
+              + port
+              + " to cap its connections (a Vert.x upgrade that changed its internals?)",
+          e);
     }
   }
 

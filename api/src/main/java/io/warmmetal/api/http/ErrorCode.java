@@ -2,7 +2,10 @@ package io.warmmetal.api.http;
 
 import io.warmmetal.api.lifecycle.Refusal;
 
-/** The stable error codes of the API, each with its HTTP status. Clients match on the code, never the message. */
+/**
+ * The stable error codes of the API, each with its HTTP status. Clients match on the code, never
+ * the message.
+ */
 public enum ErrorCode {
   ValidationError(400),
   Unauthorized(401),
@@ -17,7 +20,10 @@ public enum ErrorCode {
   RequestTooLarge(413),
   UriTooLong(414),
   UnsupportedMediaType(415),
-  /** Too many requests of this kind from this caller (a boot token minting enrollment tokens): Retry-After says. */
+  /**
+   * Too many requests of this kind from this caller (a boot token minting enrollment tokens):
+   * Retry-After says.
+   */
   TooManyRequests(429),
   ExpectationFailed(417),
   HeadersTooLarge(431),
@@ -37,8 +43,9 @@ public enum ErrorCode {
   }
 
   /**
-   * The Retry-After a response with this code carries, in seconds; 0 for none (the same request will fail again). A
-   * database outage is usually a restart or a failover: seconds. Capacity comes back as machines are prepared.
+   * The Retry-After a response with this code carries, in seconds; 0 for none (the same request
+   * will fail again). A database outage is usually a restart or a failover: seconds. Capacity comes
+   * back as machines are prepared.
    */
   public int retryAfterSeconds() {
     return switch (this) {
@@ -49,7 +56,10 @@ public enum ErrorCode {
     };
   }
 
-  /** The code the core's refusal reason has on the wire: the one place a reason becomes an HTTP status. */
+  /**
+   * The code the core's refusal reason has on the wire: the one place a reason becomes an HTTP
+   * status.
+   */
   public static ErrorCode of(Refusal.Reason reason) {
     return switch (reason) {
       case ValidationError -> ValidationError;

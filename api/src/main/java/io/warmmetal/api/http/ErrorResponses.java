@@ -1,22 +1,22 @@
 package io.warmmetal.api.http;
 
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.Future;
 import io.vertx.core.VertxException;
 import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerResponse;
-import io.vertx.pgclient.PgException;
+import io.vertx.core.json.DecodeException;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import io.vertx.json.schema.OutputUnit;
 import io.vertx.openapi.validation.SchemaValidationException;
 import io.vertx.openapi.validation.ValidatorErrorType;
 import io.vertx.openapi.validation.ValidatorException;
+import io.vertx.pgclient.PgException;
 import io.warmmetal.api.db.TransientFailures;
 import io.warmmetal.api.lifecycle.Refusal;
 import java.net.URLDecoder;
-import java.time.Duration;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -26,18 +26,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Renders every failure in the one error shape: {@code {"code","message","field"?,"details"?,"requestId"}}.
- * Validation failures name the offending field; a failure a retry can outlive (the database down, a connection lost, a
- * timeout) is a 503 with Retry-After, logged once per burst; anything else unexpected is a 500 whose details stay in
+ * Renders every failure in the one error shape: {@code
+ * {"code","message","field"?,"details"?,"requestId"}}. Validation failures name the offending
+ * field; a failure a retry can outlive (the database down, a connection lost, a timeout) is a 503
+ * with Retry-After, logged once per burst; anything else unexpected is a 500 whose details stay in
  * the log.
  */
 public final class ErrorResponses {
   private static final Logger LOG = LoggerFactory.getLogger(ErrorResponses.class);
   private static final Pattern REQUIRED = Pattern.compile("required property \"([^\"]+)\"");
-  private static final Pattern PARAMETER = Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
+  private static final Pattern PARAMETER =
+      Pattern.compile("(?:query|path|header|cookie) parameter (\\S+?)[.\\s]");
 
-  private static final OutageLog OUTAGE = new OutageLog(LOG, "database unavailable", "requests",
-      Duration.ofSeconds(30));
+  private static final OutageLog OUTAGE =
+      new OutageLog(LOG, "database unavailable", "requests", Duration.ofSeconds(30));
 
   private ErrorResponses() {}
 
@@ -49,18 +51,29 @@ public final class ErrorResponses {
     }
     if (ctx.failure() instanceof HttpClosedException || ctx.response().closed()) {
       // The client went away (mid-body, say): nobody to answer, nothing wrong here.
-      LOG.debug("Request {} {} ended by the client's disconnect [requestId={}]", ctx.request().method(),
-          ctx.request().path(), RequestIds.get(ctx));
+      LOG.debug(
+          "Request {} {} ended by the client's disconnect [requestId={}]",
+          ctx.request().method(),
+          ctx.request().path(),
+          RequestIds.get(ctx));
       return;
     }
     ApiError error = toApiError(ctx);
     if (error.code() == ErrorCode.ServiceUnavailable && ctx.failure() != null) {
       OUTAGE.failed(ctx.failure());
-      LOG.debug("Request {} {} answered 503 [requestId={}]: {}", ctx.request().method(), ctx.request().path(),
-          RequestIds.get(ctx), OutageLog.describe(ctx.failure()));
+      LOG.debug(
+          "Request {} {} answered 503 [requestId={}]: {}",
+          ctx.request().method(),
+          ctx.request().path(),
+          RequestIds.get(ctx),
+          OutageLog.describe(ctx.failure()));
     } else if (error.code() == ErrorCode.InternalError) {
-      LOG.error("Request {} {} failed [requestId={}]", ctx.request().method(), ctx.request().path(),
-          RequestIds.get(ctx), ctx.failure());
+      LOG.error(
+          "Request {} {} failed [requestId={}]",
+          ctx.request().method(),
+          ctx.request().path(),
+          RequestIds.get(ctx),
+          ctx.failure());
     }
     send(ctx, error);
   }
@@ -115,39 +128,59 @@ public final class ErrorResponses {
     if (TransientFailures.isTransient(failure)) {
       return ApiError.of(ErrorCode.ServiceUnavailable, "the database is unavailable; retry");
     }
-    boolean refusedByVertx = status >= 400 && status < 500; // Vert.x Web's own refusals, such as a missing Host
+    boolean refusedByVertx =
+        status >= 400 && status < 500; // Vert.x Web's own refusals, such as a missing Host
     if (failure == null || ctx.failure() instanceof HttpException || refusedByVertx) {
       return switch (status) {
         case 404 -> ApiError.of(ErrorCode.NotFound, "no such resource: " + ctx.request().path());
-        case 405 -> ApiError.of(ErrorCode.MethodNotAllowed,
-            ctx.request().method() + " is not allowed on " + ctx.request().path());
+        case 405 ->
+            ApiError.of(
+                ErrorCode.MethodNotAllowed,
+                ctx.request().method() + " is not allowed on " + ctx.request().path());
         case 408 -> ApiError.of(ErrorCode.RequestTimeout, "the request came too slowly");
         case 413 -> ApiError.of(ErrorCode.RequestTooLarge, "the request body is too large");
         case 414 -> ApiError.of(ErrorCode.UriTooLong, "the request URL is too long");
-        case 415 -> ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
-        case 417 -> ApiError.of(ErrorCode.ExpectationFailed, "the only Expect this server meets is 100-continue");
+        case 415 ->
+            ApiError.of(ErrorCode.UnsupportedMediaType, "send the body as application/json");
+        case 417 ->
+            ApiError.of(
+                ErrorCode.ExpectationFailed, "the only Expect this server meets is 100-continue");
         case 431 -> ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
-        case 400 -> ApiError.of(ErrorCode.ValidationError, failure instanceof VertxException e && e.getMessage() != null
-            ? e.getMessage() : "bad request");
-        // Any other refusal Vert.x raises itself is still the caller's: a 400, never an internal error.
-        default -> refusedByVertx
-            ? ApiError.of(ErrorCode.ValidationError, "the request was refused (HTTP " + status + ")")
-            // Vert.x Web cannot decode such a URL and ends the request as a 500 with no failure: the caller's.
-            : Objects.requireNonNullElse(MalformedEscapes.find(ctx.request().uri()),
-                ApiError.of(ErrorCode.InternalError, "internal error"));
+        case 400 ->
+            ApiError.of(
+                ErrorCode.ValidationError,
+                failure instanceof VertxException e && e.getMessage() != null
+                    ? e.getMessage()
+                    : "bad request");
+        // Any other refusal Vert.x raises itself is still the caller's: a 400, never an internal
+        // error.
+        default ->
+            refusedByVertx
+                ? ApiError.of(
+                    ErrorCode.ValidationError, "the request was refused (HTTP " + status + ")")
+                // Vert.x Web cannot decode such a URL and ends the request as a 500 with no
+                // failure: the caller's.
+                : Objects.requireNonNullElse(
+                    MalformedEscapes.find(ctx.request().uri()),
+                    ApiError.of(ErrorCode.InternalError, "internal error"));
       };
     }
-    ApiError escape = failure instanceof IllegalArgumentException ? MalformedEscapes.find(ctx.request().uri()) : null;
+    ApiError escape =
+        failure instanceof IllegalArgumentException
+            ? MalformedEscapes.find(ctx.request().uri())
+            : null;
     if (escape != null) {
-      // Netty cannot decode the query string when its parameters are first read: the caller's escape.
+      // Netty cannot decode the query string when its parameters are first read: the caller's
+      // escape.
       return escape;
     }
     return ApiError.of(ErrorCode.InternalError, "internal error");
   }
 
   /**
-   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's problem (a database that
-   * is down or overloaded is a transient failure, below). Anything else stays an internal error.
+   * Input the contract allowed but PostgreSQL refuses (a NUL character, say) is the caller's
+   * problem (a database that is down or overloaded is a transient failure, below). Anything else
+   * stays an internal error.
    */
   private static ApiError fromDatabase(PgException pg) {
     String state = pg.getSqlState();
@@ -162,10 +195,14 @@ public final class ErrorResponses {
     boolean isParameter = param.find();
     OutputUnit cause = mostSpecific(e.getOutputUnit());
     String reason = cause != null && cause.getError() != null ? cause.getError() : e.getMessage();
-    String field = isParameter ? param.group(1) : bodyField(cause == null ? null : cause.getInstanceLocation());
+    String field =
+        isParameter
+            ? param.group(1)
+            : bodyField(cause == null ? null : cause.getInstanceLocation());
     Matcher required = REQUIRED.matcher(reason);
     if (!isParameter && required.find()) {
-      field = field == null || field.isEmpty() ? required.group(1) : field + "." + required.group(1);
+      field =
+          field == null || field.isEmpty() ? required.group(1) : field + "." + required.group(1);
       reason = "required";
     }
     if (field == null || field.isEmpty()) {
@@ -194,15 +231,17 @@ public final class ErrorResponses {
   }
 
   /**
-   * The most telling failure: the deepest instance location, and there the deepest keyword (a failed
-   * {@code type} or {@code required} rather than the generic "does not match schema" wrappers around it).
+   * The most telling failure: the deepest instance location, and there the deepest keyword (a
+   * failed {@code type} or {@code required} rather than the generic "does not match schema"
+   * wrappers around it).
    */
   private static OutputUnit mostSpecific(OutputUnit root) {
     List<OutputUnit> leaves = new ArrayList<>();
     collect(root, leaves);
     OutputUnit best = null;
     for (OutputUnit u : leaves) {
-      if (best == null || depth(u.getInstanceLocation()) > depth(best.getInstanceLocation())
+      if (best == null
+          || depth(u.getInstanceLocation()) > depth(best.getInstanceLocation())
           || (depth(u.getInstanceLocation()) == depth(best.getInstanceLocation())
               && depth(u.getKeywordLocation()) > depth(best.getKeywordLocation()))) {
         best = u;
@@ -231,7 +270,8 @@ public final class ErrorResponses {
     if (instanceLocation == null) {
       return null;
     }
-    String loc = instanceLocation.startsWith("#") ? instanceLocation.substring(1) : instanceLocation;
+    String loc =
+        instanceLocation.startsWith("#") ? instanceLocation.substring(1) : instanceLocation;
     loc = URLDecoder.decode(loc, StandardCharsets.UTF_8);
     return loc.startsWith("/") ? loc.substring(1).replace('/', '.') : loc;
   }

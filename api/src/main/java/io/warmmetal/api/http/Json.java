@@ -15,11 +15,13 @@ public final class Json {
   }
 
   public static void reply(RoutingContext ctx, int status, JsonObject body) {
-    ctx.response().setStatusCode(status).putHeader("Content-Type", "application/json").end(body.toBuffer());
+    ctx.response()
+        .setStatusCode(status)
+        .putHeader("Content-Type", "application/json")
+        .end(body.toBuffer());
   }
 
   public static void ok(RoutingContext ctx, JsonObject body) {
     reply(ctx, 200, body);
   }
-
 }

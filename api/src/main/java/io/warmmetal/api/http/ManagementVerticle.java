@@ -10,10 +10,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The management port: what Prometheus and operators read from inside the cluster ({@code /metrics}, and the
- * probes' {@code /healthz} and {@code /readyz}), on a listener of its own so that none of it is on the API port,
- * which clients and the internet may reach. No authentication, no contract: only the routes mounted here, anything
- * else a 404 in the one error shape.
+ * The management port: what Prometheus and operators read from inside the cluster ({@code
+ * /metrics}, and the probes' {@code /healthz} and {@code /readyz}), on a listener of its own so
+ * that none of it is on the API port, which clients and the internet may reach. No authentication,
+ * no contract: only the routes mounted here, anything else a 404 in the one error shape.
  */
 public final class ManagementVerticle extends VerticleBase {
   private final String host;
@@ -37,10 +37,18 @@ public final class ManagementVerticle extends VerticleBase {
     for (int status : new int[] {404, 405, 500}) {
       router.errorHandler(status, ErrorResponses::handle);
     }
-    HttpServerOptions options = new HttpServerOptions().setHost(host).setPort(port)
-        .setIdleTimeout((int) idleTimeout.toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
-        .setHttp2ClearTextEnabled(false);
-    return vertx.createHttpServer(options).requestHandler(router).listen().onSuccess(s -> server = s);
+    HttpServerOptions options =
+        new HttpServerOptions()
+            .setHost(host)
+            .setPort(port)
+            .setIdleTimeout((int) idleTimeout.toSeconds())
+            .setIdleTimeoutUnit(TimeUnit.SECONDS)
+            .setHttp2ClearTextEnabled(false);
+    return vertx
+        .createHttpServer(options)
+        .requestHandler(router)
+        .listen()
+        .onSuccess(s -> server = s);
   }
 
   public int actualPort() {

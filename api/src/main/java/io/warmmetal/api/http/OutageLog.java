@@ -7,9 +7,10 @@ import java.time.Duration;
 import org.slf4j.Logger;
 
 /**
- * One WARN per burst of failures instead of a line (or a stack trace) per failure: the first failure is logged with
- * its cause's message; the ones that follow within the window are counted and summarised when it ends ("N more
- * requests failed in the last Xs"), and a window without failures ends the burst. Shared by event loops.
+ * One WARN per burst of failures instead of a line (or a stack trace) per failure: the first
+ * failure is logged with its cause's message; the ones that follow within the window are counted
+ * and summarised when it ends ("N more requests failed in the last Xs"), and a window without
+ * failures ends the burst. Shared by event loops.
  */
 public final class OutageLog {
   private final Logger log;
@@ -22,8 +23,8 @@ public final class OutageLog {
   private long windowStart;
 
   /**
-   * @param what   the line's start, e.g. "database unavailable"
-   * @param noun   what failed, plural, e.g. "requests"
+   * @param what the line's start, e.g. "database unavailable"
+   * @param noun what failed, plural, e.g. "requests"
    */
   public OutageLog(Logger log, String what, String noun, Duration window) {
     this.log = log;
@@ -32,7 +33,10 @@ public final class OutageLog {
     this.windowMillis = window.toMillis();
   }
 
-  /** Logs the failure as part of a burst if a retry can outlive it; false (nothing logged) for any other failure. */
+  /**
+   * Logs the failure as part of a burst if a retry can outlive it; false (nothing logged) for any
+   * other failure.
+   */
   public boolean ifTransient(Throwable cause) {
     if (!TransientFailures.isTransient(cause)) {
       return false;
@@ -41,13 +45,17 @@ public final class OutageLog {
     return true;
   }
 
-  /** Called on a Vert.x thread (the window's end is a timer there); elsewhere every failure is logged. */
+  /**
+   * Called on a Vert.x thread (the window's end is a timer there); elsewhere every failure is
+   * logged.
+   */
   public void failed(Throwable cause) {
     Context context = Vertx.currentContext();
     long now = System.currentTimeMillis();
     Vertx owner = context == null ? null : context.owner();
     synchronized (this) {
-      // A window long past its end, or whose timer another Vert.x holds (one closed since, in tests), lost its
+      // A window long past its end, or whose timer another Vert.x holds (one closed since, in
+      // tests), lost its
       // timer: that burst is over.
       if (open && owner == timerOwner && now - windowStart < 2 * windowMillis) {
         suppressed++;
@@ -68,7 +76,8 @@ public final class OutageLog {
     try {
       vertx.setTimer(windowMillis, id -> endWindow(vertx));
     } catch (RuntimeException closing) {
-      synchronized (this) { // Vert.x is shutting down: no summary; the next failure opens a burst again
+      synchronized (
+          this) { // Vert.x is shutting down: no summary; the next failure opens a burst again
         open = false;
       }
     }
@@ -111,6 +120,8 @@ public final class OutageLog {
       root = root.getCause();
     }
     String text = cause.getClass().getSimpleName() + (message == null ? "" : ": " + message);
-    return root == cause || root.getMessage() == null ? text : text + " (" + root.getMessage() + ")";
+    return root == cause || root.getMessage() == null
+        ? text
+        : text + " (" + root.getMessage() + ")";
   }
 }

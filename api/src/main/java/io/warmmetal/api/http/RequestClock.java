@@ -22,20 +22,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One connection's request clocks, in its Netty pipeline (Vert.x has no header timeout at all). Every request's
- * headers must be complete within the header timeout of its first byte — a new connection's first request: of the
- * connection — or the connection is closed; between requests only the idle timeout runs. A WebSocket upgrade must
- * also bring its (rare) body in time, which Vert.x reads before any handler of ours sees the upgrade; every other
- * request's body is timed by the router, which answers 408.
+ * One connection's request clocks, in its Netty pipeline (Vert.x has no header timeout at all).
+ * Every request's headers must be complete within the header timeout of its first byte — a new
+ * connection's first request: of the connection — or the connection is closed; between requests
+ * only the idle timeout runs. A WebSocket upgrade must also bring its (rare) body in time, which
+ * Vert.x reads before any handler of ours sees the upgrade; every other request's body is timed by
+ * the router, which answers 408.
  *
- * <p>After a WebSocket upgrade the connection is no longer HTTP: the clocks and Vert.x's idle timeout leave its
- * pipeline, and the channel's own liveness sweep (heartbeats) decides how long it lives.
+ * <p>After a WebSocket upgrade the connection is no longer HTTP: the clocks and Vert.x's idle
+ * timeout leave its pipeline, and the channel's own liveness sweep (heartbeats) decides how long it
+ * lives.
  *
  * <p>All on the connection's event loop.
  */
 final class RequestClock {
   private static final Logger LOG = LoggerFactory.getLogger(RequestClock.class);
-  /** Lets the router's 408 go out before this clock closes an upgrade request whose body is late. */
+
+  /**
+   * Lets the router's 408 go out before this clock closes an upgrade request whose body is late.
+   */
   private static final long BODY_GRACE_MILLIS = 1000;
 
   private final Channel channel;
@@ -43,8 +48,13 @@ final class RequestClock {
   private final long bodyMillis;
   private final BytesIn bytesIn = new BytesIn();
   private final Messages messages = new Messages();
-  /** Requests whose headers came and whose response has not ended (more than one only if the client pipelines). */
+
+  /**
+   * Requests whose headers came and whose response has not ended (more than one only if the client
+   * pipelines).
+   */
   private int inProgress;
+
   private boolean closeAfterResponse;
   private ScheduledFuture<?> headerTimer;
   private ScheduledFuture<?> bodyTimer;
@@ -55,27 +65,38 @@ final class RequestClock {
     this.bodyMillis = limits.bodyTimeout().toMillis() + BODY_GRACE_MILLIS;
   }
 
-  /** Starts the clocks of a new HTTP/1.1 connection: its first request's headers are due from now. */
+  /**
+   * Starts the clocks of a new HTTP/1.1 connection: its first request's headers are due from now.
+   */
   static RequestClock start(Channel channel, HttpLimits limits) {
     RequestClock clock = new RequestClock(channel, limits);
     ChannelPipeline pipeline = channel.pipeline();
-    pipeline.addBefore("httpDecoder", "warmmetal.bytesIn", clock.bytesIn); // Vert.x's names for its HTTP codec
+    pipeline.addBefore(
+        "httpDecoder", "warmmetal.bytesIn", clock.bytesIn); // Vert.x's names for its HTTP codec
     pipeline.addAfter("httpEncoder", "warmmetal.messages", clock.messages);
     clock.headerTimer = clock.closeAfter(clock.headerMillis, "no request headers in time");
     channel.closeFuture().addListener(f -> clock.stopTimers());
     return clock;
   }
 
-  /** The connection serves one request: its response says {@code Connection: close}, and the connection closes. */
+  /**
+   * The connection serves one request: its response says {@code Connection: close}, and the
+   * connection closes.
+   */
   void oneRequestOnly() {
     closeAfterResponse = true;
   }
 
   private ScheduledFuture<?> closeAfter(long millis, String why) {
-    return channel.eventLoop().schedule(() -> {
-      LOG.debug("Closing the connection from {}: {}", channel.remoteAddress(), why);
-      channel.close();
-    }, millis, TimeUnit.MILLISECONDS);
+    return channel
+        .eventLoop()
+        .schedule(
+            () -> {
+              LOG.debug("Closing the connection from {}: {}", channel.remoteAddress(), why);
+              channel.close();
+            },
+            millis,
+            TimeUnit.MILLISECONDS);
   }
 
   private void stopTimers() {
@@ -101,11 +122,17 @@ final class RequestClock {
     }
   }
 
-  /** Bytes as they arrive (decrypted), before the HTTP decoder: the first byte of a request starts its clock. */
+  /**
+   * Bytes as they arrive (decrypted), before the HTTP decoder: the first byte of a request starts
+   * its clock.
+   */
   private final class BytesIn extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-      if (inProgress == 0 && headerTimer == null && msg instanceof ByteBuf bytes && bytes.isReadable()) {
+      if (inProgress == 0
+          && headerTimer == null
+          && msg instanceof ByteBuf bytes
+          && bytes.isReadable()) {
         headerTimer = closeAfter(headerMillis, "the next request's headers did not come in time");
       }
       ctx.fireChannelRead(msg);
@@ -119,7 +146,8 @@ final class RequestClock {
       if (msg instanceof HttpRequest request) {
         inProgress++;
         headerTimer = cancel(headerTimer);
-        if (request.headers().contains(HttpHeaderNames.UPGRADE) && !(msg instanceof LastHttpContent)) {
+        if (request.headers().contains(HttpHeaderNames.UPGRADE)
+            && !(msg instanceof LastHttpContent)) {
           bodyTimer = cancel(bodyTimer);
           bodyTimer = closeAfter(bodyMillis, "an upgrade request's body did not come in time");
         }
@@ -139,7 +167,8 @@ final class RequestClock {
           upgraded(ctx.pipeline());
           return;
         }
-        if (status.codeClass() == HttpStatusClass.INFORMATIONAL) { // 100 Continue: the final response follows
+        if (status.codeClass()
+            == HttpStatusClass.INFORMATIONAL) { // 100 Continue: the final response follows
           ctx.write(msg, promise);
           return;
         }

@@ -4,7 +4,9 @@ import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.ThreadLocalRandom;
 
-/** Gives every request an id (the caller's {@code X-Request-Id} if sane) for logs and error bodies. */
+/**
+ * Gives every request an id (the caller's {@code X-Request-Id} if sane) for logs and error bodies.
+ */
 public final class RequestIds {
   private static final String KEY = "warmmetal.requestId";
 
@@ -15,7 +17,9 @@ public final class RequestIds {
     ctx.next();
   }
 
-  /** Gives the request its id unless it has one (the API port assigns it before the body is read). */
+  /**
+   * Gives the request its id unless it has one (the API port assigns it before the body is read).
+   */
   static void ensure(RoutingContext ctx) {
     if (ctx.get(KEY) == null) {
       String id = of(ctx.request());
@@ -28,7 +32,8 @@ public final class RequestIds {
   static String of(HttpServerRequest request) {
     String given = request.getHeader("X-Request-Id");
     return given != null && given.matches("[A-Za-z0-9._-]{1,64}")
-        ? given : Long.toHexString(ThreadLocalRandom.current().nextLong());
+        ? given
+        : Long.toHexString(ThreadLocalRandom.current().nextLong());
   }
 
   public static String get(RoutingContext ctx) {

@@ -20,17 +20,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One port's guard against slow, piled-up and unknown clients; one per port, shared by the port's verticles.
+ * One port's guard against slow, piled-up and unknown clients; one per port, shared by the port's
+ * verticles.
+ *
  * <ul>
  *   <li>connections are capped in total and per client address from the moment they are accepted
- *       ({@link ConnectionCaps});</li>
- *   <li>every request on a connection must bring its headers in time, and a connection idle too long is closed
- *       ({@link RequestClock}, Vert.x's idle timeout);</li>
- *   <li>a request whose body does not arrive within the body timeout is answered 408 and its connection closed;</li>
- *   <li>a URL with a malformed %-escape is answered 400 before routing, and what Vert.x cannot parse at all in the
- *       error shape too;</li>
- *   <li>on a port that asks for client certificates ({@link #requiringClientCertificates}), a connection without
- *       one may call only the open paths, once.</li>
+ *       ({@link ConnectionCaps});
+ *   <li>every request on a connection must bring its headers in time, and a connection idle too
+ *       long is closed ({@link RequestClock}, Vert.x's idle timeout);
+ *   <li>a request whose body does not arrive within the body timeout is answered 408 and its
+ *       connection closed;
+ *   <li>a URL with a malformed %-escape is answered 400 before routing, and what Vert.x cannot
+ *       parse at all in the error shape too;
+ *   <li>on a port that asks for client certificates ({@link #requiringClientCertificates}), a
+ *       connection without one may call only the open paths, once.
  * </ul>
  */
 public final class SlowClients {
@@ -39,12 +42,21 @@ public final class SlowClients {
 
   private final HttpLimits limits;
   private final ConnectionCaps caps;
-  /** The paths a connection without a client certificate may call; null on a port without client certificates. */
+
+  /**
+   * The paths a connection without a client certificate may call; null on a port without client
+   * certificates.
+   */
   private final Set<String> openPaths;
 
-  /** @param port the port's name in log lines, e.g. "API port" */
+  /**
+   * @param port the port's name in log lines, e.g. "API port"
+   */
   public SlowClients(String port, HttpLimits limits) {
-    this(limits, new ConnectionCaps(port, limits.maxConnections(), limits.maxConnectionsPerAddress()), null);
+    this(
+        limits,
+        new ConnectionCaps(port, limits.maxConnections(), limits.maxConnectionsPerAddress()),
+        null);
   }
 
   private SlowClients(HttpLimits limits, ConnectionCaps caps, Set<String> openPaths) {
@@ -54,11 +66,11 @@ public final class SlowClients {
   }
 
   /**
-   * The same guard for a TLS port that asks for client certificates (and has the TLS handshake verify those it
-   * gets): a connection without one may call only {@code openPaths} — anything else is a 401 in the error shape, a
-   * WebSocket upgrade a bare 401 — and only once (its response says {@code Connection: close}); a connection with
-   * one is exempt from the per-address cap, since many clients with certificates may share an address (behind a load
-   * balancer).
+   * The same guard for a TLS port that asks for client certificates (and has the TLS handshake
+   * verify those it gets): a connection without one may call only {@code openPaths} — anything else
+   * is a 401 in the error shape, a WebSocket upgrade a bare 401 — and only once (its response says
+   * {@code Connection: close}); a connection with one is exempt from the per-address cap, since
+   * many clients with certificates may share an address (behind a load balancer).
    */
   public SlowClients requiringClientCertificates(Set<String> openPaths) {
     return new SlowClients(limits, caps, Set.copyOf(openPaths));
@@ -72,16 +84,19 @@ public final class SlowClients {
   /** The server options with the limits Vert.x applies itself: the idle timeout; HTTP/1.1 only. */
   public HttpServerOptions apply(HttpServerOptions options) {
     return options
-        .setIdleTimeout((int) limits.idleTimeout().toSeconds()).setIdleTimeoutUnit(TimeUnit.SECONDS)
-        // HTTP/1.1 only: the clocks read HTTP/1.1, and with cleartext HTTP/2 on a connection exists for Vert.x only
-        // once its first bytes arrive, so a client that connects and sends nothing would escape the header timeout.
+        .setIdleTimeout((int) limits.idleTimeout().toSeconds())
+        .setIdleTimeoutUnit(TimeUnit.SECONDS)
+        // HTTP/1.1 only: the clocks read HTTP/1.1, and with cleartext HTTP/2 on a connection exists
+        // for Vert.x only
+        // once its first bytes arrive, so a client that connects and sends nothing would escape the
+        // header timeout.
         .setHttp2ClearTextEnabled(false)
         .setUseAlpn(false);
   }
 
   /**
-   * Listens with the guard in place: the caps from accept, each connection's clocks, Vert.x's own refusals in the
-   * error shape, then {@code requests}.
+   * Listens with the guard in place: the caps from accept, each connection's clocks, Vert.x's own
+   * refusals in the error shape, then {@code requests}.
    */
   public Future<HttpServer> listen(HttpServer server, Handler<HttpServerRequest> requests) {
     return server
@@ -97,16 +112,24 @@ public final class SlowClients {
     return List.of(this::bodyRead);
   }
 
-  /** Times every request's body: a route ahead of all others (but {@code order - 1}, if one is there). */
+  /**
+   * Times every request's body: a route ahead of all others (but {@code order - 1}, if one is
+   * there).
+   */
   public void timeBodies(Router router, int order) {
     router.route().order(order).handler(this::startBodyTimer);
   }
 
-  /** The WebSocket handshakes the port accepts: on a port with client certificates, only from a connection with one. */
-  public Handler<ServerWebSocketHandshake> webSocketHandshakes(Handler<ServerWebSocketHandshake> next) {
+  /**
+   * The WebSocket handshakes the port accepts: on a port with client certificates, only from a
+   * connection with one.
+   */
+  public Handler<ServerWebSocketHandshake> webSocketHandshakes(
+      Handler<ServerWebSocketHandshake> next) {
     return handshake -> {
       if (openPaths != null && !hasClientCertificate(handshake)) {
-        handshake.reject(401); // Vert.x's handshake refusal has no body of ours; the connection closes after it
+        handshake.reject(
+            401); // Vert.x's handshake refusal has no body of ours; the connection closes after it
         return;
       }
       next.handle(handshake);
@@ -128,9 +151,15 @@ public final class SlowClients {
   private Handler<HttpServerRequest> requests(Handler<HttpServerRequest> router) {
     return request -> {
       ApiError refusal = null;
-      if (openPaths != null && !openPaths.contains(request.path()) && !hasClientCertificate(request.connection())) {
-        refusal = ApiError.of(ErrorCode.Unauthorized, "present the agent's client certificate (mutual TLS); without "
-            + "one this port answers only " + String.join(", ", openPaths));
+      if (openPaths != null
+          && !openPaths.contains(request.path())
+          && !hasClientCertificate(request.connection())) {
+        refusal =
+            ApiError.of(
+                ErrorCode.Unauthorized,
+                "present the agent's client certificate (mutual TLS); without "
+                    + "one this port answers only "
+                    + String.join(", ", openPaths));
       } else {
         refusal = MalformedEscapes.find(request.uri());
       }
@@ -139,41 +168,59 @@ public final class SlowClients {
         return;
       }
       String length = request.headers().get("Content-Length");
-      boolean hasBody = request.headers().contains("Transfer-Encoding") || (length != null && !"0".equals(length));
+      boolean hasBody =
+          request.headers().contains("Transfer-Encoding")
+              || (length != null && !"0".equals(length));
       if (hasBody) {
-        request.response().putHeader("Connection", "close"); // its body is not read: the connection cannot go on
+        request
+            .response()
+            .putHeader("Connection", "close"); // its body is not read: the connection cannot go on
       }
-      ErrorResponses.send(request.response(), refusal, RequestIds.of(request)).onComplete(x -> {
-        if (hasBody) {
-          request.connection().close();
-        }
-      });
+      ErrorResponses.send(request.response(), refusal, RequestIds.of(request))
+          .onComplete(
+              x -> {
+                if (hasBody) {
+                  request.connection().close();
+                }
+              });
     };
   }
 
-  /** What Vert.x could not parse as an HTTP/1.x request: answered in the error shape, and the connection closed. */
+  /**
+   * What Vert.x could not parse as an HTTP/1.x request: answered in the error shape, and the
+   * connection closed.
+   */
   private static void invalidRequest(HttpServerRequest request) {
     Throwable cause = request.decoderResult().cause();
     ApiError error;
     if (cause instanceof TooLongHttpLineException) {
-      error = ApiError.of(ErrorCode.UriTooLong, "the request line (method, URL, version) is too long");
+      error =
+          ApiError.of(ErrorCode.UriTooLong, "the request line (method, URL, version) is too long");
     } else if (cause instanceof TooLongHttpHeaderException) {
       error = ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
     } else {
       error = ApiError.of(ErrorCode.ValidationError, "the request is not valid HTTP/1.1");
     }
-    LOG.debug("Refused a malformed request from {}: {}", request.remoteAddress(), cause == null ? "?"
-        : cause.getMessage());
+    LOG.debug(
+        "Refused a malformed request from {}: {}",
+        request.remoteAddress(),
+        cause == null ? "?" : cause.getMessage());
     request.response().putHeader("Connection", "close");
     ErrorResponses.send(request.response(), error, RequestIds.of(request))
         .onComplete(x -> request.connection().close());
   }
 
-  /** The first route's handler: the request gets its id, and its body must be in before the body timeout. */
+  /**
+   * The first route's handler: the request gets its id, and its body must be in before the body
+   * timeout.
+   */
   private void startBodyTimer(RoutingContext ctx) {
-    RequestIds.ensure(ctx); // before the body, so even a request that never completes is logged with its id
+    RequestIds.ensure(
+        ctx); // before the body, so even a request that never completes is logged with its id
     if (ctx.get(BODY_TIMER) == null) {
-      ctx.put(BODY_TIMER, ctx.vertx().setTimer(limits.bodyTimeout().toMillis(), id -> bodyTooSlow(ctx)));
+      ctx.put(
+          BODY_TIMER,
+          ctx.vertx().setTimer(limits.bodyTimeout().toMillis(), id -> bodyTooSlow(ctx)));
       ctx.addEndHandler(x -> bodyRead(ctx, false));
     }
     ctx.next();
@@ -200,16 +247,23 @@ public final class SlowClients {
     if (ctx.request().isEnded() || ctx.response().ended() || ctx.response().closed()) {
       return;
     }
-    LOG.debug("Request {} {} did not send its body in time [requestId={}]", ctx.request().method(),
-        ctx.request().path(), RequestIds.get(ctx));
+    LOG.debug(
+        "Request {} {} did not send its body in time [requestId={}]",
+        ctx.request().method(),
+        ctx.request().path(),
+        RequestIds.get(ctx));
     HttpConnection conn = ctx.request().connection();
     if (ctx.response().headWritten()) {
       conn.close();
       return;
     }
     ctx.response().putHeader("Connection", "close");
-    ErrorResponses.send(ctx, ApiError.of(ErrorCode.RequestTimeout, "the request body did not arrive within "
-        + limits.bodyTimeout().toSeconds() + "s")).onComplete(x -> conn.close());
+    ErrorResponses.send(
+            ctx,
+            ApiError.of(
+                ErrorCode.RequestTimeout,
+                "the request body did not arrive within " + limits.bodyTimeout().toSeconds() + "s"))
+        .onComplete(x -> conn.close());
   }
 
   private static boolean hasClientCertificate(HttpConnection conn) {

@@ -6,7 +6,9 @@ import io.warmmetal.api.http.Json;
 import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.api.lifecycle.Launch;
 
-/** Instances and launches as the API shows them: never their secrets (bootstrap token, user data). */
+/**
+ * Instances and launches as the API shows them: never their secrets (bootstrap token, user data).
+ */
 public final class InstanceJson {
   private InstanceJson() {}
 
@@ -32,7 +34,9 @@ public final class InstanceJson {
   public static JsonObject from(Launch launch) {
     JsonArray instances = new JsonArray();
     launch.instances().forEach(i -> instances.add(from(i)));
-    return new JsonObject().put("launchId", launch.launchId()).put("clientToken", launch.clientToken())
+    return new JsonObject()
+        .put("launchId", launch.launchId())
+        .put("clientToken", launch.clientToken())
         .put("instances", instances);
   }
 }

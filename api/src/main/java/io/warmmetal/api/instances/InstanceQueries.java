@@ -13,14 +13,23 @@ final class InstanceQueries {
   private InstanceQueries() {}
 
   /** {@code project} null: every project's. */
-  static Future<JsonObject> list(SqlClient db, String project, String state, String shape, String machineId,
-      String labelSelector, String cursor, int limit) {
-    Filter f = new Filter()
-        .whereIfPresent("i.project = ?", project)
-        .whereIfPresent("i.state = ?", state)
-        .whereIfPresent("i.shape = ?", shape)
-        .whereIfPresent("i.machine_id = ?", machineId);
+  static Future<JsonObject> list(
+      SqlClient db,
+      String project,
+      String state,
+      String shape,
+      String machineId,
+      String labelSelector,
+      String cursor,
+      int limit) {
+    Filter f =
+        new Filter()
+            .whereIfPresent("i.project = ?", project)
+            .whereIfPresent("i.state = ?", state)
+            .whereIfPresent("i.shape = ?", shape)
+            .whereIfPresent("i.machine_id = ?", machineId);
     LabelSelector.apply(labelSelector, "i.labels", f);
-    return Paging.page(db, Instance.SELECT, "i.seq", f, cursor, limit, r -> InstanceJson.from(Instance.from(r)));
+    return Paging.page(
+        db, Instance.SELECT, "i.seq", f, cursor, limit, r -> InstanceJson.from(Instance.from(r)));
   }
 }

@@ -8,7 +8,9 @@ import io.warmmetal.api.lifecycle.LaunchSpec;
 import java.util.Base64;
 import java.util.List;
 
-/** Turns a contract-valid launch body into a {@link LaunchSpec}, checking what a schema cannot say. */
+/**
+ * Turns a contract-valid launch body into a {@link LaunchSpec}, checking what a schema cannot say.
+ */
 final class LaunchRequests {
   static final int MAX_USER_DATA_BYTES = 64 * 1024;
 
@@ -19,16 +21,25 @@ final class LaunchRequests {
     int minCount = body.getInteger("minCount", 1);
     int maxCount = body.getInteger("maxCount", minCount);
     if (maxCount < minCount) {
-      throw ApiError.invalid("maxCount", "maxCount (" + maxCount + ") must not be below minCount (" + minCount + ")");
+      throw ApiError.invalid(
+          "maxCount", "maxCount (" + maxCount + ") must not be below minCount (" + minCount + ")");
     }
     if (body.containsKey("userData") && body.containsKey("kubernetes")) {
       // The agent either joins the cluster with the join block or runs the user data: say which.
       throw ApiError.invalid("userData", "give userData or kubernetes, not both");
     }
-    return new LaunchSpec(caller, shapes, minCount, maxCount, body.getString("clientToken"),
-        body.getJsonObject("labels", new JsonObject()), body.getJsonObject("kubernetes"), userData(body),
+    return new LaunchSpec(
+        caller,
+        shapes,
+        minCount,
+        maxCount,
+        body.getString("clientToken"),
+        body.getJsonObject("labels", new JsonObject()),
+        body.getJsonObject("kubernetes"),
+        userData(body),
         body.getBoolean("allowPreparing", false) || body.getBoolean("allowStandby", false),
-        body.getBoolean("allowStandby", false), body.getJsonObject("machineLabels", new JsonObject()));
+        body.getBoolean("allowStandby", false),
+        body.getJsonObject("machineLabels", new JsonObject()));
   }
 
   private static List<String> shapes(JsonObject body) {
@@ -55,8 +66,9 @@ final class LaunchRequests {
       throw ApiError.invalid("userData", "userData is not valid base64");
     }
     if (decoded.length > MAX_USER_DATA_BYTES) {
-      throw ApiError.invalid("userData", "userData is " + decoded.length + " bytes decoded; the limit is "
-          + MAX_USER_DATA_BYTES);
+      throw ApiError.invalid(
+          "userData",
+          "userData is " + decoded.length + " bytes decoded; the limit is " + MAX_USER_DATA_BYTES);
     }
     return decoded;
   }

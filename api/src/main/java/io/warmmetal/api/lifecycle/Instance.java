@@ -5,10 +5,10 @@ import io.vertx.sqlclient.Row;
 import java.time.OffsetDateTime;
 
 /**
- * An instance: a machine handed to a launch. Never its secrets (bootstrap token, user data): those stay sealed in
- * the database until the agent's channel delivers the join.
+ * An instance: a machine handed to a launch. Never its secrets (bootstrap token, user data): those
+ * stay sealed in the database until the agent's channel delivers the join.
  *
- * @param address    its machine's address
+ * @param address its machine's address
  * @param kubernetes the join parameters without the bootstrap token, or null
  */
 public record Instance(
@@ -32,11 +32,21 @@ public record Instance(
       "SELECT i.*, m.address FROM instances i JOIN machines m ON m.id = i.machine_id";
 
   public static Instance from(Row r) {
-    return new Instance(r.getString("id"), r.getString("launch_id"), r.getString("project"),
-        r.getString("machine_id"), r.getString("shape"),
-        InstanceState.fromWire(r.getString("state")), r.getString("state_reason"), r.getString("address"),
-        r.getJsonObject("labels"), r.getJsonObject("kubernetes"), r.getBoolean("has_user_data"),
-        r.getOffsetDateTime("created_at"), r.getOffsetDateTime("running_at"), r.getOffsetDateTime("terminated_at"));
+    return new Instance(
+        r.getString("id"),
+        r.getString("launch_id"),
+        r.getString("project"),
+        r.getString("machine_id"),
+        r.getString("shape"),
+        InstanceState.fromWire(r.getString("state")),
+        r.getString("state_reason"),
+        r.getString("address"),
+        r.getJsonObject("labels"),
+        r.getJsonObject("kubernetes"),
+        r.getBoolean("has_user_data"),
+        r.getOffsetDateTime("created_at"),
+        r.getOffsetDateTime("running_at"),
+        r.getOffsetDateTime("terminated_at"));
   }
 
   /** The Kubernetes Node's {@code spec.providerID} for an instance on this machine. */

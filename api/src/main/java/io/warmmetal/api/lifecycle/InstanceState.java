@@ -1,6 +1,9 @@
 package io.warmmetal.api.lifecycle;
 
-/** EC2's instance states: {@code pending → running → shutting-down → terminated}, and {@code failed}. */
+/**
+ * EC2's instance states: {@code pending → running → shutting-down → terminated}, and {@code
+ * failed}.
+ */
 public enum InstanceState {
   PENDING("pending"),
   RUNNING("running"),

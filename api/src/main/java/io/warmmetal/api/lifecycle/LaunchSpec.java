@@ -6,12 +6,13 @@ import java.util.List;
 /**
  * A validated launch request.
  *
- * @param shapes         acceptable shape names or aliases, most preferred first
- * @param kubernetes     join parameters including the bootstrap token, or null
- * @param userData       decoded user data, or null
+ * @param shapes acceptable shape names or aliases, most preferred first
+ * @param kubernetes join parameters including the bootstrap token, or null
+ * @param userData decoded user data, or null
  * @param allowPreparing also claim machines still being prepared
- * @param allowStandby   also claim machines in standby (switched on and prepared for the launch)
- * @param machineLabels  only machines whose labels hold every one of these pairs may be claimed (empty: any)
+ * @param allowStandby also claim machines in standby (switched on and prepared for the launch)
+ * @param machineLabels only machines whose labels hold every one of these pairs may be claimed
+ *     (empty: any)
  */
 public record LaunchSpec(
     Caller caller,
@@ -26,18 +27,24 @@ public record LaunchSpec(
     boolean allowStandby,
     JsonObject machineLabels) {
 
-  /** The parameters that make two launches "the same" for idempotency: everything but the client token. */
+  /**
+   * The parameters that make two launches "the same" for idempotency: everything but the client
+   * token.
+   */
   public JsonObject idempotencyView() {
-    JsonObject view = new JsonObject()
-        .put("shapes", shapes)
-        .put("minCount", minCount)
-        .put("maxCount", maxCount)
-        .put("labels", labels)
-        .put("kubernetes", kubernetes)
-        .put("userData", userData)
-        .put("allowPreparing", allowPreparing);
+    JsonObject view =
+        new JsonObject()
+            .put("shapes", shapes)
+            .put("minCount", minCount)
+            .put("maxCount", maxCount)
+            .put("labels", labels)
+            .put("kubernetes", kubernetes)
+            .put("userData", userData)
+            .put("allowPreparing", allowPreparing);
     if (allowStandby) {
-      view.put("allowStandby", true); // only when asked: the launches recorded before it existed keep their hashes
+      view.put(
+          "allowStandby",
+          true); // only when asked: the launches recorded before it existed keep their hashes
     }
     if (!machineLabels.isEmpty()) {
       view.put("machineLabels", machineLabels); // likewise
@@ -62,7 +69,18 @@ public record LaunchSpec(
   @Override
   public String toString() {
     // Never print secrets: records print every component by default.
-    return "LaunchSpec[caller=" + caller.name() + ", shapes=" + shapes + ", minCount=" + minCount + ", maxCount="
-        + maxCount + ", clientToken=" + clientToken + ", machineLabels=" + machineLabels + "]";
+    return "LaunchSpec[caller="
+        + caller.name()
+        + ", shapes="
+        + shapes
+        + ", minCount="
+        + minCount
+        + ", maxCount="
+        + maxCount
+        + ", clientToken="
+        + clientToken
+        + ", machineLabels="
+        + machineLabels
+        + "]";
   }
 }

@@ -1,13 +1,13 @@
 package io.warmmetal.api.lifecycle;
 
 /**
- * Where a machine is in its life. The happy path is
- * {@code enrolling → preparing → warm → joining → in-use → resetting → preparing → warm}; {@code new} holds hardware
- * that enrolled through a network boot and waits for an operator to accept it (never prepared, claimed or counted by
- * a pool), {@code standby} holds
- * machines the pool does not keep prepared (powered off where power control exists), {@code rebooting} one whose
- * agent was told to reboot (it comes back through the network boot and enrolls again, or reconnects), {@code offline}
- * marks lost heartbeats, {@code failed} quarantines a machine for an operator, {@code retired} is final.
+ * Where a machine is in its life. The happy path is {@code enrolling → preparing → warm → joining →
+ * in-use → resetting → preparing → warm}; {@code new} holds hardware that enrolled through a
+ * network boot and waits for an operator to accept it (never prepared, claimed or counted by a
+ * pool), {@code standby} holds machines the pool does not keep prepared (powered off where power
+ * control exists), {@code rebooting} one whose agent was told to reboot (it comes back through the
+ * network boot and enrolls again, or reconnects), {@code offline} marks lost heartbeats, {@code
+ * failed} quarantines a machine for an operator, {@code retired} is final.
  */
 public enum MachineState {
   ENROLLING("enrolling"),

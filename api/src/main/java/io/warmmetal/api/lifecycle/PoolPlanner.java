@@ -22,23 +22,28 @@ import java.util.Set;
 
 /**
  * The one owner of the pools' decisions, a pure function of a {@link PoolSnapshot}: per pool,
+ *
  * <ul>
- *   <li>warm + preparing below {@code minWarm}: the oldest standby machines are prepared; what standby cannot cover
- *       is the pool's deficit;</li>
- *   <li>warm above {@code maxWarm}: the newest warm machines are parked in standby;</li>
- *   <li>a pool that names a node image rolls its machines onto it, one at a time: while none of the pool is
- *       rebooting, the oldest machine on another image — standby (and switched on) before warm — is rebooted into
- *       it (it comes back through the network boot, enrolls again, and is prepared like any standby machine);
- *       standby machines on another image are not prepared meanwhile. A machine switched off needs no reboot: it
- *       boots the pool's image when it is next switched on;</li>
+ *   <li>warm + preparing below {@code minWarm}: the oldest standby machines are prepared; what
+ *       standby cannot cover is the pool's deficit;
+ *   <li>warm above {@code maxWarm}: the newest warm machines are parked in standby;
+ *   <li>a pool that names a node image rolls its machines onto it, one at a time: while none of the
+ *       pool is rebooting, the oldest machine on another image — standby (and switched on) before
+ *       warm — is rebooted into it (it comes back through the network boot, enrolls again, and is
+ *       prepared like any standby machine); standby machines on another image are not prepared
+ *       meanwhile. A machine switched off needs no reboot: it boots the pool's image when it is
+ *       next switched on;
  * </ul>
- * then, over the states those moves lead to, the standby tier's power: idle standby machines off, machines needed
- * again (preparing, warm or claimed) on. Only free machines (uncordoned, no instance) count or move. New hardware
- * waiting for acceptance ({@code new}) is no pool's: it is never prepared, parked, counted or switched.
+ *
+ * then, over the states those moves lead to, the standby tier's power: idle standby machines off,
+ * machines needed again (preparing, warm or claimed) on. Only free machines (uncordoned, no
+ * instance) count or move. New hardware waiting for acceptance ({@code new}) is no pool's: it is
+ * never prepared, parked, counted or switched.
  */
 public final class PoolPlanner {
   /** States in which a machine must be running. */
-  private static final Set<MachineState> NEEDS_POWER = EnumSet.of(PREPARING, WARM, JOINING, IN_USE, RESETTING);
+  private static final Set<MachineState> NEEDS_POWER =
+      EnumSet.of(PREPARING, WARM, JOINING, IN_USE, RESETTING);
 
   private PoolPlanner() {}
 
@@ -48,8 +53,10 @@ public final class PoolPlanner {
     List<Deficit> deficits = new ArrayList<>();
     List<Reboot> reboot = new ArrayList<>();
     for (Target pool : snapshot.pools()) {
-      List<Member> free = snapshot.machines().stream()
-          .filter(m -> m.free() && m.shape().equals(pool.shape())).toList();
+      List<Member> free =
+          snapshot.machines().stream()
+              .filter(m -> m.free() && m.shape().equals(pool.shape()))
+              .toList();
       rollOut(pool, free).ifPresent(reboot::add);
       Set<String> rebooted = new HashSet<>();
       reboot.forEach(r -> rebooted.add(r.machineId()));
@@ -57,8 +64,11 @@ public final class PoolPlanner {
       int ready = warm.size() + ids(free, PREPARING).size();
       int deficit = 0;
       if (ready < pool.minWarm()) {
-        List<String> standby = free.stream().filter(m -> m.state() == STANDBY && onImage(pool, m)
-            && !rebooted.contains(m.id())).map(Member::id).toList();
+        List<String> standby =
+            free.stream()
+                .filter(m -> m.state() == STANDBY && onImage(pool, m) && !rebooted.contains(m.id()))
+                .map(Member::id)
+                .toList();
         int wanted = pool.minWarm() - ready;
         int started = Math.min(wanted, standby.size());
         prepare.addAll(standby.subList(0, started));
@@ -68,7 +78,8 @@ public final class PoolPlanner {
           park.add(warm.get(i)); // newest first: the oldest stay warm
         }
       }
-      deficits.add(new Deficit(pool.shape(), pool.minWarm(), deficit, deficit != pool.recordedDeficit()));
+      deficits.add(
+          new Deficit(pool.shape(), pool.minWarm(), deficit, deficit != pool.recordedDeficit()));
     }
     Set<String> preparing = new HashSet<>(prepare);
     Set<String> parked = new HashSet<>(park);
@@ -78,7 +89,8 @@ public final class PoolPlanner {
       if (!m.powerControl()) {
         continue;
       }
-      MachineState next = preparing.contains(m.id()) ? PREPARING : parked.contains(m.id()) ? STANDBY : m.state();
+      MachineState next =
+          preparing.contains(m.id()) ? PREPARING : parked.contains(m.id()) ? STANDBY : m.state();
       if (next == STANDBY && m.free() && !m.switchedOff()) {
         off.add(m.id());
       } else if (NEEDS_POWER.contains(next) && m.switchedOff()) {
@@ -88,13 +100,20 @@ public final class PoolPlanner {
     return new PoolDecisions(prepare, park, deficits, off, on, reboot);
   }
 
-  /** The next machine of the pool to reboot onto its image, if it names one and none is rebooting now. */
+  /**
+   * The next machine of the pool to reboot onto its image, if it names one and none is rebooting
+   * now.
+   */
   private static Optional<Reboot> rollOut(Target pool, List<Member> free) {
     if (pool.image() == null || free.stream().anyMatch(m -> m.state() == REBOOTING)) {
       return Optional.empty();
     }
     return free.stream()
-        .filter(m -> !onImage(pool, m) && !m.switchedOff() && (m.state() == STANDBY || m.state() == WARM))
+        .filter(
+            m ->
+                !onImage(pool, m)
+                    && !m.switchedOff()
+                    && (m.state() == STANDBY || m.state() == WARM))
         .min(Comparator.comparing((Member m) -> m.state() == WARM)) // standby first; stable: oldest
         .map(m -> new Reboot(m.id(), m.state(), pool.image()));
   }

@@ -3,9 +3,9 @@ package io.warmmetal.api.lifecycle;
 import io.vertx.core.json.JsonObject;
 
 /**
- * The core saying no: a stable {@link Reason}, a message naming the problem, optionally the offending input field and
- * details. It knows nothing of HTTP; the edges decide what a reason means on their wire (the HTTP edge: a status and
- * the error shape).
+ * The core saying no: a stable {@link Reason}, a message naming the problem, optionally the
+ * offending input field and details. It knows nothing of HTTP; the edges decide what a reason means
+ * on their wire (the HTTP edge: a status and the error shape).
  */
 public final class Refusal extends RuntimeException {
   /** Why, as clients and edges match on it; never renamed (the names double as metric labels). */
@@ -17,7 +17,10 @@ public final class Refusal extends RuntimeException {
     /** The caller may not do this to that (another machine's command, a replaced certificate). */
     Forbidden,
     NotFound,
-    /** It clashes with what exists (a second machine with the same identity, a result already reported). */
+    /**
+     * It clashes with what exists (a second machine with the same identity, a result already
+     * reported).
+     */
     Conflict,
     /** What it is asked to change is not in a state that allows it. */
     InvalidState,

@@ -7,22 +7,39 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Derives a shape's stable, readable name from a machine's facts: {@code <arch>-<cpus>c-<memory GiB>g}, plus one
- * {@code -<count>x<gpu>} per GPU model, e.g. {@code x86-64c-512g-4xh100}. Memory is rounded to the nearest GiB, so
- * firmware reserving a few MiB does not split a shape.
+ * Derives a shape's stable, readable name from a machine's facts: {@code <arch>-<cpus>c-<memory
+ * GiB>g}, plus one {@code -<count>x<gpu>} per GPU model, e.g. {@code x86-64c-512g-4xh100}. Memory
+ * is rounded to the nearest GiB, so firmware reserving a few MiB does not split a shape.
  */
 public final class ShapeNamer {
-  private static final Set<String> VENDOR_WORDS = Set.of("nvidia", "amd", "intel", "tesla", "geforce", "radeon",
-      "instinct", "quadro", "rtx", "corporation", "inc");
+  private static final Set<String> VENDOR_WORDS =
+      Set.of(
+          "nvidia",
+          "amd",
+          "intel",
+          "tesla",
+          "geforce",
+          "radeon",
+          "instinct",
+          "quadro",
+          "rtx",
+          "corporation",
+          "inc");
 
   private ShapeNamer() {}
 
   public static String name(JsonObject facts) {
-    StringBuilder name = new StringBuilder()
-        .append(arch(facts.getString("arch")))
-        .append('-').append(facts.getInteger("cpus")).append('c')
-        .append('-').append(memoryGiB(facts)).append('g');
-    gpuCounts(facts).forEach((model, count) -> name.append('-').append(count).append('x').append(model));
+    StringBuilder name =
+        new StringBuilder()
+            .append(arch(facts.getString("arch")))
+            .append('-')
+            .append(facts.getInteger("cpus"))
+            .append('c')
+            .append('-')
+            .append(memoryGiB(facts))
+            .append('g');
+    gpuCounts(facts)
+        .forEach((model, count) -> name.append('-').append(count).append('x').append(model));
     return name.toString();
   }
 
@@ -50,9 +67,10 @@ public final class ShapeNamer {
   }
 
   /**
-   * The model's first word with a digit in it, which is what people call GPUs by: {@code "NVIDIA H100 80GB HBM3"} →
-   * {@code h100}, {@code "AMD Instinct MI300X"} → {@code mi300x}, {@code "Intel(R) Data Center GPU Max 1550"} →
-   * {@code 1550}; failing that, the first word that is not a vendor's.
+   * The model's first word with a digit in it, which is what people call GPUs by: {@code "NVIDIA
+   * H100 80GB HBM3"} → {@code h100}, {@code "AMD Instinct MI300X"} → {@code mi300x}, {@code
+   * "Intel(R) Data Center GPU Max 1550"} → {@code 1550}; failing that, the first word that is not a
+   * vendor's.
    */
   static String gpuModel(String model) {
     String[] words = model.toLowerCase(Locale.ROOT).split("[^a-z0-9]+");
@@ -69,6 +87,9 @@ public final class ShapeNamer {
     return "gpu";
   }
 
-  /** Shape names are DNS-label-like and at most this long (they appear in paths and Kubernetes labels). */
+  /**
+   * Shape names are DNS-label-like and at most this long (they appear in paths and Kubernetes
+   * labels).
+   */
   public static final int MAX_LENGTH = 63;
 }

@@ -36,7 +36,11 @@ public final class MachineJson {
   /** What a registration body or an enrolling agent says about its server. */
   public static Host host(JsonObject body) {
     JsonObject identity = body.getJsonObject("identity", new JsonObject());
-    return new Host(body.getString("name"), body.getString("address"), body.getJsonObject("facts"),
-        identity.getString("systemUuid"), identity.getString("primaryMac"));
+    return new Host(
+        body.getString("name"),
+        body.getString("address"),
+        body.getJsonObject("facts"),
+        identity.getString("systemUuid"),
+        identity.getString("primaryMac"));
   }
 }

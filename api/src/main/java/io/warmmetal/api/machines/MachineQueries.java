@@ -12,13 +12,27 @@ import io.warmmetal.api.lifecycle.Machine;
 final class MachineQueries {
   private MachineQueries() {}
 
-  static Future<JsonObject> list(SqlClient db, String state, String shape, Boolean cordoned, String labelSelector,
-      String cursor, int limit) {
-    Filter f = new Filter()
-        .whereIfPresent("state = ?", state)
-        .whereIfPresent("shape = ?", shape)
-        .whereIfPresent("cordoned = ?", cordoned);
+  static Future<JsonObject> list(
+      SqlClient db,
+      String state,
+      String shape,
+      Boolean cordoned,
+      String labelSelector,
+      String cursor,
+      int limit) {
+    Filter f =
+        new Filter()
+            .whereIfPresent("state = ?", state)
+            .whereIfPresent("shape = ?", shape)
+            .whereIfPresent("cordoned = ?", cordoned);
     LabelSelector.apply(labelSelector, "labels", f);
-    return Paging.page(db, "SELECT * FROM machines", "seq", f, cursor, limit, r -> MachineJson.from(Machine.from(r)));
+    return Paging.page(
+        db,
+        "SELECT * FROM machines",
+        "seq",
+        f,
+        cursor,
+        limit,
+        r -> MachineJson.from(Machine.from(r)));
   }
 }

@@ -22,13 +22,15 @@ import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 /**
- * The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and state, pool deficits,
- * open and refused connections per port.
+ * The API's Prometheus metrics: launch latency, launch batch sizes, claims, machines per shape and
+ * state, pool deficits, open and refused connections per port.
  */
 public final class FleetMetrics {
   /** The outcome of a launch that launched (a new launch, not a replay or a refusal). */
   public static final String LAUNCHED = "launched";
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Map<String, Timer> launchTimers = new ConcurrentHashMap<>();
   private final Map<String, Timer> launchStages = new ConcurrentHashMap<>();
   private final Map<String, Counter> claims = new ConcurrentHashMap<>();
@@ -37,25 +39,32 @@ public final class FleetMetrics {
   private final DistributionSummary launchBatches;
 
   public FleetMetrics() {
-    machines = MultiGauge.builder("warmmetal.machines")
-        .description("Machines by shape and state")
-        .register(registry);
-    launchBatches = DistributionSummary.builder("warmmetal.launch.batch.size")
-        .description("Launch requests per database call (launches arriving together share one)")
-        .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
-        .register(registry);
+    machines =
+        MultiGauge.builder("warmmetal.machines")
+            .description("Machines by shape and state")
+            .register(registry);
+    launchBatches =
+        DistributionSummary.builder("warmmetal.launch.batch.size")
+            .description("Launch requests per database call (launches arriving together share one)")
+            .serviceLevelObjectives(1, 2, 4, 8, 16, 32, 64)
+            .register(registry);
   }
 
   /**
-   * Where a launch's time went inside the API: {@code prepare} (fingerprint, sealing, ids on a worker), {@code queued}
-   * (waiting for a database call), {@code database} (the call carrying it, to its commit).
+   * Where a launch's time went inside the API: {@code prepare} (fingerprint, sealing, ids on a
+   * worker), {@code queued} (waiting for a database call), {@code database} (the call carrying it,
+   * to its commit).
    */
   public void launchStage(String stage, long nanos) {
-    launchStages.computeIfAbsent(stage, s -> Timer.builder("warmmetal.launch.stage")
-            .description("Time a launch spends in each stage inside the API")
-            .tag("stage", s)
-            .publishPercentiles(0.5, 0.99)
-            .register(registry))
+    launchStages
+        .computeIfAbsent(
+            stage,
+            s ->
+                Timer.builder("warmmetal.launch.stage")
+                    .description("Time a launch spends in each stage inside the API")
+                    .tag("stage", s)
+                    .publishPercentiles(0.5, 0.99)
+                    .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
@@ -66,33 +75,47 @@ public final class FleetMetrics {
 
   /** A launch request finished with {@code outcome} (launched, replayed, or an error code). */
   public void launchFinished(long nanos, String outcome) {
-    launchTimers.computeIfAbsent(outcome, o -> Timer.builder("warmmetal.launch.duration")
-            .description("Time to answer POST /v1/instances")
-            .tag("outcome", o)
-            .publishPercentileHistogram()
-            .minimumExpectedValue(Duration.ofMillis(1))
-            .maximumExpectedValue(Duration.ofSeconds(10))
-            .register(registry))
+    launchTimers
+        .computeIfAbsent(
+            outcome,
+            o ->
+                Timer.builder("warmmetal.launch.duration")
+                    .description("Time to answer POST /v1/instances")
+                    .tag("outcome", o)
+                    .publishPercentileHistogram()
+                    .minimumExpectedValue(Duration.ofMillis(1))
+                    .maximumExpectedValue(Duration.ofSeconds(10))
+                    .register(registry))
         .record(nanos, TimeUnit.NANOSECONDS);
   }
 
   public void claimed(String shape) {
-    claims.computeIfAbsent(shape, s -> Counter.builder("warmmetal.claims")
-            .description("Machines claimed by launches")
-            .tag("shape", s)
-            .register(registry))
+    claims
+        .computeIfAbsent(
+            shape,
+            s ->
+                Counter.builder("warmmetal.claims")
+                    .description("Machines claimed by launches")
+                    .tag("shape", s)
+                    .register(registry))
         .increment();
   }
 
   public void poolDeficit(String shape, int deficit) {
-    deficits.computeIfAbsent(shape, s -> registry.gauge("warmmetal.pool.deficit", Tags.of("shape", s),
-        new AtomicInteger())).set(deficit);
+    deficits
+        .computeIfAbsent(
+            shape,
+            s -> registry.gauge("warmmetal.pool.deficit", Tags.of("shape", s), new AtomicInteger()))
+        .set(deficit);
   }
 
   public void machineCounts(Map<String, Map<String, Long>> byShapeAndState) {
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
-    byShapeAndState.forEach((shape, states) -> states.forEach((state, n) ->
-        rows.add(MultiGauge.Row.of(Tags.of("shape", shape, "state", state), n))));
+    byShapeAndState.forEach(
+        (shape, states) ->
+            states.forEach(
+                (state, n) ->
+                    rows.add(MultiGauge.Row.of(Tags.of("shape", shape, "state", state), n))));
     machines.register(rows, true);
   }
 
@@ -106,18 +129,21 @@ public final class FleetMetrics {
   /** A port's open connections and the connections its caps refused ({@code port}: api, agents). */
   public void connections(String port, IntSupplier open, LongSupplier refused) {
     Gauge.builder("warmmetal.connections.open", open::getAsInt)
-        .description("Open connections of this replica's port (capped by WARMMETAL_*_MAX_CONNECTIONS)")
+        .description(
+            "Open connections of this replica's port (capped by WARMMETAL_*_MAX_CONNECTIONS)")
         .tag("port", port)
         .register(registry);
     FunctionCounter.builder("warmmetal.connections.refused", refused, LongSupplier::getAsLong)
-        .description("Connections refused at accept because a connection cap (total or per address) was reached")
+        .description(
+            "Connections refused at accept because a connection cap (total or per address) was reached")
         .tag("port", port)
         .register(registry);
   }
 
   /**
-   * The answers of launches that launched, as {@code warmmetal_launch_duration_seconds{outcome="launched"}}: counts
-   * cumulative by ascending bound, as Prometheus's buckets.
+   * The answers of launches that launched, as {@code
+   * warmmetal_launch_duration_seconds{outcome="launched"}}: counts cumulative by ascending bound,
+   * as Prometheus's buckets.
    */
   public LatencyHistogram launchedLatency() {
     Timer launched = launchTimers.get(LAUNCHED);
@@ -125,12 +151,17 @@ public final class FleetMetrics {
       return new LatencyHistogram(0, 0, List.of());
     }
     HistogramSnapshot snapshot = launched.takeSnapshot();
-    List<LatencyHistogram.Bucket> buckets = Arrays.stream(snapshot.histogramCounts())
-        .map(c -> new LatencyHistogram.Bucket(c.bucket(TimeUnit.SECONDS), (long) c.count())).toList();
+    List<LatencyHistogram.Bucket> buckets =
+        Arrays.stream(snapshot.histogramCounts())
+            .map(c -> new LatencyHistogram.Bucket(c.bucket(TimeUnit.SECONDS), (long) c.count()))
+            .toList();
     return new LatencyHistogram(snapshot.count(), snapshot.total(TimeUnit.SECONDS), buckets);
   }
 
-  /** A latency histogram: how many, their total seconds, and cumulative counts by upper bound in seconds. */
+  /**
+   * A latency histogram: how many, their total seconds, and cumulative counts by upper bound in
+   * seconds.
+   */
   public record LatencyHistogram(long count, double sumSeconds, List<Bucket> buckets) {
     public record Bucket(double leSeconds, long count) {}
   }

@@ -10,7 +10,8 @@ import io.warmmetal.api.http.ApiError;
 
 /** Pool targets beside live counts. */
 public final class PoolQueries {
-  private static final String SELECT = """
+  private static final String SELECT =
+      """
       SELECT p.shape, p.min_warm, p.max_warm, p.deficit, p.image,
         count(m.id) FILTER (WHERE m.state = 'rebooting') AS rebooting,
         count(m.id) FILTER (WHERE p.image IS NOT NULL AND m.state <> 'retired'
@@ -26,34 +27,40 @@ public final class PoolQueries {
   private PoolQueries() {}
 
   public static Future<JsonArray> list(SqlClient db) {
-    return db.query(SELECT + " GROUP BY p.shape ORDER BY p.shape").execute().map(rows -> {
-      JsonArray out = new JsonArray();
-      rows.forEach(r -> out.add(toJson(r)));
-      return out;
-    });
+    return db.query(SELECT + " GROUP BY p.shape ORDER BY p.shape")
+        .execute()
+        .map(
+            rows -> {
+              JsonArray out = new JsonArray();
+              rows.forEach(r -> out.add(toJson(r)));
+              return out;
+            });
   }
 
   public static Future<JsonObject> get(SqlClient db, String shape) {
-    return db.preparedQuery(SELECT + " WHERE p.shape = $1 GROUP BY p.shape").execute(Tuple.of(shape))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            throw ApiError.notFound("pool", shape);
-          }
-          return toJson(rows.iterator().next());
-        });
+    return db.preparedQuery(SELECT + " WHERE p.shape = $1 GROUP BY p.shape")
+        .execute(Tuple.of(shape))
+        .map(
+            rows -> {
+              if (rows.size() == 0) {
+                throw ApiError.notFound("pool", shape);
+              }
+              return toJson(rows.iterator().next());
+            });
   }
 
   private static JsonObject toJson(Row r) {
-    JsonObject json = new JsonObject()
-        .put("shape", r.getString("shape"))
-        .put("minWarm", r.getInteger("min_warm"))
-        .put("maxWarm", r.getInteger("max_warm"))
-        .put("warm", r.getLong("warm"))
-        .put("preparing", r.getLong("preparing"))
-        .put("standby", r.getLong("standby"))
-        .put("inUse", r.getLong("in_use"))
-        .put("deficit", r.getInteger("deficit"))
-        .put("rebooting", r.getLong("rebooting"));
+    JsonObject json =
+        new JsonObject()
+            .put("shape", r.getString("shape"))
+            .put("minWarm", r.getInteger("min_warm"))
+            .put("maxWarm", r.getInteger("max_warm"))
+            .put("warm", r.getLong("warm"))
+            .put("preparing", r.getLong("preparing"))
+            .put("standby", r.getLong("standby"))
+            .put("inUse", r.getLong("in_use"))
+            .put("deficit", r.getInteger("deficit"))
+            .put("rebooting", r.getLong("rebooting"));
     if (r.getString("image") != null) {
       json.put("image", r.getString("image")).put("onOtherImage", r.getLong("on_other_image"));
     }

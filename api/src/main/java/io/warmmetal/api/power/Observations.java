@@ -11,9 +11,10 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * Live looks at machines' power, rationed: a BMC session is slow and a BMC serves few at once, so callers of one
- * machine share the look under way, a repeat within {@code minInterval} of the last answer gets that answer, and at
- * most {@code maxInFlight} looks run across all machines (more: 503).
+ * Live looks at machines' power, rationed: a BMC session is slow and a BMC serves few at once, so
+ * callers of one machine share the look under way, a repeat within {@code minInterval} of the last
+ * answer gets that answer, and at most {@code maxInFlight} looks run across all machines (more:
+ * 503).
  */
 final class Observations {
   /** What a live look found (a state, or why there is none) and when it ended. */
@@ -50,8 +51,12 @@ final class Observations {
         return Future.succeededFuture(new Answer(slot.last, true));
       }
       if (inFlight >= maxInFlight) {
-        return Future.failedFuture(ApiError.of(ErrorCode.ServiceUnavailable, maxInFlight + " live power"
-            + " observations are already under way; try again shortly, or read the recorded state without observe"));
+        return Future.failedFuture(
+            ApiError.of(
+                ErrorCode.ServiceUnavailable,
+                maxInFlight
+                    + " live power"
+                    + " observations are already under way; try again shortly, or read the recorded state without observe"));
       }
       inFlight++;
       slot.running = started.future();
@@ -62,22 +67,28 @@ final class Observations {
     } catch (RuntimeException e) {
       found = Future.failedFuture(e);
     }
-    found.onComplete(ar -> {
-      Observation o = new Observation(ar.succeeded() ? ar.result() : null,
-          ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()), Instant.now());
-      synchronized (this) {
-        inFlight--;
-        slot.running = null;
-        slot.last = o; // a forgotten slot is no longer in the map: its answer reaches only its own callers
-      }
-      started.complete(o);
-    });
+    found.onComplete(
+        ar -> {
+          Observation o =
+              new Observation(
+                  ar.succeeded() ? ar.result() : null,
+                  ar.succeeded() ? null : String.valueOf(ar.cause().getMessage()),
+                  Instant.now());
+          synchronized (this) {
+            inFlight--;
+            slot.running = null;
+            slot.last =
+                o; // a forgotten slot is no longer in the map: its answer reaches only its own
+            // callers
+          }
+          started.complete(o);
+        });
     return started.future().map(o -> new Answer(o, false));
   }
 
   /**
-   * Forgets the machine's looks (it was switched or reconfigured: what they found may be stale); the next caller
-   * starts a new one, even while an older one is still running.
+   * Forgets the machine's looks (it was switched or reconfigured: what they found may be stale);
+   * the next caller starts a new one, even while an older one is still running.
    */
   synchronized void forget(String machineId) {
     slots.remove(machineId);

@@ -11,8 +11,8 @@ import io.warmmetal.api.ssh.SshTarget;
 import java.time.Duration;
 
 /**
- * Switches a server's power through its out-of-band controller. Every call runs off the event loop, has a timeout,
- * and fails with a message that names what went wrong (never a credential).
+ * Switches a server's power through its out-of-band controller. Every call runs off the event loop,
+ * has a timeout, and fails with a message that names what went wrong (never a credential).
  */
 public interface PowerDriver {
   Future<PowerState> status();
@@ -27,12 +27,22 @@ public interface PowerDriver {
   }
 
   /** The server's own power-off over SSH, and Wake-on-LAN to start it. */
-  static PowerDriver ssh(Vertx vertx, SshRunner ssh, SshTarget target, String offCommand, String mac,
-      String wakeAddress, int wakePort, Duration timeout) {
+  static PowerDriver ssh(
+      Vertx vertx,
+      SshRunner ssh,
+      SshTarget target,
+      String offCommand,
+      String mac,
+      String wakeAddress,
+      int wakePort,
+      Duration timeout) {
     return new SshPower(vertx, ssh, target, offCommand, mac, wakeAddress, wakePort, timeout);
   }
 
-  /** IPMI over LAN via {@code ipmitool -I lanplus}; the password goes by environment, never on a command line. */
+  /**
+   * IPMI over LAN via {@code ipmitool -I lanplus}; the password goes by environment, never on a
+   * command line.
+   */
   static PowerDriver ipmi(WorkerExecutor workers, IpmiTarget target, Duration timeout) {
     return new IpmiPower(workers, target, timeout);
   }

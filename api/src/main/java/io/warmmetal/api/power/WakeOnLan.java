@@ -8,9 +8,9 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
- * Wake-on-LAN: the magic packet (six 0xFF bytes, then the NIC's MAC sixteen times) sent by UDP to a broadcast address
- * (port 9, discard, by convention) — how a server powered off by SSH is woken again. Blocking: call it from a
- * worker thread.
+ * Wake-on-LAN: the magic packet (six 0xFF bytes, then the NIC's MAC sixteen times) sent by UDP to a
+ * broadcast address (port 9, discard, by convention) — how a server powered off by SSH is woken
+ * again. Blocking: call it from a worker thread.
  */
 public final class WakeOnLan {
   private WakeOnLan() {}
@@ -30,7 +30,10 @@ public final class WakeOnLan {
     return packet;
   }
 
-  /** Sends the packet for {@code mac} to {@code target}:{@code port}, e.g. the server's subnet broadcast, port 9. */
+  /**
+   * Sends the packet for {@code mac} to {@code target}:{@code port}, e.g. the server's subnet
+   * broadcast, port 9.
+   */
   public static void wake(String mac, InetAddress target, int port) throws IOException {
     byte[] packet = packet(mac);
     try (DatagramSocket socket = new DatagramSocket()) {

@@ -15,7 +15,8 @@ import java.util.Map;
 
 /** Projects and their quotas (live instances per shape), with what each project has in use. */
 final class ProjectStore {
-  private static final String SELECT = """
+  private static final String SELECT =
+      """
       SELECT p.name, p.created_at,
              coalesce((SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances,
                          'inUse', q.in_use))
@@ -33,56 +34,78 @@ final class ProjectStore {
   }
 
   Future<JsonObject> get(String name) {
-    return db.preparedQuery(SELECT + " WHERE p.name = $1").execute(Tuple.of(name)).map(rows -> {
-      if (rows.size() == 0) {
-        throw ApiError.notFound("project", name);
-      }
-      return toJson(rows).get(0);
-    });
+    return db.preparedQuery(SELECT + " WHERE p.name = $1")
+        .execute(Tuple.of(name))
+        .map(
+            rows -> {
+              if (rows.size() == 0) {
+                throw ApiError.notFound("project", name);
+              }
+              return toJson(rows).get(0);
+            });
   }
 
   /**
-   * Creates the project or replaces its quotas, all or nothing. A quota below what is in use is kept (nothing is
-   * terminated): new launches wait until the project is back under it.
+   * Creates the project or replaces its quotas, all or nothing. A quota below what is in use is
+   * kept (nothing is terminated): new launches wait until the project is back under it.
    */
   Future<JsonObject> put(String name, Map<String, Integer> quotas) {
     List<String> shapes = new ArrayList<>(quotas.keySet());
-    return db.withTransaction(tx -> tx.preparedQuery(
-                "SELECT coalesce(array_agg(s) FILTER (WHERE NOT EXISTS (SELECT 1 FROM shapes WHERE name = s)), '{}')"
-                    + " AS unknown FROM unnest($1::text[]) AS s")
-            .execute(Tuple.of(shapes.toArray(String[]::new)))
-            .compose(rows -> {
-              String[] unknown = rows.iterator().next().getArrayOfStrings("unknown");
-              if (unknown.length > 0) {
-                throw ApiError.invalid("quotas", "no such shape: " + String.join(", ", unknown)
-                    + " (GET /v1/shapes lists them)");
-              }
-              return tx.preparedQuery("INSERT INTO projects (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
-                  .execute(Tuple.of(name));
-            })
-            .compose(x -> tx.preparedQuery("DELETE FROM project_quotas WHERE project = $1").execute(Tuple.of(name)))
-            .compose(x -> tx.preparedQuery("""
+    return db.withTransaction(
+            tx ->
+                tx.preparedQuery(
+                        "SELECT coalesce(array_agg(s) FILTER (WHERE NOT EXISTS (SELECT 1 FROM shapes WHERE name = s)), '{}')"
+                            + " AS unknown FROM unnest($1::text[]) AS s")
+                    .execute(Tuple.of(shapes.toArray(String[]::new)))
+                    .compose(
+                        rows -> {
+                          String[] unknown = rows.iterator().next().getArrayOfStrings("unknown");
+                          if (unknown.length > 0) {
+                            throw ApiError.invalid(
+                                "quotas",
+                                "no such shape: "
+                                    + String.join(", ", unknown)
+                                    + " (GET /v1/shapes lists them)");
+                          }
+                          return tx.preparedQuery(
+                                  "INSERT INTO projects (name) VALUES ($1) ON CONFLICT (name) DO NOTHING")
+                              .execute(Tuple.of(name));
+                        })
+                    .compose(
+                        x ->
+                            tx.preparedQuery("DELETE FROM project_quotas WHERE project = $1")
+                                .execute(Tuple.of(name)))
+                    .compose(
+                        x ->
+                            tx.preparedQuery(
+                                    """
                     INSERT INTO project_quotas (project, shape, max_instances)
                     SELECT $1, s, m FROM unnest($2::text[], $3::int[]) AS q(s, m)""")
-                .execute(Tuple.of(name, shapes.toArray(String[]::new),
-                    shapes.stream().map(quotas::get).toArray(Integer[]::new)))))
+                                .execute(
+                                    Tuple.of(
+                                        name,
+                                        shapes.toArray(String[]::new),
+                                        shapes.stream().map(quotas::get).toArray(Integer[]::new)))))
         .compose(x -> get(name));
   }
 
   private static List<JsonObject> toJson(RowSet<Row> rows) {
     List<JsonObject> out = new ArrayList<>();
     for (Row r : rows) {
-      out.add(new JsonObject()
-          .put("name", r.getString("name"))
-          .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
-          .put("quotas", sorted((JsonObject) r.getValue("quotas"))));
+      out.add(
+          new JsonObject()
+              .put("name", r.getString("name"))
+              .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
+              .put("quotas", sorted((JsonObject) r.getValue("quotas"))));
     }
     return out;
   }
 
   private static JsonObject sorted(JsonObject quotas) {
     Map<String, Object> byShape = new LinkedHashMap<>();
-    quotas.fieldNames().stream().sorted().forEach(shape -> byShape.put(shape, quotas.getValue(shape)));
+    quotas.fieldNames().stream()
+        .sorted()
+        .forEach(shape -> byShape.put(shape, quotas.getValue(shape)));
     return new JsonObject(byShape);
   }
 }

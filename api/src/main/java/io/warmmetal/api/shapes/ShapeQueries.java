@@ -9,23 +9,32 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.http.ApiError;
 
 /**
- * The fleet's shapes with live machine counts: by state, and by state per offering — the machines grouped by the
- * values of two labels, their zone and region (which label keys those are is the caller's choice, {@link Topology}).
+ * The fleet's shapes with live machine counts: by state, and by state per offering — the machines
+ * grouped by the values of two labels, their zone and region (which label keys those are is the
+ * caller's choice, {@link Topology}).
  */
 public final class ShapeQueries {
-  /** Which machine labels say where a machine is: an offering's zone and region are their values. */
+  /**
+   * Which machine labels say where a machine is: an offering's zone and region are their values.
+   */
   public record Topology(String zoneLabel, String regionLabel) {
-    public static final Topology DEFAULT = new Topology("topology.kubernetes.io/zone", "topology.kubernetes.io/region");
+    public static final Topology DEFAULT =
+        new Topology("topology.kubernetes.io/zone", "topology.kubernetes.io/region");
 
     /** The given label keys, each defaulting to the well-known Kubernetes one. */
     public static Topology of(String zoneLabel, String regionLabel) {
-      return new Topology(zoneLabel == null ? DEFAULT.zoneLabel : zoneLabel,
+      return new Topology(
+          zoneLabel == null ? DEFAULT.zoneLabel : zoneLabel,
           regionLabel == null ? DEFAULT.regionLabel : regionLabel);
     }
   }
 
-  /** One query for every shape: machines counted per (shape, zone, region, state), then summed up two ways. */
-  private static final String SELECT = """
+  /**
+   * One query for every shape: machines counted per (shape, zone, region, state), then summed up
+   * two ways.
+   */
+  private static final String SELECT =
+      """
       WITH by_state AS (
         SELECT shape, labels ->> $1 AS zone, labels ->> $2 AS region, state, count(*) AS n
         FROM machines GROUP BY shape, zone, region, state
@@ -57,35 +66,39 @@ public final class ShapeQueries {
   public static Future<JsonArray> list(SqlClient db, Topology topology) {
     return db.preparedQuery(SELECT + " ORDER BY s.name")
         .execute(Tuple.of(topology.zoneLabel(), topology.regionLabel()))
-        .map(rows -> {
-          JsonArray out = new JsonArray();
-          rows.forEach(r -> out.add(toJson(r)));
-          return out;
-        });
+        .map(
+            rows -> {
+              JsonArray out = new JsonArray();
+              rows.forEach(r -> out.add(toJson(r)));
+              return out;
+            });
   }
 
   /** A shape by name or alias; 404 if neither matches. */
   public static Future<JsonObject> get(SqlClient db, String nameOrAlias, Topology topology) {
     return db.preparedQuery(SELECT + " WHERE s.name = $3 OR s.alias = $3 ORDER BY s.alias = $3")
         .execute(Tuple.of(topology.zoneLabel(), topology.regionLabel(), nameOrAlias))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            throw ApiError.notFound("shape", nameOrAlias);
-          }
-          return toJson(rows.iterator().next());
-        });
+        .map(
+            rows -> {
+              if (rows.size() == 0) {
+                throw ApiError.notFound("shape", nameOrAlias);
+              }
+              return toJson(rows.iterator().next());
+            });
   }
 
   /** The shape's name for a name or an alias; 404 if neither matches. */
   public static Future<String> resolve(SqlClient db, String nameOrAlias) {
-    return db.preparedQuery("SELECT name FROM shapes WHERE name = $1 OR alias = $1 ORDER BY alias = $1")
+    return db.preparedQuery(
+            "SELECT name FROM shapes WHERE name = $1 OR alias = $1 ORDER BY alias = $1")
         .execute(Tuple.of(nameOrAlias))
-        .map(rows -> {
-          if (rows.size() == 0) {
-            throw ApiError.notFound("shape", nameOrAlias);
-          }
-          return rows.iterator().next().getString("name");
-        });
+        .map(
+            rows -> {
+              if (rows.size() == 0) {
+                throw ApiError.notFound("shape", nameOrAlias);
+              }
+              return rows.iterator().next().getString("name");
+            });
   }
 
   private static JsonObject toJson(Row r) {
@@ -100,7 +113,8 @@ public final class ShapeQueries {
         .put("gpus", r.getJsonArray("gpus"))
         .put("counts", r.getJsonObject("counts"))
         .put("total", r.getNumeric("total").longValue())
-        .put("diskGiB", r.getValue("disk_gib") == null ? null : r.getNumeric("disk_gib").longValue())
+        .put(
+            "diskGiB", r.getValue("disk_gib") == null ? null : r.getNumeric("disk_gib").longValue())
         .put("offerings", r.getJsonArray("offerings"));
   }
 }

@@ -14,36 +14,58 @@ import io.warmmetal.api.http.Params;
 import io.warmmetal.api.shapes.ShapeQueries.Topology;
 
 /**
- * Shapes: list and get with counts (by state and by offering) and, for a project, its quotas; set an alias and a
- * price.
+ * Shapes: list and get with counts (by state and by offering) and, for a project, its quotas; set
+ * an alias and a price.
  */
 public final class ShapeRoutes {
   private ShapeRoutes() {}
 
   public static void mount(Operations ops, Pool db) {
-    ops.json("listShapes", 200, ctx -> Scope.of(ctx, db)
-        .compose(scope -> ShapeQueries.list(db, topology(Params.of(ctx)))
-            .compose(items -> ProjectQuotas.apply(db, scope, items)))
-        .map(items -> new JsonObject().put("items", items)));
-    ops.json("getShape", 200, ctx -> {
-      Params p = Params.of(ctx);
-      String name = p.path("shape");
-      return Scope.of(ctx, db).compose(scope -> ShapeQueries.get(db, name, topology(p))
-          .compose(shape -> ProjectQuotas.apply(db, scope, new JsonArray().add(shape)))
-          .map(visible -> {
-            if (visible.isEmpty()) {
-              throw ApiError.notFound("shape", name); // closed to this project by its quota
-            }
-            return visible.getJsonObject(0);
-          }));
-    });
-    ops.json("updateShape", 200, ctx -> {
-      Params p = Params.of(ctx);
-      return ShapeQueries.resolve(db, p.path("shape")).compose(name -> update(db, name, p.body()));
-    });
+    ops.json(
+        "listShapes",
+        200,
+        ctx ->
+            Scope.of(ctx, db)
+                .compose(
+                    scope ->
+                        ShapeQueries.list(db, topology(Params.of(ctx)))
+                            .compose(items -> ProjectQuotas.apply(db, scope, items)))
+                .map(items -> new JsonObject().put("items", items)));
+    ops.json(
+        "getShape",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          String name = p.path("shape");
+          return Scope.of(ctx, db)
+              .compose(
+                  scope ->
+                      ShapeQueries.get(db, name, topology(p))
+                          .compose(
+                              shape -> ProjectQuotas.apply(db, scope, new JsonArray().add(shape)))
+                          .map(
+                              visible -> {
+                                if (visible.isEmpty()) {
+                                  throw ApiError.notFound(
+                                      "shape", name); // closed to this project by its quota
+                                }
+                                return visible.getJsonObject(0);
+                              }));
+        });
+    ops.json(
+        "updateShape",
+        200,
+        ctx -> {
+          Params p = Params.of(ctx);
+          return ShapeQueries.resolve(db, p.path("shape"))
+              .compose(name -> update(db, name, p.body()));
+        });
   }
 
-  /** The offerings' label keys the request names (the contract has checked them), else the well-known ones. */
+  /**
+   * The offerings' label keys the request names (the contract has checked them), else the
+   * well-known ones.
+   */
   private static Topology topology(Params p) {
     return Topology.of(p.query("zoneLabel"), p.query("regionLabel"));
   }
@@ -53,22 +75,42 @@ public final class ShapeRoutes {
     String alias = body.getString("alias");
     boolean setAlias = body.containsKey("alias");
     boolean setPrice = body.containsKey("pricePerHour");
-    return db.withTransaction(tx -> tx.preparedQuery("SELECT 1 FROM shapes WHERE name = $1 AND name <> $2")
-        .execute(Tuple.of(alias == null ? "" : alias, name))
-        .compose(clash -> {
-          if (clash.size() > 0) {
-            throw new ApiError(ErrorCode.Conflict, "alias '" + alias + "' is the name of another shape", "alias",
-                null);
-          }
-          return tx.preparedQuery("""
+    return db.withTransaction(
+            tx ->
+                tx.preparedQuery("SELECT 1 FROM shapes WHERE name = $1 AND name <> $2")
+                    .execute(Tuple.of(alias == null ? "" : alias, name))
+                    .compose(
+                        clash -> {
+                          if (clash.size() > 0) {
+                            throw new ApiError(
+                                ErrorCode.Conflict,
+                                "alias '" + alias + "' is the name of another shape",
+                                "alias",
+                                null);
+                          }
+                          return tx.preparedQuery(
+                                  """
                   UPDATE shapes SET alias = CASE WHEN $2 THEN $3 ELSE alias END,
                                     price_per_hour = CASE WHEN $4 THEN $5::numeric ELSE price_per_hour END
                   WHERE name = $1""")
-              .execute(Tuple.of(name, setAlias, alias, setPrice, body.getValue("pricePerHour")));
-        })
-        .compose(x -> ShapeQueries.get(tx, name, Topology.DEFAULT)))
-        .recover(err -> Future.failedFuture(err instanceof PgException pg && "23505".equals(pg.getSqlState())
-            ? new ApiError(ErrorCode.Conflict, "alias '" + alias + "' is taken by another shape", "alias", null)
-            : err));
+                              .execute(
+                                  Tuple.of(
+                                      name,
+                                      setAlias,
+                                      alias,
+                                      setPrice,
+                                      body.getValue("pricePerHour")));
+                        })
+                    .compose(x -> ShapeQueries.get(tx, name, Topology.DEFAULT)))
+        .recover(
+            err ->
+                Future.failedFuture(
+                    err instanceof PgException pg && "23505".equals(pg.getSqlState())
+                        ? new ApiError(
+                            ErrorCode.Conflict,
+                            "alias '" + alias + "' is taken by another shape",
+                            "alias",
+                            null)
+                        : err));
   }
 }

@@ -3,13 +3,19 @@ package io.warmmetal.api.ssh;
 import io.vertx.core.json.JsonObject;
 
 /**
- * What a command run over SSH did: its exit status (null if it did not finish), its output (each stream capped at
- * {@link SshRunner#OUTPUT_LIMIT} bytes), and whether it was stopped at its timeout.
+ * What a command run over SSH did: its exit status (null if it did not finish), its output (each
+ * stream capped at {@link SshRunner#OUTPUT_LIMIT} bytes), and whether it was stopped at its
+ * timeout.
  */
 public record SshResult(Integer exitStatus, String stdout, String stderr, boolean timedOut) {
-  /** For events: the exit status, whether it timed out, and {@code output} (already redacted by the caller). */
+  /**
+   * For events: the exit status, whether it timed out, and {@code output} (already redacted by the
+   * caller).
+   */
   public JsonObject toJson(String output) {
-    return new JsonObject().put("exitStatus", exitStatus).put("timedOut", timedOut)
+    return new JsonObject()
+        .put("exitStatus", exitStatus)
+        .put("timedOut", timedOut)
         .put("output", output);
   }
 

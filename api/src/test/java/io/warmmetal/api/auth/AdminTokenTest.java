@@ -14,7 +14,10 @@ import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The bootstrap admin token: generated into a 0600 file when not configured, and kept across restarts. */
+/**
+ * The bootstrap admin token: generated into a 0600 file when not configured, and kept across
+ * restarts.
+ */
 @ExtendWith(VertxExtension.class)
 class AdminTokenTest {
 
@@ -24,7 +27,8 @@ class AdminTokenTest {
     noToken.put("WARMMETAL_ADMIN_TOKEN", "");
     try (ApiFixture fx = ApiFixture.start(vertx, noToken)) {
       Path file = fx.dataDir.resolve("admin-token");
-      assertThat(Files.getPosixFilePermissions(file)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
+      assertThat(Files.getPosixFilePermissions(file))
+          .isEqualTo(PosixFilePermissions.fromString("rw-------"));
       String token = Files.readString(file).trim();
       assertThat(token).startsWith("wm_").hasSizeGreaterThan(40);
       assertThat(fx.client.get("/v1/tokens", token).status()).isEqualTo(200);

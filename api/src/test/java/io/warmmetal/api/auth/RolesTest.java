@@ -13,7 +13,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Bearer tokens and roles: admin does everything; client launches, terminates, reads; read-only reads. */
+/**
+ * Bearer tokens and roles: admin does everything; client launches, terminates, reads; read-only
+ * reads.
+ */
 @ExtendWith(VertxExtension.class)
 class RolesTest {
   private static ApiFixture fx;
@@ -34,7 +37,8 @@ class RolesTest {
   }
 
   private static final JsonObject LAUNCH = new JsonObject().put("shape", "x86-8c-32g");
-  private static final JsonObject MACHINE = new JsonObject().put("name", "n").put("facts", ApiFixture.facts(1, 1));
+  private static final JsonObject MACHINE =
+      new JsonObject().put("name", "n").put("facts", ApiFixture.facts(1, 1));
 
   @Test
   void missingOrUnknownTokensAre401BeforeAnyValidation() {
@@ -57,7 +61,8 @@ class RolesTest {
     assertThat(launch.status()).isEqualTo(403);
     assertThat(launch.errorCode()).isEqualTo("Forbidden");
     assertThat(launch.body().getString("message")).contains("launch");
-    assertThat(fx.client.delete("/v1/instances/i-0123456789abcdef0", reader).status()).isEqualTo(403);
+    assertThat(fx.client.delete("/v1/instances/i-0123456789abcdef0", reader).status())
+        .isEqualTo(403);
     assertThat(fx.count("SELECT count(*) FROM instances")).isZero();
   }
 
@@ -68,15 +73,24 @@ class RolesTest {
     String id = launch.body().getJsonArray("instances").getJsonObject(0).getString("id");
     assertThat(fx.client.delete("/v1/instances/" + id, client).status()).isEqualTo(200);
     assertThat(fx.client.post("/v1/machines", client, MACHINE).status()).isEqualTo(403);
-    assertThat(fx.client.put("/v1/pools/x86-8c-32g", client, new JsonObject().put("minWarm", 1).put("maxWarm", 1))
-        .status()).isEqualTo(403);
+    assertThat(
+            fx.client
+                .put(
+                    "/v1/pools/x86-8c-32g",
+                    client,
+                    new JsonObject().put("minWarm", 1).put("maxWarm", 1))
+                .status())
+        .isEqualTo(403);
     assertThat(fx.client.get("/v1/tokens", client).status()).isEqualTo(403);
   }
 
   @Test
   void tokensAreShownOnceStoredHashedAndRevocable() {
-    Response created = fx.client.post("/v1/tokens", ApiFixture.ADMIN,
-        new JsonObject().put("name", "ci").put("role", "read-only"));
+    Response created =
+        fx.client.post(
+            "/v1/tokens",
+            ApiFixture.ADMIN,
+            new JsonObject().put("name", "ci").put("role", "read-only"));
     assertThat(created.status()).isEqualTo(201);
     String secret = created.body().getString("token");
     String id = created.body().getString("id");
@@ -84,34 +98,59 @@ class RolesTest {
 
     Response listed = fx.client.get("/v1/tokens", ApiFixture.ADMIN);
     assertThat(listed.raw()).contains(id).doesNotContain(secret);
-    assertThat(fx.count("SELECT count(*) FROM api_tokens WHERE position(convert_to($1, 'UTF8') in token_hash) > 0",
-        secret)).isZero();
-    assertThat(fx.count("SELECT count(*) FROM api_tokens WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
-        secret)).isEqualTo(1);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM api_tokens WHERE position(convert_to($1, 'UTF8') in token_hash) > 0",
+                secret))
+        .isZero();
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM api_tokens WHERE token_hash = sha256(convert_to($1, 'UTF8'))",
+                secret))
+        .isEqualTo(1);
 
     assertThat(fx.client.delete("/v1/tokens/" + id, ApiFixture.ADMIN).status()).isEqualTo(204);
     assertThat(fx.client.delete("/v1/tokens/" + id, ApiFixture.ADMIN).status()).isEqualTo(204);
     assertThat(fx.client.get("/v1/instances", secret).status()).isEqualTo(401);
-    assertThat(fx.client.delete("/v1/tokens/tok-0000000000000000", ApiFixture.ADMIN).status()).isEqualTo(404);
+    assertThat(fx.client.delete("/v1/tokens/tok-0000000000000000", ApiFixture.ADMIN).status())
+        .isEqualTo(404);
   }
 
   @Test
   void onlyBootTokensCarryMachineLabels() {
     JsonObject labels = new JsonObject().put("topology.kubernetes.io/zone", "rack-1");
-    Response client = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "c")
-        .put("role", "client").put("machineLabels", labels));
+    Response client =
+        fx.client.post(
+            "/v1/tokens",
+            ApiFixture.ADMIN,
+            new JsonObject().put("name", "c").put("role", "client").put("machineLabels", labels));
     assertThat(client.status()).isEqualTo(400);
     assertThat(client.body().getString("field")).isEqualTo("machineLabels");
-    Response boot = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "rack-1")
-        .put("role", "boot").put("machineLabels", labels));
+    Response boot =
+        fx.client.post(
+            "/v1/tokens",
+            ApiFixture.ADMIN,
+            new JsonObject()
+                .put("name", "rack-1")
+                .put("role", "boot")
+                .put("machineLabels", labels));
     assertThat(boot.status()).isEqualTo(201);
     assertThat(boot.body().getJsonObject("machineLabels")).isEqualTo(labels);
-    Response bare = fx.client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "bare")
-        .put("role", "boot"));
-    assertThat(bare.body().getJsonObject("machineLabels")).isEqualTo(new JsonObject()); // none: it adds none
-    assertThat(fx.client.get("/v1/tokens", ApiFixture.ADMIN).body().getJsonArray("items").stream()
-        .map(t -> (JsonObject) t).filter(t -> t.getString("id").equals(boot.body().getString("id")))
-        .findFirst().orElseThrow().getJsonObject("machineLabels")).isEqualTo(labels);
+    Response bare =
+        fx.client.post(
+            "/v1/tokens",
+            ApiFixture.ADMIN,
+            new JsonObject().put("name", "bare").put("role", "boot"));
+    assertThat(bare.body().getJsonObject("machineLabels"))
+        .isEqualTo(new JsonObject()); // none: it adds none
+    assertThat(
+            fx.client.get("/v1/tokens", ApiFixture.ADMIN).body().getJsonArray("items").stream()
+                .map(t -> (JsonObject) t)
+                .filter(t -> t.getString("id").equals(boot.body().getString("id")))
+                .findFirst()
+                .orElseThrow()
+                .getJsonObject("machineLabels"))
+        .isEqualTo(labels);
   }
 
   @Test
@@ -137,7 +176,8 @@ class RolesTest {
   void healthNeedsNoTokenAndMetricsAreOnTheManagementPortOnly() {
     assertThat(fx.client.get("/healthz", null).status()).isEqualTo(200);
     assertThat(fx.client.get("/readyz", null).status()).isEqualTo(200);
-    assertThat(fx.client.get("/metrics", ApiFixture.ADMIN).status()).isEqualTo(404); // not even for admin
+    assertThat(fx.client.get("/metrics", ApiFixture.ADMIN).status())
+        .isEqualTo(404); // not even for admin
     assertThat(fx.management.get("/metrics", null).status()).isEqualTo(200);
   }
 
@@ -149,7 +189,8 @@ class RolesTest {
       assertThat(refused.status()).isEqualTo(403);
       assertThat(refused.body().getString("message")).contains("fleet-read");
     }
-    assertThat(fx.client.get("/v1/launch-latency", fx.token("fleet-reader")).status()).isEqualTo(200);
+    assertThat(fx.client.get("/v1/launch-latency", fx.token("fleet-reader")).status())
+        .isEqualTo(200);
     assertThat(fx.client.get("/v1/launch-latency", ApiFixture.ADMIN).status()).isEqualTo(200);
   }
 }

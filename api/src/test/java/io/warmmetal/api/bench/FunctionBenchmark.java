@@ -10,10 +10,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * {@code pgbench} of the launch function alone: what the database does with launches when no API is in front. Each
- * launch is of one machine with a client token, as the benchmark's; before each run the machines the API (or the
- * run before) claimed are made warm again, so the table is the one the API had, and a run claims as many as the
- * API's did.
+ * {@code pgbench} of the launch function alone: what the database does with launches when no API is
+ * in front. Each launch is of one machine with a client token, as the benchmark's; before each run
+ * the machines the API (or the run before) claimed are made warm again, so the table is the one the
+ * API had, and a run claims as many as the API's did.
  */
 final class FunctionBenchmark {
   private static final String SHAPE = "x86-32c-256g";
@@ -33,18 +33,25 @@ final class FunctionBenchmark {
   static FunctionBenchmark locate(Vertx vertx, String databaseUrl) throws IOException {
     Path pgbench = find();
     if (pgbench == null) {
-      System.out.println("pgbench not found (apt-get install postgresql-client): the function alone not measured");
+      System.out.println(
+          "pgbench not found (apt-get install postgresql-client): the function alone not measured");
       return null;
     }
     return new FunctionBenchmark(vertx, databaseUrl, pgbench);
   }
 
-  /** Launches/s with {@code clients} connections, each call carrying {@code perCall} launches, {@code launches} in all. */
+  /**
+   * Launches/s with {@code clients} connections, each call carrying {@code perCall} launches,
+   * {@code launches} in all.
+   */
   double launchesPerSecond(int clients, int perCall, int launches) throws Exception {
     Pool db = Database.pool(vertx, Database.connectOptions(databaseUrl), 1);
     try {
-      // The API's machines again, warm and unclaimed: the same table, the same spread of claims as the API had.
-      db.query("UPDATE machines SET state = 'warm', instance_id = NULL WHERE state <> 'warm'").execute().await();
+      // The API's machines again, warm and unclaimed: the same table, the same spread of claims as
+      // the API had.
+      db.query("UPDATE machines SET state = 'warm', instance_id = NULL WHERE state <> 'warm'")
+          .execute()
+          .await();
       db.query("VACUUM ANALYZE machines").execute().await();
     } finally {
       db.close().await();
@@ -52,10 +59,21 @@ final class FunctionBenchmark {
     Path script = Files.createTempFile("launch", ".sql");
     try {
       Files.writeString(script, script(perCall));
-      Process p = new ProcessBuilder(pgbench.toString(), "-n", "-f", script.toString(), "-c",
-          Integer.toString(clients), "-j", "2", "-t", Integer.toString(Math.max(1, launches / perCall / clients)),
-          databaseUrl)
-          .redirectErrorStream(true).start();
+      Process p =
+          new ProcessBuilder(
+                  pgbench.toString(),
+                  "-n",
+                  "-f",
+                  script.toString(),
+                  "-c",
+                  Integer.toString(clients),
+                  "-j",
+                  "2",
+                  "-t",
+                  Integer.toString(Math.max(1, launches / perCall / clients)),
+                  databaseUrl)
+              .redirectErrorStream(true)
+              .start();
       String out = new String(p.getInputStream().readAllBytes());
       if (p.waitFor() != 0) {
         throw new IllegalStateException("pgbench failed: " + out);
@@ -74,18 +92,27 @@ final class FunctionBenchmark {
   private static String script(int n) {
     String each = "ARRAY(SELECT %s FROM generate_series(1, " + n + "))";
     String all = "array_fill(%s, ARRAY[" + n + "])";
-    return ("SELECT launch_instances_batch(" + String.join(", ",
-        each.formatted("'r-' || substr(md5(random()::text), 1, 17)"),
-        all.formatted("'tok-pgbench'::text"),
-        each.formatted("md5(random()::text)"),
-        all.formatted("'\\x00'::bytea"),
-        all.formatted("'[\"" + SHAPE + "\"]'::jsonb"),
-        all.formatted("false"), all.formatted("1"), all.formatted("1"),
-        all.formatted("'{}'::jsonb"), all.formatted("'null'::jsonb"), all.formatted("NULL::bytea"),
-        all.formatted("false"), all.formatted("false"), all.formatted("'{}'::jsonb"),
-        each.formatted("'i-' || substr(md5(random()::text), 1, 17)"),
-        each.formatted("'cmd-' || substr(md5(random()::text), 1, 16)"),
-        all.formatted("NULL::text")) + ");\n");
+    return ("SELECT launch_instances_batch("
+        + String.join(
+            ", ",
+            each.formatted("'r-' || substr(md5(random()::text), 1, 17)"),
+            all.formatted("'tok-pgbench'::text"),
+            each.formatted("md5(random()::text)"),
+            all.formatted("'\\x00'::bytea"),
+            all.formatted("'[\"" + SHAPE + "\"]'::jsonb"),
+            all.formatted("false"),
+            all.formatted("1"),
+            all.formatted("1"),
+            all.formatted("'{}'::jsonb"),
+            all.formatted("'null'::jsonb"),
+            all.formatted("NULL::bytea"),
+            all.formatted("false"),
+            all.formatted("false"),
+            all.formatted("'{}'::jsonb"),
+            each.formatted("'i-' || substr(md5(random()::text), 1, 17)"),
+            each.formatted("'cmd-' || substr(md5(random()::text), 1, 16)"),
+            all.formatted("NULL::text"))
+        + ");\n");
   }
 
   private static Path find() throws IOException {
@@ -98,7 +125,10 @@ final class FunctionBenchmark {
     Path versions = Path.of("/usr/lib/postgresql");
     if (Files.isDirectory(versions)) {
       try (var dirs = Files.list(versions)) {
-        return dirs.map(d -> d.resolve("bin/pgbench")).filter(Files::isExecutable).findFirst().orElse(null);
+        return dirs.map(d -> d.resolve("bin/pgbench"))
+            .filter(Files::isExecutable)
+            .findFirst()
+            .orElse(null);
       }
     }
     return null;

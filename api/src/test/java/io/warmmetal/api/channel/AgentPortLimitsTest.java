@@ -60,11 +60,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The agents' TLS port against slow, piled-up and unknown clients, with raw sockets: a connection that never
- * handshakes, or handshakes and sends nothing, or trickles its headers (on its first request or a later one) is
- * closed; caps hold per address (for connections without a client certificate) and in total; without a client
- * certificate only enrollment is answered, once per connection; and the channel's WebSocket is not cut by the HTTP
- * idle timeout.
+ * The agents' TLS port against slow, piled-up and unknown clients, with raw sockets: a connection
+ * that never handshakes, or handshakes and sends nothing, or trickles its headers (on its first
+ * request or a later one) is closed; caps hold per address (for connections without a client
+ * certificate) and in total; without a client certificate only enrollment is answered, once per
+ * connection; and the channel's WebSocket is not cut by the HTTP idle timeout.
  */
 @ExtendWith(VertxExtension.class)
 class AgentPortLimitsTest {
@@ -81,18 +81,26 @@ class AgentPortLimitsTest {
 
   @BeforeAll
   static void start(Vertx vertx) throws Exception {
-    fx = ApiFixture.start(vertx, Map.of(
-        "WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", Integer.toString(HANDSHAKE_SECONDS),
-        "WARMMETAL_AGENT_HEADER_TIMEOUT_SECONDS", Integer.toString(HEADER_SECONDS),
-        "WARMMETAL_AGENT_BODY_TIMEOUT_SECONDS", "1",
-        "WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
-        "WARMMETAL_AGENT_MAX_CONNECTIONS", Integer.toString(CAP),
-        "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS),
-        "WARMMETAL_HEARTBEAT_SECONDS", "3",
-        "WARMMETAL_OFFLINE_AFTER_SECONDS", "30"));
-    enrollment = new Enrollment(vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()), fx.api.caPin());
-    token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 10))
-        .body().getString("token");
+    fx =
+        ApiFixture.start(
+            vertx,
+            Map.of(
+                "WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", Integer.toString(HANDSHAKE_SECONDS),
+                "WARMMETAL_AGENT_HEADER_TIMEOUT_SECONDS", Integer.toString(HEADER_SECONDS),
+                "WARMMETAL_AGENT_BODY_TIMEOUT_SECONDS", "1",
+                "WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
+                "WARMMETAL_AGENT_MAX_CONNECTIONS", Integer.toString(CAP),
+                "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS),
+                "WARMMETAL_HEARTBEAT_SECONDS", "3",
+                "WARMMETAL_OFFLINE_AFTER_SECONDS", "30"));
+    enrollment =
+        new Enrollment(
+            vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()), fx.api.caPin());
+    token =
+        fx.client
+            .post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", 10))
+            .body()
+            .getString("token");
     identity = enroll();
   }
 
@@ -104,10 +112,14 @@ class AgentPortLimitsTest {
 
   /** Enrollment, over a connection without a client certificate. */
   private static AgentIdentity enroll() {
-    return enrollment.enroll(token, new JsonObject()
-        .put("name", "limits-" + UUID.randomUUID().toString().substring(0, 8))
-        .put("facts", ApiFixture.facts(4, 8))
-        .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()))).await();
+    return enrollment
+        .enroll(
+            token,
+            new JsonObject()
+                .put("name", "limits-" + UUID.randomUUID().toString().substring(0, 8))
+                .put("facts", ApiFixture.facts(4, 8))
+                .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString())))
+        .await();
   }
 
   private static Socket connect(String from) throws IOException {
@@ -123,7 +135,8 @@ class AgentPortLimitsTest {
     try (Socket s = connect("127.0.0.1")) {
       long started = System.nanoTime();
       assertThat(readUntilClosed(s, HANDSHAKE_SECONDS + 5)).isEmpty();
-      assertThat(elapsedMillis(started)).isBetween(HANDSHAKE_SECONDS * 1000L - 500, HANDSHAKE_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(HANDSHAKE_SECONDS * 1000L - 500, HANDSHAKE_SECONDS * 1000L + 3000);
     }
   }
 
@@ -132,7 +145,8 @@ class AgentPortLimitsTest {
     try (SSLSocket s = connectTls("127.0.0.1", null)) {
       long started = System.nanoTime();
       assertThat(readUntilClosed(s, HEADER_SECONDS + 5)).isEmpty();
-      assertThat(elapsedMillis(started)).isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 3000);
     }
   }
 
@@ -151,8 +165,12 @@ class AgentPortLimitsTest {
     try (SSLSocket s = connectTls("127.0.0.1", identity)) {
       send(s, renewWithoutCsr());
       String answer = readResponse(s);
-      assertThat(answer).as(answer).startsWith("HTTP/1.1 400"); // past the certificate check: validation
-      Thread.sleep(1000); // idle less than the idle timeout: the next request's clock starts at its first byte
+      assertThat(answer)
+          .as(answer)
+          .startsWith("HTTP/1.1 400"); // past the certificate check: validation
+      Thread.sleep(
+          1000); // idle less than the idle timeout: the next request's clock starts at its first
+      // byte
       send(s, "POST /v1/renew HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(trickleUntilClosed(s, HEADER_SECONDS + 5))
           .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 1500);
@@ -166,44 +184,64 @@ class AgentPortLimitsTest {
       assertThat(readResponse(s)).startsWith("HTTP/1.1 400");
       long started = System.nanoTime();
       assertThat(readUntilClosed(s, IDLE_SECONDS + 5)).isEmpty();
-      assertThat(elapsedMillis(started)).isBetween(IDLE_SECONDS * 1000L - 500, IDLE_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(IDLE_SECONDS * 1000L - 500, IDLE_SECONDS * 1000L + 3000);
     }
   }
 
   @Test
-  void withoutAClientCertificateAnythingButEnrollmentIs401InTheErrorShapeAndTheConnectionCloses() throws Exception {
-    for (String request : List.of(renewWithoutCsr(), "GET /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) {
+  void withoutAClientCertificateAnythingButEnrollmentIs401InTheErrorShapeAndTheConnectionCloses()
+      throws Exception {
+    for (String request :
+        List.of(renewWithoutCsr(), "GET /v1/anything HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")) {
       try (SSLSocket s = connectTls("127.0.0.1", null)) {
         send(s, request);
         String answer = readUntilClosed(s, 5); // one answer, then closed
-        assertThat(answer).as(answer).startsWith("HTTP/1.1 401").containsIgnoringCase("connection: close");
+        assertThat(answer)
+            .as(answer)
+            .startsWith("HTTP/1.1 401")
+            .containsIgnoringCase("connection: close");
         JsonObject error = body(answer);
         assertThat(error.getString("code")).isEqualTo("Unauthorized");
         assertThat(error.getString("requestId")).isNotBlank();
       }
     }
     try (SSLSocket s = connectTls("127.0.0.1", null)) {
-      send(s, "GET " + Channel.PATH + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-          + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+      send(
+          s,
+          "GET "
+              + Channel.PATH
+              + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
       assertThat(readUntilClosed(s, 5)).startsWith("HTTP/1.1 401");
     }
   }
 
   @Test
   void aClientCertificateAnotherCaIssuedFailsTheHandshake() throws Exception {
-    CertificateAuthority other = CertificateAuthority.loadOrCreate(Files.createTempDirectory("other-ca"),
-        Optional.empty(), Optional.empty());
+    CertificateAuthority other =
+        CertificateAuthority.loadOrCreate(
+            Files.createTempDirectory("other-ca"), Optional.empty(), Optional.empty());
     KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
     generator.initialize(new ECGenParameterSpec("secp256r1"));
     KeyPair keys = generator.generateKeyPair();
-    X509Certificate foreign = other.signAgent(new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"),
-        keys.getPublic()).build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())),
-        identity.machineId(), Duration.ofDays(1));
-    AgentIdentity impostor = new AgentIdentity(identity.machineId(), CertificateAuthority.pem(keys.getPrivate()),
-        CertificateAuthority.pem(foreign), identity.caPem());
+    X509Certificate foreign =
+        other.signAgent(
+            new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"), keys.getPublic())
+                .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())),
+            identity.machineId(),
+            Duration.ofDays(1));
+    AgentIdentity impostor =
+        new AgentIdentity(
+            identity.machineId(),
+            CertificateAuthority.pem(keys.getPrivate()),
+            CertificateAuthority.pem(foreign),
+            identity.caPem());
     String answer;
     try (SSLSocket s = connectTls("127.0.0.1", impostor)) {
-      send(s, renewWithoutCsr()); // TLS 1.3: the server's verdict on the certificate comes after the client's Finished
+      send(
+          s, renewWithoutCsr()); // TLS 1.3: the server's verdict on the certificate comes after the
+      // client's Finished
       answer = readUntilClosed(s, 5);
     } catch (IOException refused) {
       answer = "";
@@ -215,12 +253,25 @@ class AgentPortLimitsTest {
   void enrollmentNeedsNoClientCertificateAndGetsOneRequestPerConnection() throws Exception {
     assertThat(enroll().machineId()).isNotBlank();
     try (SSLSocket s = connectTls("127.0.0.1", null)) {
-      String json = new JsonObject().put("csr", "x").put("name", "n").put("facts", ApiFixture.facts(1, 1))
-          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString())).encode();
-      send(s, "POST /v1/enroll HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wme_not-a-token\r\n"
-          + "Content-Type: application/json\r\nContent-Length: " + json.length() + "\r\n\r\n" + json);
+      String json =
+          new JsonObject()
+              .put("csr", "x")
+              .put("name", "n")
+              .put("facts", ApiFixture.facts(1, 1))
+              .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()))
+              .encode();
+      send(
+          s,
+          "POST /v1/enroll HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wme_not-a-token\r\n"
+              + "Content-Type: application/json\r\nContent-Length: "
+              + json.length()
+              + "\r\n\r\n"
+              + json);
       String answer = readUntilClosed(s, 5); // answered by enrollment itself, then closed
-      assertThat(answer).as(answer).matches("(?s)HTTP/1.1 4\\d\\d .*").containsIgnoringCase("connection: close");
+      assertThat(answer)
+          .as(answer)
+          .matches("(?s)HTTP/1.1 4\\d\\d .*")
+          .containsIgnoringCase("connection: close");
       assertThat(body(answer).getString("code")).isNotBlank();
     }
   }
@@ -228,8 +279,10 @@ class AgentPortLimitsTest {
   @Test
   void anExpectationOtherThan100ContinueIs417InTheErrorShapeWithoutACertificate() throws Exception {
     try (SSLSocket s = connectTls("127.0.0.1", null)) {
-      send(s, "POST /v1/enroll HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\nContent-Type: application/json\r\n"
-          + "Content-Length: 2\r\n\r\n{}");
+      send(
+          s,
+          "POST /v1/enroll HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\nContent-Type: application/json\r\n"
+              + "Content-Length: 2\r\n\r\n{}");
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).startsWith("HTTP/1.1 417");
       assertThat(body(answer).getString("code")).isEqualTo("ExpectationFailed");
@@ -237,7 +290,8 @@ class AgentPortLimitsTest {
   }
 
   @Test
-  void uncertifiedConnectionsFromOneAddressAreCappedButAgentsWithCertificatesAreNot() throws Exception {
+  void uncertifiedConnectionsFromOneAddressAreCappedButAgentsWithCertificatesAreNot()
+      throws Exception {
     awaitNoConnections();
     List<Socket> held = new ArrayList<>();
     try {
@@ -248,10 +302,14 @@ class AgentPortLimitsTest {
         assertThat(readResponse(agent)).startsWith("HTTP/1.1 400");
       }
       for (int i = 0; i < CAP_PER_ADDRESS; i++) {
-        held.add(connect("127.0.0.2")); // ...beside as many connections without a certificate as one address may have
+        held.add(
+            connect(
+                "127.0.0.2")); // ...beside as many connections without a certificate as one address
+        // may have
       }
       assertClosedAtOnce(connect("127.0.0.2"));
-      // The last one within the cap was let in: it is served (its one request, without a certificate).
+      // The last one within the cap was let in: it is served (its one request, without a
+      // certificate).
       try (SSLSocket last = RawHttp.startTls(held.get(held.size() - 1), fx.api.caPin(), null)) {
         send(last, renewWithoutCsr());
         assertThat(readUntilClosed(last, 5)).startsWith("HTTP/1.1 401");
@@ -277,7 +335,8 @@ class AgentPortLimitsTest {
         held.add(connect("127.0.1." + (i % 3 + 2))); // within each address's cap
       }
       assertClosedAtOnce(connect("127.0.1.9"));
-      long started = System.nanoTime(); // agents too: the total counts everyone, before their handshake
+      long started =
+          System.nanoTime(); // agents too: the total counts everyone, before their handshake
       assertThatThrownBy(() -> connectTls("127.0.1.1", identity)).isInstanceOf(IOException.class);
       assertThat(elapsedMillis(started)).as("closed at once").isLessThan(1000);
       send(held.get(0), renewWithoutCsr());
@@ -289,21 +348,35 @@ class AgentPortLimitsTest {
 
   @Test
   void aHeartbeatingChannelOutlivesTheHttpIdleTimeout(Vertx vertx) throws Exception {
-    WebSocketClient client = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+    WebSocketClient client =
+        vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
     try {
-      WebSocket channel = client.connect(new WebSocketConnectOptions().setHost("127.0.0.1")
-          .setPort(fx.api.agentPort()).setURI(Channel.PATH).setSsl(true).setSslOptions(new ClientSSLOptions()
-              .setKeyCertOptions(new PemKeyCertOptions().addKeyValue(Buffer.buffer(identity.keyPem()))
-                  .addCertValue(Buffer.buffer(identity.certificatePem())))
-              .setTrustOptions(TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
-              .setHostnameVerificationAlgorithm(""))).await();
+      WebSocket channel =
+          client
+              .connect(
+                  new WebSocketConnectOptions()
+                      .setHost("127.0.0.1")
+                      .setPort(fx.api.agentPort())
+                      .setURI(Channel.PATH)
+                      .setSsl(true)
+                      .setSslOptions(
+                          new ClientSSLOptions()
+                              .setKeyCertOptions(
+                                  new PemKeyCertOptions()
+                                      .addKeyValue(Buffer.buffer(identity.keyPem()))
+                                      .addCertValue(Buffer.buffer(identity.certificatePem())))
+                              .setTrustOptions(
+                                  TrustOptions.wrap(new PinnedTrustManager(fx.api.caPin())))
+                              .setHostnameVerificationAlgorithm("")))
+              .await();
       Promise<Void> closed = Promise.promise();
       channel.closeHandler(v -> closed.tryComplete());
       Promise<String> welcome = Promise.promise();
       channel.textMessageHandler(welcome::tryComplete);
       channel.writeTextMessage(new Hello(0).encode());
       assertThat(Frame.parse(welcome.future().await())).isInstanceOf(Welcome.class);
-      // Beats further apart than the idle timeout, for three of them: an HTTP connection this quiet is closed.
+      // Beats further apart than the idle timeout, for three of them: an HTTP connection this quiet
+      // is closed.
       AtomicInteger beats = new AtomicInteger();
       long started = System.nanoTime();
       while (beats.get() < 3) {
@@ -328,8 +401,8 @@ class AgentPortLimitsTest {
 
   /** No connection is open on the agent port, as /metrics (on the management port) says. */
   private static void awaitNoConnections() throws InterruptedException {
-    Await.until("no connections open on the agent port",
+    Await.until(
+        "no connections open on the agent port",
         () -> RawHttp.openConnections(fx.api.metricsPort(), "agents") == 0);
   }
-
 }

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The bound on channels set up at once: places up to it; beyond, a wait in line, first come first served, each place
- * freed once however often it ends; a wait too long refused.
+ * The bound on channels set up at once: places up to it; beyond, a wait in line, first come first
+ * served, each place freed once however often it ends; a wait too long refused.
  */
 @ExtendWith(VertxExtension.class)
 class ChannelSetupsTest {
@@ -31,7 +31,10 @@ class ChannelSetupsTest {
     assertThat(setups.waiting()).isEqualTo(3);
 
     first.get(0).result().end();
-    first.get(0).result().end(); // its hello ended it, then its socket closed: one place freed, not two
+    first
+        .get(0)
+        .result()
+        .end(); // its hello ended it, then its socket closed: one place freed, not two
     assertThat(queued.get(0).succeeded()).as("the first in line").isTrue();
     assertThat(queued.subList(1, 3)).noneMatch(Future::isComplete);
     assertThat(setups.underWay()).isEqualTo(2);

@@ -13,13 +13,17 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The console's files: served without a token, with their types, caching and a strict policy; or not at all. */
+/**
+ * The console's files: served without a token, with their types, caching and a strict policy; or
+ * not at all.
+ */
 @ExtendWith(VertxExtension.class)
 class ConsoleRoutesTest {
   private final HttpClient http = HttpClient.newHttpClient(); // follows no redirects
 
   private HttpResponse<String> get(ApiFixture fx, String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fx.api.port() + path)).build(),
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + fx.api.port() + path)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 
@@ -28,22 +32,27 @@ class ConsoleRoutesTest {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       var index = get(fx, "/console/");
       assertThat(index.statusCode()).isEqualTo(200);
-      assertThat(index.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
-          .startsWith("text/html"));
-      assertThat(index.headers().firstValue("Content-Security-Policy")).contains(ConsoleRoutes.POLICY);
+      assertThat(index.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
+      assertThat(index.headers().firstValue("Content-Security-Policy"))
+          .contains(ConsoleRoutes.POLICY);
       assertThat(ConsoleRoutes.POLICY).startsWith("default-src 'self';").doesNotContain("unsafe");
       assertThat(index.headers().firstValue("X-Content-Type-Options")).contains("nosniff");
-      assertThat(index.headers().firstValue("Cache-Control")).hasValueSatisfying(c -> assertThat(c)
-          .contains("max-age=" + ConsoleRoutes.MAX_AGE_SECONDS));
+      assertThat(index.headers().firstValue("Cache-Control"))
+          .hasValueSatisfying(
+              c -> assertThat(c).contains("max-age=" + ConsoleRoutes.MAX_AGE_SECONDS));
       assertThat(index.headers().firstValue("Last-Modified")).isPresent();
       // No inline script or style for the policy to refuse: the module and the sheet are files.
-      assertThat(index.body()).contains("<script type=\"module\" src=\"console.js\"></script>")
-          .doesNotContain("<script>").doesNotContain("style=").doesNotContain("onclick");
+      assertThat(index.body())
+          .contains("<script type=\"module\" src=\"console.js\"></script>")
+          .doesNotContain("<script>")
+          .doesNotContain("style=")
+          .doesNotContain("onclick");
 
       var script = get(fx, "/console/console.js");
       assertThat(script.statusCode()).isEqualTo(200);
-      assertThat(script.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t)
-          .matches("(application|text)/javascript.*"));
+      assertThat(script.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(t -> assertThat(t).matches("(application|text)/javascript.*"));
       assertThat(get(fx, "/console/console.css").headers().firstValue("Content-Type"))
           .hasValueSatisfying(t -> assertThat(t).startsWith("text/css"));
       assertThat(get(fx, "/console/icon.svg").headers().firstValue("Content-Type"))

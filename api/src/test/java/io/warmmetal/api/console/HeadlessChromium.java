@@ -15,19 +15,28 @@ import org.openqa.selenium.logging.LogType;
 import org.openqa.selenium.logging.LoggingPreferences;
 
 /**
- * Debian's Chromium, headless, through its chromedriver: a fresh profile per browser, and the flags that keep it off
- * the network (this machine refuses outside connections; without them Chromium waits on its background services).
+ * Debian's Chromium, headless, through its chromedriver: a fresh profile per browser, and the flags
+ * that keep it off the network (this machine refuses outside connections; without them Chromium
+ * waits on its background services).
  */
-record HeadlessChromium(ChromeDriver driver, ChromeDriverService service, Path profile) implements AutoCloseable {
+record HeadlessChromium(ChromeDriver driver, ChromeDriverService service, Path profile)
+    implements AutoCloseable {
   static final Path BROWSER = Path.of("/usr/bin/chromium");
   static final Path DRIVER = Path.of("/usr/bin/chromedriver");
   static final Path SCREENSHOTS = Path.of("target", "console-screenshots");
 
-  /** Fails (never skips) when Chromium is missing: a console nobody tested in a browser is not tested. */
+  /**
+   * Fails (never skips) when Chromium is missing: a console nobody tested in a browser is not
+   * tested.
+   */
   static void requireInstalled() {
     if (!Files.isExecutable(BROWSER) || !Files.isExecutable(DRIVER)) {
-      throw new AssertionError("The console's browser test needs Debian's Chromium and chromedriver at " + BROWSER
-          + " and " + DRIVER + ": run .ci/install-chromium.sh as root (apt-get install chromium chromium-driver)");
+      throw new AssertionError(
+          "The console's browser test needs Debian's Chromium and chromedriver at "
+              + BROWSER
+              + " and "
+              + DRIVER
+              + ": run .ci/install-chromium.sh as root (apt-get install chromium chromium-driver)");
     }
   }
 
@@ -35,14 +44,26 @@ record HeadlessChromium(ChromeDriver driver, ChromeDriverService service, Path p
     requireInstalled();
     Path profile = Files.createTempDirectory("warmmetal-chromium");
     ChromeOptions options = new ChromeOptions().setBinary(BROWSER.toFile());
-    options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", "--window-size=1400,1800", "--user-data-dir=" + profile);
+    options.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1800",
+        "--user-data-dir=" + profile);
     LoggingPreferences logs = new LoggingPreferences();
     logs.enable(LogType.BROWSER, Level.ALL);
     options.setCapability("goog:loggingPrefs", logs);
-    ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
-        .usingAnyFreePort().build();
+    ChromeDriverService service =
+        new ChromeDriverService.Builder()
+            .usingDriverExecutable(DRIVER.toFile())
+            .usingAnyFreePort()
+            .build();
     ChromeDriver driver = new ChromeDriver(service, options);
     driver.manage().timeouts().pageLoadTimeout(Duration.ofSeconds(30));
     return new HeadlessChromium(driver, service, profile);

@@ -16,14 +16,25 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Garbage collection against the real API: an instance whose NodeClaim is gone is terminated, others are not. */
+/**
+ * Garbage collection against the real API: an instance whose NodeClaim is gone is terminated,
+ * others are not.
+ */
 @ExtendWith(VertxExtension.class)
 class OrphansTest {
 
   private static String launch(ApiFixture fx, String token, String claimUid) {
-    return fx.client.post("/v1/instances", token, new JsonObject().put("shape", "x86-16c-64g")
-            .put("labels", new JsonObject().put("warmmetal.io/nodeclaim-uid", claimUid)))
-        .body().getJsonArray("instances").getJsonObject(0).getString("id");
+    return fx.client
+        .post(
+            "/v1/instances",
+            token,
+            new JsonObject()
+                .put("shape", "x86-16c-64g")
+                .put("labels", new JsonObject().put("warmmetal.io/nodeclaim-uid", claimUid)))
+        .body()
+        .getJsonArray("instances")
+        .getJsonObject(0)
+        .getString("id");
   }
 
   private static String state(ApiFixture fx, String id) {
@@ -37,19 +48,26 @@ class OrphansTest {
       String token = fx.token("client");
       String orphan = launch(fx, token, "uid-of-a-deleted-claim");
       String owned = launch(fx, token, "uid-of-a-live-claim");
-      String unlabelled = fx.client.post("/v1/instances", token, new JsonObject().put("shape", "x86-16c-64g"))
-          .body().getJsonArray("instances").getJsonObject(0).getString("id");
+      String unlabelled =
+          fx.client
+              .post("/v1/instances", token, new JsonObject().put("shape", "x86-16c-64g"))
+              .body()
+              .getJsonArray("instances")
+              .getJsonObject(0)
+              .getString("id");
       NodeClaim live = new NodeClaim();
       live.getMetadata().setName("default-live");
       live.getMetadata().setUid("uid-of-a-live-claim");
       WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
       InstancesApi api = new InstancesApi(URI.create("http://127.0.0.1:" + fx.api.port()), token);
 
-      new Orphans(nc -> api, Duration.ZERO, Duration.ZERO).reconcile(List.of(live), List.of(nodeClass));
+      new Orphans(nc -> api, Duration.ZERO, Duration.ZERO)
+          .reconcile(List.of(live), List.of(nodeClass));
 
       assertThat(state(fx, orphan)).isIn("shutting-down", "terminated");
       assertThat(state(fx, owned)).isEqualTo("pending");
-      assertThat(state(fx, unlabelled)).isEqualTo("pending"); // not launched for a NodeClaim: not ours to collect
+      assertThat(state(fx, unlabelled))
+          .isEqualTo("pending"); // not launched for a NodeClaim: not ours to collect
     }
   }
 }

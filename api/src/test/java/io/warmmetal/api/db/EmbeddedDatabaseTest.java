@@ -14,7 +14,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The one-command start: no database URL, an embedded PostgreSQL in the data directory that keeps its data. */
+/**
+ * The one-command start: no database URL, an embedded PostgreSQL in the data directory that keeps
+ * its data.
+ */
 @ExtendWith(VertxExtension.class)
 class EmbeddedDatabaseTest {
 
@@ -30,10 +33,12 @@ class EmbeddedDatabaseTest {
     try (ApiFixture fx = ApiFixture.start(vertx, embedded)) {
       machine = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
       // A second server on the same data directory is refused, naming the problem.
-      assertThatThrownBy(() -> ApiFixture.start(vertx, embedded)).hasMessageContaining("WARMMETAL_DATA_DIR");
+      assertThatThrownBy(() -> ApiFixture.start(vertx, embedded))
+          .hasMessageContaining("WARMMETAL_DATA_DIR");
     }
     try (ApiFixture again = ApiFixture.start(vertx, embedded)) {
-      assertThat(again.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).status()).isEqualTo(200);
+      assertThat(again.client.get("/v1/machines/" + machine, ApiFixture.ADMIN).status())
+          .isEqualTo(200);
     }
     // The cluster is private to the user that runs it; the password beside it is owner-only.
     assertThat(Files.getPosixFilePermissions(dataDir.resolve("postgres")))

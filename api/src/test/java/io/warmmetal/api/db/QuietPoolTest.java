@@ -19,9 +19,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /**
- * A connection held from the pool (a transaction's) whose server process is terminated, as every one is when
- * PostgreSQL restarts: its failures (the server's FATAL, often a connection reset after it) go to the log at DEBUG,
- * not to standard error as raw stack traces.
+ * A connection held from the pool (a transaction's) whose server process is terminated, as every
+ * one is when PostgreSQL restarts: its failures (the server's FATAL, often a connection reset after
+ * it) go to the log at DEBUG, not to standard error as raw stack traces.
  */
 @ExtendWith(VertxExtension.class)
 class QuietPoolTest {
@@ -39,15 +39,24 @@ class QuietPoolTest {
       SqlConnection held = pool.getConnection().await();
       Promise<Void> closed = Promise.promise();
       held.closeHandler(v -> closed.tryComplete());
-      int pid = held.query("SELECT pg_backend_pid()").execute().await().iterator().next().getInteger(0);
+      int pid =
+          held.query("SELECT pg_backend_pid()").execute().await().iterator().next().getInteger(0);
 
-      assertThat(pool.preparedQuery("SELECT pg_terminate_backend($1)").execute(Tuple.of(pid)).await()
-          .iterator().next().getBoolean(0)).isTrue();
+      assertThat(
+              pool.preparedQuery("SELECT pg_terminate_backend($1)")
+                  .execute(Tuple.of(pid))
+                  .await()
+                  .iterator()
+                  .next()
+                  .getBoolean(0))
+          .isTrue();
       closed.future().await();
 
       // The server's FATAL, and often the reset of the socket after it: each a DEBUG line.
-      assertThat(logged.list).as("the failure, logged").isNotEmpty().allMatch(e -> e.getLevel() == Level.DEBUG
-          && e.getThrowableProxy() == null);
+      assertThat(logged.list)
+          .as("the failure, logged")
+          .isNotEmpty()
+          .allMatch(e -> e.getLevel() == Level.DEBUG && e.getThrowableProxy() == null);
       assertThat(logged.list.get(0).getFormattedMessage()).contains("57P01");
       assertThat(printed.text()).as("printed to standard error").isEmpty();
     } finally {

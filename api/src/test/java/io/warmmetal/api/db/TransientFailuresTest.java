@@ -9,17 +9,18 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 /** What a retry can outlive (a 503), and what it cannot (a 4xx or a 500). */
 class TransientFailuresTest {
 
   @ParameterizedTest(name = "SQLSTATE {0}: transient {1}")
   @CsvSource({
-      "08006, true", "08001, true", "53300, true", "57P01, true", "57P03, true", "58030, true",
-      "40001, true", "40P01, true", "23505, false", "22021, false", "42P01, false", "40002, false"})
+    "08006, true", "08001, true", "53300, true", "57P01, true", "57P03, true", "58030, true",
+    "40001, true", "40P01, true", "23505, false", "22021, false", "42P01, false", "40002, false"
+  })
   void byTheDatabasesErrorCode(String sqlState, boolean transientFailure) {
     assertThat(TransientFailures.isTransient(new PgException("x", "FATAL", sqlState, null)))
         .isEqualTo(transientFailure);
@@ -29,15 +30,23 @@ class TransientFailuresTest {
   void lostAndRefusedConnectionsClosedPoolsAndTimeouts() {
     assertThat(TransientFailures.isTransient(new ConnectException("Connection refused"))).isTrue();
     assertThat(TransientFailures.isTransient(ClosedConnectionException.INSTANCE)).isTrue();
-    assertThat(TransientFailures.isTransient(
-        new NoStackTraceThrowable("Connection is not active now, current status: CLOSED"))).isTrue();
-    assertThat(TransientFailures.isTransient(new NoStackTraceThrowable("Timeout waiting for connection"))).isTrue();
+    assertThat(
+            TransientFailures.isTransient(
+                new NoStackTraceThrowable("Connection is not active now, current status: CLOSED")))
+        .isTrue();
+    assertThat(
+            TransientFailures.isTransient(
+                new NoStackTraceThrowable("Timeout waiting for connection")))
+        .isTrue();
     assertThat(TransientFailures.isTransient(new IllegalStateException("Pool closed"))).isTrue();
     assertThat(TransientFailures.isTransient(new TimeoutException())).isTrue();
-    // A write to a connection PostgreSQL dropped, as the JDK's socket reports it (seen by OutageTest as a 500).
+    // A write to a connection PostgreSQL dropped, as the JDK's socket reports it (seen by
+    // OutageTest as a 500).
     assertThat(TransientFailures.isTransient(new IOException("Connection reset by peer"))).isTrue();
     assertThat(TransientFailures.isTransient(new IOException("Broken pipe"))).isTrue();
-    assertThat(TransientFailures.isTransient(new CompletionException(new ConnectException("refused")))).isTrue();
+    assertThat(
+            TransientFailures.isTransient(new CompletionException(new ConnectException("refused"))))
+        .isTrue();
   }
 
   @Test

@@ -34,7 +34,9 @@ class EnrollmentTest {
   @BeforeAll
   static void start(Vertx vertx) throws Exception {
     fx = ApiFixture.start(vertx);
-    agent = new Enrollment(vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()), fx.api.caPin());
+    agent =
+        new Enrollment(
+            vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()), fx.api.caPin());
   }
 
   @AfterAll
@@ -48,21 +50,30 @@ class EnrollmentTest {
   }
 
   private static String token(int uses, JsonObject labels, boolean allowReenroll) {
-    Response r = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN,
-        new JsonObject().put("uses", uses).put("labels", labels).put("allowReenroll", allowReenroll));
+    Response r =
+        fx.client.post(
+            "/v1/enrollment-tokens",
+            ApiFixture.ADMIN,
+            new JsonObject()
+                .put("uses", uses)
+                .put("labels", labels)
+                .put("allowReenroll", allowReenroll));
     assertThat(r.status()).as(r.raw()).isEqualTo(201);
     return r.body().getString("token");
   }
 
   private static JsonObject host(String uuid) {
-    return new JsonObject().put("name", "host-" + uuid.substring(0, 8)).put("address", "127.0.0.1")
+    return new JsonObject()
+        .put("name", "host-" + uuid.substring(0, 8))
+        .put("address", "127.0.0.1")
         .put("facts", ApiFixture.facts(16, 64))
         .put("identity", new JsonObject().put("systemUuid", uuid));
   }
 
   private static X509Certificate parse(String pem) throws Exception {
-    return (X509Certificate) CertificateFactory.getInstance("X.509")
-        .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    return (X509Certificate)
+        CertificateFactory.getInstance("X.509")
+            .generateCertificate(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
   }
 
   @Test
@@ -72,7 +83,8 @@ class EnrollmentTest {
     String uuid = UUID.randomUUID().toString();
     AgentIdentity identity = agent.enroll(token, host(uuid)).await();
 
-    JsonObject machine = fx.client.get("/v1/machines/" + identity.machineId(), ApiFixture.ADMIN).body();
+    JsonObject machine =
+        fx.client.get("/v1/machines/" + identity.machineId(), ApiFixture.ADMIN).body();
     assertThat(machine.getString("state")).isEqualTo("enrolling");
     assertThat(machine.getJsonObject("labels").getString("rack")).isEqualTo("r9");
     assertThat(machine.getString("shape")).isEqualTo("x86-16c-64g");
@@ -85,7 +97,8 @@ class EnrollmentTest {
     assertThat(cert.getExtendedKeyUsage()).containsExactly("1.3.6.1.5.5.7.3.2"); // client auth only
     assertThat(identity.keyPem()).contains("PRIVATE KEY");
 
-    // The same hardware enrolling again with an ordinary token would take the machine over: refused.
+    // The same hardware enrolling again with an ordinary token would take the machine over:
+    // refused.
     assertThatThrownBy(() -> agent.enroll(token, host(uuid)).await())
         .isInstanceOf(EnrollmentRefused.class)
         .satisfies(e -> assertThat(((EnrollmentRefused) e).code()).isEqualTo("Conflict"))
@@ -93,10 +106,15 @@ class EnrollmentTest {
     // With a token minted for re-enrollment it gets its machine back, with a new certificate.
     AgentIdentity again = agent.enroll(reenroll, host(uuid)).await();
     assertThat(again.machineId()).isEqualTo(identity.machineId());
-    assertThat(parse(again.certificatePem()).getSerialNumber()).isNotEqualTo(cert.getSerialNumber());
+    assertThat(parse(again.certificatePem()).getSerialNumber())
+        .isNotEqualTo(cert.getSerialNumber());
     assertThat(fx.count("SELECT count(*) FROM machines WHERE system_uuid = $1", uuid)).isEqualTo(1);
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2", identity.machineId(),
-        parse(again.certificatePem()).getSerialNumber().toString(16))).isEqualTo(1);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2",
+                identity.machineId(),
+                parse(again.certificatePem()).getSerialNumber().toString(16)))
+        .isEqualTo(1);
   }
 
   @Test
@@ -108,13 +126,19 @@ class EnrollmentTest {
     assertRefused(once, "used up");
 
     String expiring = token(1, new JsonObject());
-    fx.db().query("UPDATE enrollment_tokens SET expires_at = now() - interval '1 second' WHERE uses_left = 1")
-        .execute().await();
+    fx.db()
+        .query(
+            "UPDATE enrollment_tokens SET expires_at = now() - interval '1 second' WHERE uses_left = 1")
+        .execute()
+        .await();
     assertRefused(expiring, "expired");
 
     Response created = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
-    assertThat(fx.client.delete("/v1/enrollment-tokens/" + created.body().getString("id"), ApiFixture.ADMIN)
-        .status()).isEqualTo(204);
+    assertThat(
+            fx.client
+                .delete("/v1/enrollment-tokens/" + created.body().getString("id"), ApiFixture.ADMIN)
+                .status())
+        .isEqualTo(204);
     assertRefused(created.body().getString("token"), "revoked");
   }
 
@@ -130,8 +154,11 @@ class EnrollmentTest {
   @Test
   void anAgentWithTheWrongPinSendsNothing(Vertx vertx) {
     String token = token(1, new JsonObject());
-    Enrollment misled = new Enrollment(vertx, URI.create("https://127.0.0.1:" + fx.api.agentPort()),
-        new CaPin("sha256:" + "00".repeat(32)));
+    Enrollment misled =
+        new Enrollment(
+            vertx,
+            URI.create("https://127.0.0.1:" + fx.api.agentPort()),
+            new CaPin("sha256:" + "00".repeat(32)));
     try {
       assertThatThrownBy(() -> misled.enroll(token, host(UUID.randomUUID().toString())).await())
           .hasStackTraceContaining("pinned CA");
@@ -139,8 +166,11 @@ class EnrollmentTest {
       misled.close().await();
     }
     // The token was never presented: its use is still there.
-    assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE uses_left = 1 AND revoked_at IS NULL"
-        + " AND expires_at > now()")).isGreaterThanOrEqualTo(1);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM enrollment_tokens WHERE uses_left = 1 AND revoked_at IS NULL"
+                    + " AND expires_at > now()"))
+        .isGreaterThanOrEqualTo(1);
     agent.enroll(token, host(UUID.randomUUID().toString())).await();
   }
 
@@ -167,12 +197,21 @@ class EnrollmentTest {
     Response fresh = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
     Response old = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
     // Time passes for one of them (set back by hand: the test cannot wait a week).
-    fx.db().preparedQuery("UPDATE enrollment_tokens SET expires_at = now() - interval '8 days' WHERE id = $1")
-        .execute(Tuple.of(old.body().getString("id"))).await();
+    fx.db()
+        .preparedQuery(
+            "UPDATE enrollment_tokens SET expires_at = now() - interval '8 days' WHERE id = $1")
+        .execute(Tuple.of(old.body().getString("id")))
+        .await();
     EnrollmentTokens tokens = new EnrollmentTokens(fx.vertx, fx.db());
     assertThat(tokens.deleteStale(Duration.ofDays(7)).await()).isEqualTo(1);
-    assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", old.body().getString("id"))).isZero();
-    assertThat(fx.count("SELECT count(*) FROM enrollment_tokens WHERE id = $1", fresh.body().getString("id")))
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM enrollment_tokens WHERE id = $1", old.body().getString("id")))
+        .isZero();
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM enrollment_tokens WHERE id = $1",
+                fresh.body().getString("id")))
         .isEqualTo(1);
   }
 }

@@ -41,7 +41,8 @@ class EventsTest {
       Response r = fx.client.get("/v1/events?limit=3&since=" + since + query, ApiFixture.ADMIN);
       assertThat(r.status()).as(r.raw()).isEqualTo(200);
       if (r.body().getJsonArray("items").isEmpty()) {
-        assertThat(r.body().getString("nextCursor")).isEqualTo(since); // an empty page keeps the cursor
+        assertThat(r.body().getString("nextCursor"))
+            .isEqualTo(since); // an empty page keeps the cursor
         return out;
       }
       r.body().getJsonArray("items").forEach(e -> out.add((JsonObject) e));
@@ -55,20 +56,30 @@ class EventsTest {
   @Test
   void aMachinesHistoryExplainsWhereItIs() throws Exception {
     fx.registerMachines(2, ApiFixture.facts(8, 32), true);
-    JsonObject launched = fx.client.post("/v1/instances", ApiFixture.ADMIN,
-        new JsonObject().put("shape", "x86-8c-32g")).body().getJsonArray("instances").getJsonObject(0);
+    JsonObject launched =
+        fx.client
+            .post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"))
+            .body()
+            .getJsonArray("instances")
+            .getJsonObject(0);
     String instance = launched.getString("id");
     String machine = launched.getString("machineId");
     fx.report(fx.openCommands(machine, "join").get(0), true);
     fx.client.delete("/v1/instances/" + instance, ApiFixture.ADMIN);
 
-    List<String> transitions = readAll("&machineId=" + machine).stream()
-        .filter(e -> e.getString("type").equals("MachineState"))
-        .map(e -> e.getString("from") + "→" + e.getString("to")).toList();
-    assertThat(transitions).containsExactly("null→warm", "warm→joining", "joining→in-use", "in-use→resetting");
+    List<String> transitions =
+        readAll("&machineId=" + machine).stream()
+            .filter(e -> e.getString("type").equals("MachineState"))
+            .map(e -> e.getString("from") + "→" + e.getString("to"))
+            .toList();
+    assertThat(transitions)
+        .containsExactly("null→warm", "warm→joining", "joining→in-use", "in-use→resetting");
 
-    List<String> instanceStates = readAll("&instanceId=" + instance).stream()
-        .filter(e -> e.getString("type").equals("InstanceState")).map(e -> e.getString("to")).toList();
+    List<String> instanceStates =
+        readAll("&instanceId=" + instance).stream()
+            .filter(e -> e.getString("type").equals("InstanceState"))
+            .map(e -> e.getString("to"))
+            .toList();
     assertThat(instanceStates).containsExactly("pending", "running", "shutting-down");
 
     List<JsonObject> all = readAll("");
@@ -84,15 +95,20 @@ class EventsTest {
     readFrom("0", "", seen);
     String cursor = lastCursor;
 
-    // A transaction writes an event (taking the next seq) and stays open while others write and commit theirs.
+    // A transaction writes an event (taking the next seq) and stays open while others write and
+    // commit theirs.
     SqlConnection slow = fx.db().getConnection().await();
     slow.query("BEGIN").execute().await();
-    slow.query("INSERT INTO events (type, subject, reason) VALUES ('Slow', 'slow', 'long transaction')").execute()
+    slow.query(
+            "INSERT INTO events (type, subject, reason) VALUES ('Slow', 'slow', 'long transaction')")
+        .execute()
         .await();
     List<String> later = fx.registerMachines(2, ApiFixture.facts(8, 32), true);
-    // Their events are committed (readable by any other transaction), but the log holds them back — not for a
+    // Their events are committed (readable by any other transaction), but the log holds them back —
+    // not for a
     // while: for as long as the older transaction stays open, however often it is read.
-    assertThat(fx.count("SELECT count(*) FROM events WHERE machine_id = $1", later.get(1))).isPositive();
+    assertThat(fx.count("SELECT count(*) FROM events WHERE machine_id = $1", later.get(1)))
+        .isPositive();
     for (int read = 0; read < 3; read++) {
       List<JsonObject> meanwhile = new ArrayList<>();
       readFrom(cursor, "", meanwhile);

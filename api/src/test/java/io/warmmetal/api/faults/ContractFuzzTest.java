@@ -45,23 +45,57 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.yaml.snakeyaml.Yaml;
 
 /**
- * Every operation of openapi.yaml fuzzed from the contract: valid-ish and broken bodies, path and query parameters,
- * headers and tokens of every role. No answer may be a 5xx other than a 503 (capacity, service unavailable) or a
- * power operation's 502 (the BMC, here nothing on loopback, failed); every error has the error shape; every answer
- * of an operation is one the contract allows. Seeded ({@code -Dwarmmetal.fuzz.seed}, printed) and sized
- * ({@code -Dwarmmetal.fuzz.requests}, default 10,000) by system properties; only loopback is ever addressed.
+ * Every operation of openapi.yaml fuzzed from the contract: valid-ish and broken bodies, path and
+ * query parameters, headers and tokens of every role. No answer may be a 5xx other than a 503
+ * (capacity, service unavailable) or a power operation's 502 (the BMC, here nothing on loopback,
+ * failed); every error has the error shape; every answer of an operation is one the contract
+ * allows. Seeded ({@code -Dwarmmetal.fuzz.seed}, printed) and sized ({@code
+ * -Dwarmmetal.fuzz.requests}, default 10,000) by system properties; only loopback is ever
+ * addressed.
  */
 @ExtendWith(VertxExtension.class)
 class ContractFuzzTest {
   private static final long SEED = Long.getLong("warmmetal.fuzz.seed", 20_140_005L);
   private static final int REQUESTS = Integer.getInteger("warmmetal.fuzz.requests", 10_000);
   private static final int IN_FLIGHT = Integer.getInteger("warmmetal.fuzz.inflight", 16);
-  private static final Set<String> ADDRESS_KEYS = Set.of("address", "wakeAddress", "host", "apiServer");
+  private static final Set<String> ADDRESS_KEYS =
+      Set.of("address", "wakeAddress", "host", "apiServer");
   private static final String[] LOOPBACK = {"127.0.0.1", "::1", "127.0.0.2", "localhost"};
-  private static final String[] WEIRD_SEGMENTS = {"", ".", "..", "%2e%2e", "%2E", "%", "%zz", "%2F", "a%2Fb",
-      "%00", "%C0%AF", "%ff%fe", "%E2%82", "null", "-1", "0", "99999999999999999999", "%20", "'%20OR%201=1",
-      "%F0%9F%9A%80", "m-", "i-", "cmd-", "m-0000000000000000", "i-00000000000000000", "cmd-0000000000000000",
-      "sshkey-0000000000000000", "M-ABCDEF0123456789", "..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f", "a;b", "a:b", "~"};
+  private static final String[] WEIRD_SEGMENTS = {
+    "",
+    ".",
+    "..",
+    "%2e%2e",
+    "%2E",
+    "%",
+    "%zz",
+    "%2F",
+    "a%2Fb",
+    "%00",
+    "%C0%AF",
+    "%ff%fe",
+    "%E2%82",
+    "null",
+    "-1",
+    "0",
+    "99999999999999999999",
+    "%20",
+    "'%20OR%201=1",
+    "%F0%9F%9A%80",
+    "m-",
+    "i-",
+    "cmd-",
+    "m-0000000000000000",
+    "i-00000000000000000",
+    "cmd-0000000000000000",
+    "sshkey-0000000000000000",
+    "M-ABCDEF0123456789",
+    "..%2F..%2Fetc%2Fpasswd",
+    "%2e%2e%2f",
+    "a;b",
+    "a:b",
+    "~"
+  };
 
   private final Random random = new Random(SEED);
   private final Map<String, Set<String>> seen = new ConcurrentHashMap<>();
@@ -69,17 +103,29 @@ class ContractFuzzTest {
   private final Map<String, String> tokens = new LinkedHashMap<>();
   private JsonObject spec;
 
-  private record Op(String id, HttpMethod method, String path, JsonArray params, JsonObject body,
+  private record Op(
+      String id,
+      HttpMethod method,
+      String path,
+      JsonArray params,
+      JsonObject body,
       String permission) {}
 
-  private record Request(Op op, HttpMethod method, String uri, Map<String, String> headers, Buffer body,
+  private record Request(
+      Op op,
+      HttpMethod method,
+      String uri,
+      Map<String, String> headers,
+      Buffer body,
       String describe) {}
 
   @Test
   void everyOperationFuzzedAnswersNo5xxAndOnlyTheErrorShape(Vertx vertx) throws Exception {
-    System.out.printf("contract fuzz: seed %d, %d requests (-Dwarmmetal.fuzz.seed, -Dwarmmetal.fuzz.requests)%n",
+    System.out.printf(
+        "contract fuzz: seed %d, %d requests (-Dwarmmetal.fuzz.seed, -Dwarmmetal.fuzz.requests)%n",
         SEED, REQUESTS);
-    try (InputStream in = WarmMetalApi.class.getClassLoader().getResourceAsStream(WarmMetalApi.CONTRACT)) {
+    try (InputStream in =
+        WarmMetalApi.class.getClassLoader().getResourceAsStream(WarmMetalApi.CONTRACT)) {
       spec = new JsonObject((Map<String, Object>) new Yaml().load(in));
     }
     List<Op> ops = operations();
@@ -87,8 +133,11 @@ class ContractFuzzTest {
       seed(fx);
       OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
       ResponseValidator validator = ResponseValidator.create(vertx, contract);
-      WebClient http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true).setMaxHeaderSize(65536),
-          new PoolOptions().setHttp1MaxSize(IN_FLIGHT));
+      WebClient http =
+          WebClient.create(
+              vertx,
+              new WebClientOptions().setKeepAlive(true).setMaxHeaderSize(65536),
+              new PoolOptions().setHttp1MaxSize(IN_FLIGHT));
       Map<Integer, AtomicInteger> statuses = new TreeMap<>();
       Map<String, AtomicInteger> perOp = new TreeMap<>();
       List<String> failures = new CopyOnWriteArrayList<>();
@@ -103,54 +152,79 @@ class ContractFuzzTest {
           perOp.computeIfAbsent(op.id(), k -> new AtomicInteger()).incrementAndGet();
           Future<HttpResponse<Buffer>> sent;
           try {
-            var r = http.request(req.method(), fx.api.port(), "127.0.0.1", req.uri()).timeout(20_000);
+            var r =
+                http.request(req.method(), fx.api.port(), "127.0.0.1", req.uri()).timeout(20_000);
             req.headers().forEach(r::putHeader);
             sent = req.body() == null ? r.send() : r.sendBuffer(req.body());
           } catch (RuntimeException e) {
-            unsendable.incrementAndGet(); // the client itself refuses it (e.g. a control character in a header)
+            unsendable
+                .incrementAndGet(); // the client itself refuses it (e.g. a control character in a
+            // header)
             continue;
           }
-          Future<?> outcome = sent.compose(resp -> {
-            statuses.computeIfAbsent(resp.statusCode(), k -> new AtomicInteger()).incrementAndGet();
-            String problem = check(req, resp);
-            if (problem != null) {
-              failures.add(problem + "\n    " + req.describe() + "\n    -> " + resp.statusCode() + " "
-                  + abbreviate(resp.bodyAsString()));
-            }
-            harvest(req, resp);
-            return contractCheck(contract, validator, req, resp).onSuccess(p -> {
-              if (p != null) {
-                failures.add(p + "\n    " + req.describe());
-              }
-            });
-          }, err -> {
-            if (err instanceof TimeoutException) {
-              failures.add("no answer within 20 s\n    " + req.describe());
-            }
-            unsendable.incrementAndGet();
-            return Future.succeededFuture();
-          });
+          Future<?> outcome =
+              sent.compose(
+                  resp -> {
+                    statuses
+                        .computeIfAbsent(resp.statusCode(), k -> new AtomicInteger())
+                        .incrementAndGet();
+                    String problem = check(req, resp);
+                    if (problem != null) {
+                      failures.add(
+                          problem
+                              + "\n    "
+                              + req.describe()
+                              + "\n    -> "
+                              + resp.statusCode()
+                              + " "
+                              + abbreviate(resp.bodyAsString()));
+                    }
+                    harvest(req, resp);
+                    return contractCheck(contract, validator, req, resp)
+                        .onSuccess(
+                            p -> {
+                              if (p != null) {
+                                failures.add(p + "\n    " + req.describe());
+                              }
+                            });
+                  },
+                  err -> {
+                    if (err instanceof TimeoutException) {
+                      failures.add("no answer within 20 s\n    " + req.describe());
+                    }
+                    unsendable.incrementAndGet();
+                    return Future.succeededFuture();
+                  });
           window.add(outcome);
           windowRequests.put(outcome, req);
         }
         Future.join(window).timeout(60, TimeUnit.SECONDS).otherwiseEmpty().await();
-        windowRequests.forEach((f, req) -> {
-          if (!f.isComplete()) {
-            failures.add("never completed\n    " + req.describe());
-          }
-        });
+        windowRequests.forEach(
+            (f, req) -> {
+              if (!f.isComplete()) {
+                failures.add("never completed\n    " + req.describe());
+              }
+            });
         if (windowRequests.keySet().stream().anyMatch(f -> !f.isComplete())) {
           break;
         }
       }
       long elapsed = (System.nanoTime() - start) / 1_000_000;
-      System.out.printf("contract fuzz: %d requests over %d operations in %d ms (%d the client would not send);"
-          + " statuses %s%n", REQUESTS, ops.size(), elapsed, unsendable.get(), statuses);
+      System.out.printf(
+          "contract fuzz: %d requests over %d operations in %d ms (%d the client would not send);"
+              + " statuses %s%n",
+          REQUESTS, ops.size(), elapsed, unsendable.get(), statuses);
       System.out.printf("contract fuzz: per operation %s%n", perOp);
-      failures.stream().limit(20).forEach(f -> System.out.println("FUZZ FAILURE (seed " + SEED + "): " + f));
-      assertThat(failures).as("seed %d: %d failures, first: %s", SEED, failures.size(),
-          failures.isEmpty() ? "" : failures.get(0)).isEmpty();
-      assertThat(perOp.keySet()).as("every operation was fuzzed")
+      failures.stream()
+          .limit(20)
+          .forEach(f -> System.out.println("FUZZ FAILURE (seed " + SEED + "): " + f));
+      assertThat(failures)
+          .as(
+              "seed %d: %d failures, first: %s",
+              SEED, failures.size(), failures.isEmpty() ? "" : failures.get(0))
+          .isEmpty();
+      assertThat(perOp.keySet())
+          .as("every operation was fuzzed")
           .containsAll(ops.stream().map(Op::id).toList());
       // The server is still well: it answers a plain read.
       assertThat(fx.client.get("/v1/shapes", ApiFixture.ADMIN).status()).isEqualTo(200);
@@ -170,15 +244,20 @@ class ContractFuzzTest {
       } catch (RuntimeException e) {
         return "error without a JSON body";
       }
-      if (!(body.getValue("code") instanceof String) || !(body.getValue("message") instanceof String)) {
+      if (!(body.getValue("code") instanceof String)
+          || !(body.getValue("message") instanceof String)) {
         return "error without the error shape (code, message)";
       }
     }
     if (status >= 500) {
       String code = body.getString("code");
-      boolean capacity = status == 503 && Set.of("InsufficientCapacity", "ServiceUnavailable").contains(code);
-      boolean bmc = status == 502 && "RemoteFailure".equals(code) && req.op() != null
-          && req.op().id().startsWith("power");
+      boolean capacity =
+          status == 503 && Set.of("InsufficientCapacity", "ServiceUnavailable").contains(code);
+      boolean bmc =
+          status == 502
+              && "RemoteFailure".equals(code)
+              && req.op() != null
+              && req.op().id().startsWith("power");
       if (!capacity && !bmc) {
         return "server error " + status;
       }
@@ -189,9 +268,13 @@ class ContractFuzzTest {
     return null;
   }
 
-  private static Future<String> contractCheck(OpenAPIContract contract, ResponseValidator validator, Request req,
+  private static Future<String> contractCheck(
+      OpenAPIContract contract,
+      ResponseValidator validator,
+      Request req,
       HttpResponse<Buffer> resp) {
-    String path = req.uri().contains("?") ? req.uri().substring(0, req.uri().indexOf('?')) : req.uri();
+    String path =
+        req.uri().contains("?") ? req.uri().substring(0, req.uri().indexOf('?')) : req.uri();
     Operation op;
     try {
       op = contract.findOperation(path, req.method());
@@ -201,27 +284,49 @@ class ContractFuzzTest {
     for (String segment : path.split("/", -1)) {
       String decoded = segment.replace("%2e", ".").replace("%2E", ".");
       if (decoded.equals(".") || decoded.equals("..")) {
-        return Future.succeededFuture(); // the server normalizes dot segments: another operation's answer
+        return Future
+            .succeededFuture(); // the server normalizes dot segments: another operation's answer
       }
     }
     String type = resp.getHeader("Content-Type");
-    if (op == null || resp.statusCode() == 405 || resp.statusCode() == 413 || req.method() == HttpMethod.HEAD
+    if (op == null
+        || resp.statusCode() == 405
+        || resp.statusCode() == 413
+        || req.method() == HttpMethod.HEAD
         || (type != null && !type.startsWith("application/json"))) {
-      return Future.succeededFuture(); // not an operation's answer (a broken path may leave every route), or not JSON
+      return Future
+          .succeededFuture(); // not an operation's answer (a broken path may leave every route), or
+      // not JSON
     }
     String operationId = op.getOperationId();
     Map<String, String> headers = new HashMap<>();
     resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
-    ValidatableResponse v = resp.body() == null || resp.body().length() == 0
-        ? ValidatableResponse.create(resp.statusCode(), headers)
-        : ValidatableResponse.create(resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type"));
+    ValidatableResponse v =
+        resp.body() == null || resp.body().length() == 0
+            ? ValidatableResponse.create(resp.statusCode(), headers)
+            : ValidatableResponse.create(
+                resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type"));
     try {
-      return validator.validate(v, operationId).map(x -> (String) null)
-          .recover(err -> Future.succeededFuture("answer " + resp.statusCode() + " outside the contract of "
-              + operationId + ": " + err.getMessage()));
+      return validator
+          .validate(v, operationId)
+          .map(x -> (String) null)
+          .recover(
+              err ->
+                  Future.succeededFuture(
+                      "answer "
+                          + resp.statusCode()
+                          + " outside the contract of "
+                          + operationId
+                          + ": "
+                          + err.getMessage()));
     } catch (RuntimeException e) {
-      return Future.succeededFuture("answer " + resp.statusCode() + " outside the contract of " + operationId
-          + ": " + e.getMessage());
+      return Future.succeededFuture(
+          "answer "
+              + resp.statusCode()
+              + " outside the contract of "
+              + operationId
+              + ": "
+              + e.getMessage());
     }
   }
 
@@ -241,32 +346,62 @@ class ContractFuzzTest {
     tokens.put("client@fuzz-a", fx.token("client", "fuzz-a"));
     tokens.put("none", null);
     tokens.put("garbage", "not-a-token-at-all");
-    fx.client.get("/v1/tokens", ApiFixture.ADMIN).body().getJsonArray("items", new JsonArray())
+    fx.client
+        .get("/v1/tokens", ApiFixture.ADMIN)
+        .body()
+        .getJsonArray("items", new JsonArray())
         .forEach(t -> protectedValues.add(((JsonObject) t).getString("id")));
     fx.registerMachines(40, ApiFixture.facts(8, 32), true);
     fx.registerMachines(10, ApiFixture.gpuFacts(32, 256, 2, "H100"), true);
-    fx.client.put("/v1/pools/x86-8c-32g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 40));
+    fx.client.put(
+        "/v1/pools/x86-8c-32g",
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", 2).put("maxWarm", 40));
     for (int i = 0; i < 4; i++) {
-      fx.client.post("/v1/instances", tokens.get("client"), new JsonObject().put("shape", "x86-8c-32g"));
+      fx.client.post(
+          "/v1/instances", tokens.get("client"), new JsonObject().put("shape", "x86-8c-32g"));
     }
     fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
     var keys = KeyPairGenerator.getInstance("RSA");
     keys.initialize(2048);
-    String pem = "-----BEGIN PRIVATE KEY-----\n" + Base64.getMimeEncoder(64, "\n".getBytes())
-        .encodeToString(keys.generateKeyPair().getPrivate().getEncoded()) + "\n-----END PRIVATE KEY-----\n";
-    fx.client.post("/v1/ssh-keys", ApiFixture.ADMIN, new JsonObject().put("name", "fuzz").put("privateKey", pem));
+    String pem =
+        "-----BEGIN PRIVATE KEY-----\n"
+            + Base64.getMimeEncoder(64, "\n".getBytes())
+                .encodeToString(keys.generateKeyPair().getPrivate().getEncoded())
+            + "\n-----END PRIVATE KEY-----\n";
+    fx.client.post(
+        "/v1/ssh-keys",
+        ApiFixture.ADMIN,
+        new JsonObject().put("name", "fuzz").put("privateKey", pem));
     // Learn every id there is from the lists, as the fuzz will from its answers.
-    for (String list : List.of("/v1/machines", "/v1/instances", "/v1/shapes", "/v1/pools", "/v1/tokens",
-        "/v1/projects", "/v1/enrollment-tokens", "/v1/ssh-keys", "/v1/events", "/v1/ssh-enrollments")) {
+    for (String list :
+        List.of(
+            "/v1/machines",
+            "/v1/instances",
+            "/v1/shapes",
+            "/v1/pools",
+            "/v1/tokens",
+            "/v1/projects",
+            "/v1/enrollment-tokens",
+            "/v1/ssh-keys",
+            "/v1/events",
+            "/v1/ssh-enrollments")) {
       var r = fx.client.get(list, ApiFixture.ADMIN);
-      learn(list, r.body() != null ? r.body() : new JsonObject().put("items", new JsonArray(r.raw())));
+      learn(
+          list,
+          r.body() != null ? r.body() : new JsonObject().put("items", new JsonArray(r.raw())));
     }
     for (String m : List.copyOf(seen.getOrDefault("machineId", Set.of()))) {
-      learn("/v1/machines/" + m + "/commands", fx.client.get("/v1/machines/" + m + "/commands", ApiFixture.ADMIN)
-          .body());
+      learn(
+          "/v1/machines/" + m + "/commands",
+          fx.client.get("/v1/machines/" + m + "/commands", ApiFixture.ADMIN).body());
     }
-    System.out.printf("contract fuzz: known ids %s%n", seen.entrySet().stream()
-        .map(e -> e.getKey() + "=" + e.getValue().size()).sorted().toList());
+    System.out.printf(
+        "contract fuzz: known ids %s%n",
+        seen.entrySet().stream()
+            .map(e -> e.getKey() + "=" + e.getValue().size())
+            .sorted()
+            .toList());
   }
 
   private void harvest(Request req, HttpResponse<Buffer> resp) {
@@ -280,22 +415,25 @@ class ContractFuzzTest {
     }
   }
 
-  /** Records every string value under its key, and an "id" also under the path parameter it fills. */
+  /**
+   * Records every string value under its key, and an "id" also under the path parameter it fills.
+   */
   private void learn(String path, Object json) {
     if (json instanceof JsonObject o) {
-      o.forEach(e -> {
-        if (e.getValue() instanceof String s && s.length() < 200) {
-          String key = e.getKey();
-          if (key.equals("id") || key.equals("name")) {
-            key = idParameter(path, s);
-          }
-          if (key != null) {
-            seen.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(s);
-          }
-        } else {
-          learn(path, e.getValue());
-        }
-      });
+      o.forEach(
+          e -> {
+            if (e.getValue() instanceof String s && s.length() < 200) {
+              String key = e.getKey();
+              if (key.equals("id") || key.equals("name")) {
+                key = idParameter(path, s);
+              }
+              if (key != null) {
+                seen.computeIfAbsent(key, k -> ConcurrentHashMap.newKeySet()).add(s);
+              }
+            } else {
+              learn(path, e.getValue());
+            }
+          });
     } else if (json instanceof JsonArray a) {
       a.forEach(x -> learn(path, x));
     }
@@ -334,26 +472,38 @@ class ContractFuzzTest {
 
   private List<Op> operations() {
     List<Op> ops = new ArrayList<>();
-    spec.getJsonObject("paths").forEach(p -> {
-      JsonObject item = (JsonObject) p.getValue();
-      JsonArray shared = item.getJsonArray("parameters", new JsonArray());
-      for (String m : List.of("get", "post", "put", "patch", "delete")) {
-        JsonObject op = item.getJsonObject(m);
-        if (op == null) {
-          continue;
-        }
-        JsonArray params = new JsonArray();
-        shared.forEach(x -> params.add(resolve(x)));
-        op.getJsonArray("parameters", new JsonArray()).forEach(x -> params.add(resolve(x)));
-        JsonObject body = null;
-        if (op.containsKey("requestBody")) {
-          body = resolve(resolve(op.getValue("requestBody")).getJsonObject("content")
-              .getJsonObject("application/json").getValue("schema"));
-        }
-        ops.add(new Op(op.getString("operationId"), HttpMethod.valueOf(m.toUpperCase()), p.getKey(), params, body,
-            op.getString("x-warmmetal-permission")));
-      }
-    });
+    spec.getJsonObject("paths")
+        .forEach(
+            p -> {
+              JsonObject item = (JsonObject) p.getValue();
+              JsonArray shared = item.getJsonArray("parameters", new JsonArray());
+              for (String m : List.of("get", "post", "put", "patch", "delete")) {
+                JsonObject op = item.getJsonObject(m);
+                if (op == null) {
+                  continue;
+                }
+                JsonArray params = new JsonArray();
+                shared.forEach(x -> params.add(resolve(x)));
+                op.getJsonArray("parameters", new JsonArray()).forEach(x -> params.add(resolve(x)));
+                JsonObject body = null;
+                if (op.containsKey("requestBody")) {
+                  body =
+                      resolve(
+                          resolve(op.getValue("requestBody"))
+                              .getJsonObject("content")
+                              .getJsonObject("application/json")
+                              .getValue("schema"));
+                }
+                ops.add(
+                    new Op(
+                        op.getString("operationId"),
+                        HttpMethod.valueOf(m.toUpperCase()),
+                        p.getKey(),
+                        params,
+                        body,
+                        op.getString("x-warmmetal-permission")));
+              }
+            });
     return ops;
   }
 
@@ -375,8 +525,16 @@ class ContractFuzzTest {
   private Request request(Op op) {
     HttpMethod method = op.method();
     if (random.nextInt(100) == 0) {
-      method = List.of(HttpMethod.GET, HttpMethod.POST, HttpMethod.PUT, HttpMethod.DELETE, HttpMethod.PATCH,
-          HttpMethod.HEAD, HttpMethod.OPTIONS).get(random.nextInt(7));
+      method =
+          List.of(
+                  HttpMethod.GET,
+                  HttpMethod.POST,
+                  HttpMethod.PUT,
+                  HttpMethod.DELETE,
+                  HttpMethod.PATCH,
+                  HttpMethod.HEAD,
+                  HttpMethod.OPTIONS)
+              .get(random.nextInt(7));
     }
     StringBuilder uri = new StringBuilder();
     for (String segment : op.path().split("/", -1)) {
@@ -410,8 +568,10 @@ class ContractFuzzTest {
       }
     }
     if (random.nextInt(15) == 0) {
-      query.add(pick("x", "limit", "cursor", "state", "since", "labelSelector", "%", "a%zz") + "="
-          + pick("", "1", "%zz", "-1", "%00", "true", "x".repeat(3000), "%E2%82"));
+      query.add(
+          pick("x", "limit", "cursor", "state", "since", "labelSelector", "%", "a%zz")
+              + "="
+              + pick("", "1", "%zz", "-1", "%00", "true", "x".repeat(3000), "%E2%82"));
     }
     if (!query.isEmpty()) {
       uri.append('?').append(String.join("&", query));
@@ -419,12 +579,16 @@ class ContractFuzzTest {
     String role = random.nextInt(5) < 2 ? "admin" : pick(tokens.keySet().toArray(String[]::new));
     String token = tokens.get(role);
     if (token != null) {
-      headers.put("Authorization", random.nextInt(30) == 0 ? "Basic " + Base64.getEncoder()
-          .encodeToString((":" + token).getBytes()) : "Bearer " + token);
+      headers.put(
+          "Authorization",
+          random.nextInt(30) == 0
+              ? "Basic " + Base64.getEncoder().encodeToString((":" + token).getBytes())
+              : "Bearer " + token);
     }
     if (!headers.containsKey("WarmMetal-Project") && random.nextInt(6) == 0) {
-      headers.put("WarmMetal-Project", pick("default", "fuzz-a", "nope", "BAD NAME", "", "-", "x".repeat(70),
-          "%zz", "défaut"));
+      headers.put(
+          "WarmMetal-Project",
+          pick("default", "fuzz-a", "nope", "BAD NAME", "", "-", "x".repeat(70), "%zz", "défaut"));
     }
     Buffer body = null;
     String bodyText = null;
@@ -432,16 +596,35 @@ class ContractFuzzTest {
       bodyText = body(op);
       if (bodyText != null) {
         body = Buffer.buffer(bodyText);
-        headers.put("Content-Type", random.nextInt(25) == 0 ? pick("text/plain", "application/xml",
-            "application/json; charset=utf-16", "application/x-www-form-urlencoded", "")
-            : "application/json");
+        headers.put(
+            "Content-Type",
+            random.nextInt(25) == 0
+                ? pick(
+                    "text/plain",
+                    "application/xml",
+                    "application/json; charset=utf-16",
+                    "application/x-www-form-urlencoded",
+                    "")
+                : "application/json");
         if (random.nextInt(200) == 0) {
-          body = Buffer.buffer(new byte[] {'{', '"', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'}); // bad UTF-8
+          body =
+              Buffer.buffer(
+                  new byte[] {'{', '"', (byte) 0xC3, (byte) 0x28, '"', ':', '1', '}'}); // bad UTF-8
         }
       }
     }
-    String describe = method + " " + uri + " as " + role + " headers " + headers.keySet() + " "
-        + headers.getOrDefault("WarmMetal-Project", "") + " body " + abbreviate(bodyText);
+    String describe =
+        method
+            + " "
+            + uri
+            + " as "
+            + role
+            + " headers "
+            + headers.keySet()
+            + " "
+            + headers.getOrDefault("WarmMetal-Project", "")
+            + " body "
+            + abbreviate(bodyText);
     return new Request(op, method, uri.toString(), headers, body, describe);
   }
 
@@ -493,8 +676,23 @@ class ContractFuzzTest {
   private String body(Op op) {
     int dice = random.nextInt(20);
     if (op.body() == null || dice == 0) {
-      return pick("", "{", "[]", "null", "\"x\"", "123", "{}", "{\"a\":", "[".repeat(2000), "{\"a\":1,\"a\":2}",
-          "{\"\\ud800\":1}", "\"\\ud800\"", "{\"x\":\"\\u0000\"}", "true", " ", "{}".repeat(3));
+      return pick(
+          "",
+          "{",
+          "[]",
+          "null",
+          "\"x\"",
+          "123",
+          "{}",
+          "{\"a\":",
+          "[".repeat(2000),
+          "{\"a\":1,\"a\":2}",
+          "{\"\\ud800\":1}",
+          "\"\\ud800\"",
+          "{\"x\":\"\\u0000\"}",
+          "true",
+          " ",
+          "{}".repeat(3));
     }
     Object valid = value(op.body(), null, 0);
     if (dice < 6 || !(valid instanceof JsonObject obj)) {
@@ -513,8 +711,9 @@ class ContractFuzzTest {
   }
 
   /**
-   * Keeps whatever the server may connect to on loopback: an address that is a string is a loopback one (other types
-   * stay, the validator refuses them), and power settings name a loopback wake address (the default broadcasts).
+   * Keeps whatever the server may connect to on loopback: an address that is a string is a loopback
+   * one (other types stay, the validator refuses them), and power settings name a loopback wake
+   * address (the default broadcasts).
    */
   private Object loopbackOnly(Object node) {
     if (node instanceof JsonObject o) {
@@ -549,7 +748,8 @@ class ContractFuzzTest {
       return;
     }
     if (kind == 1 || slots.isEmpty()) {
-      root.put(pick("extra", "id", "state", "project", "", "x".repeat(300), "ü", "__proto__"), weird());
+      root.put(
+          pick("extra", "id", "state", "project", "", "x".repeat(300), "ü", "__proto__"), weird());
       return;
     }
     Object[] slot = slots.get(random.nextInt(slots.size()));
@@ -643,8 +843,8 @@ class ContractFuzzTest {
           return o;
         }
         JsonObject props = schema.getJsonObject("properties", new JsonObject());
-        List<String> required = schema.getJsonArray("required", new JsonArray()).stream()
-            .map(String::valueOf).toList();
+        List<String> required =
+            schema.getJsonArray("required", new JsonArray()).stream().map(String::valueOf).toList();
         for (String p : props.fieldNames()) {
           if (required.contains(p) || random.nextInt(3) == 0) {
             o.put(p, value(props.getJsonObject(p), p, depth + 1));
@@ -665,7 +865,9 @@ class ContractFuzzTest {
         int min = schema.getInteger("minItems", 0);
         int max = Math.min(schema.getInteger("maxItems", min + 3), min + 3);
         for (int i = min + random.nextInt(max - min + 1); i > 0; i--) {
-          a.add(value(schema.getJsonObject("items"), name == null ? null : singular(name), depth + 1));
+          a.add(
+              value(
+                  schema.getJsonObject("items"), name == null ? null : singular(name), depth + 1));
         }
         return a;
       }
@@ -714,7 +916,11 @@ class ContractFuzzTest {
   private static String typeOf(JsonObject schema) {
     Object type = schema.getValue("type");
     if (type instanceof JsonArray types) {
-      return types.stream().map(String::valueOf).filter(t -> !t.equals("null")).findFirst().orElse("null");
+      return types.stream()
+          .map(String::valueOf)
+          .filter(t -> !t.equals("null"))
+          .findFirst()
+          .orElse("null");
     }
     if (type == null) {
       return schema.containsKey("properties") ? "object" : "string";

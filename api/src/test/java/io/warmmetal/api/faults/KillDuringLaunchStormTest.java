@@ -35,11 +35,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * kill -9 of the API process in the middle of a storm of launches, round after round: every answer lost to the kill
- * is retried with its client token once the API is back, and after each round the database must hold exactly what
- * the answers said — every acknowledged launch with its instances, nothing launched twice, no machine bound to two
- * instances, no busy machine without its instance. Sized by {@code -Dwarmmetal.faults.rounds} (4),
- * {@code -Dwarmmetal.faults.launches} (launches per round, 120) and {@code -Dwarmmetal.faults.seed}.
+ * kill -9 of the API process in the middle of a storm of launches, round after round: every answer
+ * lost to the kill is retried with its client token once the API is back, and after each round the
+ * database must hold exactly what the answers said — every acknowledged launch with its instances,
+ * nothing launched twice, no machine bound to two instances, no busy machine without its instance.
+ * Sized by {@code -Dwarmmetal.faults.rounds} (4), {@code -Dwarmmetal.faults.launches} (launches per
+ * round, 120) and {@code -Dwarmmetal.faults.seed}.
  */
 @ExtendWith(VertxExtension.class)
 @Tag("processes")
@@ -54,27 +55,46 @@ class KillDuringLaunchStormTest {
   private record Answer(int status, String launchId, List<String> instances) {}
 
   @Test
-  void killMinusNineMidStormLosesNoAcknowledgedLaunchAndLaunchesNothingTwice(Vertx vertx) throws Exception {
+  void killMinusNineMidStormLosesNoAcknowledgedLaunchAndLaunchesNothingTwice(Vertx vertx)
+      throws Exception {
     Random random = new Random(SEED);
     String db = TestDatabase.freshDatabaseUrl();
     Map<String, String> env = new HashMap<>();
     env.put("WARMMETAL_DATABASE_URL", db);
     env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-kill").toString());
     env.put("WARMMETAL_ADMIN_TOKEN", ApiFixture.ADMIN);
-    int machines = ROUNDS * LAUNCHES * 3 / 4; // the last rounds run out: refusals are part of the storm
+    int machines =
+        ROUNDS * LAUNCHES * 3 / 4; // the last rounds run out: refusals are part of the storm
     long started = System.currentTimeMillis();
-    try (ApiProcess api = ApiProcess.start("api", env); Connection sql = ApiProcess.jdbc(db)) {
+    try (ApiProcess api = ApiProcess.start("api", env);
+        Connection sql = ApiProcess.jdbc(db)) {
       OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
       ApiClient client = new ApiClient(vertx, api.httpPort, contract);
       for (int i = 0; i < machines; i++) {
-        var r = client.post("/v1/machines", ApiFixture.ADMIN, new JsonObject().put("name", "storm-" + i)
-            .put("address", "127.0.0.1").put("facts", ApiFixture.facts(8, 32)).put("prepared", true));
+        var r =
+            client.post(
+                "/v1/machines",
+                ApiFixture.ADMIN,
+                new JsonObject()
+                    .put("name", "storm-" + i)
+                    .put("address", "127.0.0.1")
+                    .put("facts", ApiFixture.facts(8, 32))
+                    .put("prepared", true));
         assertThat(r.status()).as(r.raw()).isEqualTo(201);
       }
-      String token = client.post("/v1/tokens", ApiFixture.ADMIN, new JsonObject().put("name", "storm")
-          .put("role", "client")).body().getString("token");
-      WebClient http = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true),
-          new PoolOptions().setHttp1MaxSize(32));
+      String token =
+          client
+              .post(
+                  "/v1/tokens",
+                  ApiFixture.ADMIN,
+                  new JsonObject().put("name", "storm").put("role", "client"))
+              .body()
+              .getString("token");
+      WebClient http =
+          WebClient.create(
+              vertx,
+              new WebClientOptions().setKeepAlive(true),
+              new PoolOptions().setHttp1MaxSize(32));
 
       Map<String, Answer> answers = new ConcurrentHashMap<>(); // client token -> final answer
       Map<String, JsonObject> bodies = new HashMap<>();
@@ -88,18 +108,30 @@ class KillDuringLaunchStormTest {
         for (int i = 0; i < LAUNCHES; i++) {
           String clientToken = "r" + round + "-" + i;
           tokens.add(clientToken);
-          bodies.put(clientToken, new JsonObject().put("shape", SHAPE).put("clientToken", clientToken)
-              .put("labels", new JsonObject().put("round", String.valueOf(round))));
+          bodies.put(
+              clientToken,
+              new JsonObject()
+                  .put("shape", SHAPE)
+                  .put("clientToken", clientToken)
+                  .put("labels", new JsonObject().put("round", String.valueOf(round))));
         }
-        // The storm: every launch sent at once (32 connections); the kill lands once a random share has answered.
+        // The storm: every launch sent at once (32 connections); the kill lands once a random share
+        // has answered.
         int killAfter = LAUNCHES / 5 + random.nextInt(LAUNCHES / 2);
         AtomicInteger answered = new AtomicInteger();
         Map<String, Future<Answer>> inFlight = new HashMap<>();
         for (String t : tokens) {
-          inFlight.put(t, launch(http, api.httpPort, token, bodies.get(t)).onSuccess(a -> answered.incrementAndGet()));
+          inFlight.put(
+              t,
+              launch(http, api.httpPort, token, bodies.get(t))
+                  .onSuccess(a -> answered.incrementAndGet()));
         }
-        Await.until("a share of the storm answered", () -> answered.get() >= killAfter
-            || inFlight.values().stream().allMatch(Future::isComplete), 60_000);
+        Await.until(
+            "a share of the storm answered",
+            () ->
+                answered.get() >= killAfter
+                    || inFlight.values().stream().allMatch(Future::isComplete),
+            60_000);
         api.kill();
         Future.join(new ArrayList<>(inFlight.values())).otherwiseEmpty().await();
         List<String> lostTokens = new ArrayList<>();
@@ -131,7 +163,8 @@ class KillDuringLaunchStormTest {
           }
         }
         // A retry of an answered launch replays it: same launch, same instances, nothing new.
-        String someAcked = tokens.stream().filter(t -> answers.get(t).status() == 201).findFirst().orElse(null);
+        String someAcked =
+            tokens.stream().filter(t -> answers.get(t).status() == 201).findFirst().orElse(null);
         if (someAcked != null) {
           Answer again = launch(http, api.httpPort, token, bodies.get(someAcked)).await();
           assertThat(again.status()).isEqualTo(200);
@@ -141,53 +174,97 @@ class KillDuringLaunchStormTest {
         checkInvariants(sql, answers, machines, round);
       }
       long elapsed = System.currentTimeMillis() - started;
-      System.out.printf("kill -9 storm: %d rounds x %d launches on %d machines: %d acknowledged (201) before the "
+      System.out.printf(
+          "kill -9 storm: %d rounds x %d launches on %d machines: %d acknowledged (201) before the "
               + "kills, %d answers lost and retried (%d replayed 200, %d launched 201 on retry), %d refused "
-              + "(503), %d ms%n", ROUNDS, LAUNCHES, machines, acknowledgedBeforeKill, lost, replays, relaunched,
-          refused, elapsed);
+              + "(503), %d ms%n",
+          ROUNDS,
+          LAUNCHES,
+          machines,
+          acknowledgedBeforeKill,
+          lost,
+          replays,
+          relaunched,
+          refused,
+          elapsed);
       assertThat(lost).as("the kills interrupted launches").isPositive();
     }
   }
 
   private static Future<Answer> launch(WebClient http, int port, String token, JsonObject body) {
-    return http.request(HttpMethod.POST, port, "127.0.0.1", "/v1/instances").timeout(30_000)
-        .putHeader("Authorization", "Bearer " + token).sendJsonObject(body).map(r -> {
-          JsonObject json = r.bodyAsJsonObject();
-          if (r.statusCode() == 200 || r.statusCode() == 201) {
-            List<String> ids = new ArrayList<>();
-            json.getJsonArray("instances").forEach(i -> ids.add(((JsonObject) i).getString("id")));
-            return new Answer(r.statusCode(), json.getString("launchId"), ids);
-          }
-          if (r.statusCode() != 503 || !"InsufficientCapacity".equals(json.getString("code"))) {
-            throw new AssertionError("launch answered " + r.statusCode() + ": " + r.bodyAsString());
-          }
-          return new Answer(r.statusCode(), null, List.of());
-        });
+    return http.request(HttpMethod.POST, port, "127.0.0.1", "/v1/instances")
+        .timeout(30_000)
+        .putHeader("Authorization", "Bearer " + token)
+        .sendJsonObject(body)
+        .map(
+            r -> {
+              JsonObject json = r.bodyAsJsonObject();
+              if (r.statusCode() == 200 || r.statusCode() == 201) {
+                List<String> ids = new ArrayList<>();
+                json.getJsonArray("instances")
+                    .forEach(i -> ids.add(((JsonObject) i).getString("id")));
+                return new Answer(r.statusCode(), json.getString("launchId"), ids);
+              }
+              if (r.statusCode() != 503 || !"InsufficientCapacity".equals(json.getString("code"))) {
+                throw new AssertionError(
+                    "launch answered " + r.statusCode() + ": " + r.bodyAsString());
+              }
+              return new Answer(r.statusCode(), null, List.of());
+            });
   }
 
-  private static void checkInvariants(Connection sql, Map<String, Answer> answers, int machines, int round) {
+  private static void checkInvariants(
+      Connection sql, Map<String, Answer> answers, int machines, int round) {
     String at = "after round " + round + ": ";
     assertThat(count(sql, "SELECT count(*) FROM machines")).as(at + "machines").isEqualTo(machines);
-    assertThat(rows(sql, "SELECT machine_id FROM instances WHERE state IN " + LIVE
-        + " GROUP BY machine_id HAVING count(*) > 1")).as(at + "machines bound to two live instances").isEmpty();
-    assertThat(rows(sql, "SELECT m.id FROM machines m LEFT JOIN instances i ON i.id = m.instance_id"
-        + " WHERE m.instance_id IS NOT NULL AND (i.id IS NULL OR i.machine_id <> m.id OR i.state NOT IN " + LIVE
-        + ")")).as(at + "machines pointing at no live instance of theirs").isEmpty();
-    assertThat(rows(sql, "SELECT id FROM machines WHERE state IN ('joining', 'in-use') AND instance_id IS NULL"))
-        .as(at + "busy machines without an instance").isEmpty();
-    assertThat(rows(sql, "SELECT i.id FROM instances i JOIN machines m ON m.id = i.machine_id WHERE i.state IN "
-        + LIVE + " AND m.instance_id IS DISTINCT FROM i.id")).as(at + "live instances their machine disowns")
+    assertThat(
+            rows(
+                sql,
+                "SELECT machine_id FROM instances WHERE state IN "
+                    + LIVE
+                    + " GROUP BY machine_id HAVING count(*) > 1"))
+        .as(at + "machines bound to two live instances")
         .isEmpty();
-    assertThat(rows(sql, "SELECT id FROM machines WHERE state = 'warm' AND instance_id IS NOT NULL"))
-        .as(at + "warm machines holding an instance").isEmpty();
-    assertThat(rows(sql, "SELECT i.id FROM instances i WHERE i.state = 'pending' AND (SELECT count(*) FROM commands c"
-        + " WHERE c.instance_id = i.id AND c.type = 'join') <> 1")).as(at + "pending instances without one join")
+    assertThat(
+            rows(
+                sql,
+                "SELECT m.id FROM machines m LEFT JOIN instances i ON i.id = m.instance_id"
+                    + " WHERE m.instance_id IS NOT NULL AND (i.id IS NULL OR i.machine_id <> m.id OR i.state NOT IN "
+                    + LIVE
+                    + ")"))
+        .as(at + "machines pointing at no live instance of theirs")
+        .isEmpty();
+    assertThat(
+            rows(
+                sql,
+                "SELECT id FROM machines WHERE state IN ('joining', 'in-use') AND instance_id IS NULL"))
+        .as(at + "busy machines without an instance")
+        .isEmpty();
+    assertThat(
+            rows(
+                sql,
+                "SELECT i.id FROM instances i JOIN machines m ON m.id = i.machine_id WHERE i.state IN "
+                    + LIVE
+                    + " AND m.instance_id IS DISTINCT FROM i.id"))
+        .as(at + "live instances their machine disowns")
+        .isEmpty();
+    assertThat(
+            rows(sql, "SELECT id FROM machines WHERE state = 'warm' AND instance_id IS NOT NULL"))
+        .as(at + "warm machines holding an instance")
+        .isEmpty();
+    assertThat(
+            rows(
+                sql,
+                "SELECT i.id FROM instances i WHERE i.state = 'pending' AND (SELECT count(*) FROM commands c"
+                    + " WHERE c.instance_id = i.id AND c.type = 'join') <> 1"))
+        .as(at + "pending instances without one join")
         .isEmpty();
     assertThat(count(sql, "SELECT count(*) FROM machines WHERE state IN ('joining', 'in-use')"))
-        .as(at + "busy machines = live instances").isEqualTo(count(sql, "SELECT count(*) FROM instances WHERE state IN "
-            + LIVE));
+        .as(at + "busy machines = live instances")
+        .isEqualTo(count(sql, "SELECT count(*) FROM instances WHERE state IN " + LIVE));
 
-    // The database holds exactly what the answers said: every launch answered 200/201 with its instances, and no
+    // The database holds exactly what the answers said: every launch answered 200/201 with its
+    // instances, and no
     // launch or instance the client was never told of (every lost answer has been retried by now).
     Set<String> launches = new HashSet<>();
     Set<String> instances = new HashSet<>();
@@ -198,13 +275,17 @@ class KillDuringLaunchStormTest {
         assertThat(a.instances()).as(at + "instances of launch " + a.launchId()).hasSize(1);
       }
     }
-    assertThat(Set.copyOf(rows(sql, "SELECT id FROM launches"))).as(at + "launches in the database")
+    assertThat(Set.copyOf(rows(sql, "SELECT id FROM launches")))
+        .as(at + "launches in the database")
         .isEqualTo(launches);
-    assertThat(Set.copyOf(rows(sql, "SELECT id FROM instances"))).as(at + "instances in the database")
+    assertThat(Set.copyOf(rows(sql, "SELECT id FROM instances")))
+        .as(at + "instances in the database")
         .isEqualTo(instances);
     assertThat(rows(sql, "SELECT launch_id FROM instances GROUP BY launch_id HAVING count(*) <> 1"))
-        .as(at + "launches with other than one instance").isEmpty();
-    assertThat(count(sql, "SELECT count(*) FROM launches")).as(at + "one launch per client token")
+        .as(at + "launches with other than one instance")
+        .isEmpty();
+    assertThat(count(sql, "SELECT count(*) FROM launches"))
+        .as(at + "one launch per client token")
         .isEqualTo(count(sql, "SELECT count(DISTINCT client_token) FROM launches"));
   }
 }

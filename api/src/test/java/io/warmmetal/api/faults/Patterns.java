@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.Random;
 
 /**
- * Strings that match a regular expression of the kind the contract uses (anchors, literals, escapes, classes with
- * ranges, groups, and the quantifiers {@code ? * + {n} {n,m}}; no alternation), for generating valid-ish input.
+ * Strings that match a regular expression of the kind the contract uses (anchors, literals,
+ * escapes, classes with ranges, groups, and the quantifiers {@code ? * + {n} {n,m}}; no
+ * alternation), for generating valid-ish input.
  */
 final class Patterns {
   private Patterns() {}
@@ -15,7 +16,9 @@ final class Patterns {
     void emit(StringBuilder out, Random random);
   }
 
-  /** A string matching {@code pattern}, or null if the pattern uses something this does not read. */
+  /**
+   * A string matching {@code pattern}, or null if the pattern uses something this does not read.
+   */
   static String sample(String pattern, Random random) {
     try {
       String p = pattern;

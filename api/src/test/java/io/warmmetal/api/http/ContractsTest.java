@@ -18,13 +18,23 @@ class ContractsTest {
 
   @Test
   void agentsDescribeMachinesAsThePublicApiDoes(Vertx vertx) {
-    JsonObject publicSchemas = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await().getRawContract()
-        .getJsonObject("components").getJsonObject("schemas");
-    JsonObject enrollment = OpenAPIContract.from(vertx, WarmMetalApi.AGENT_CONTRACT).await().getRawContract()
-        .getJsonObject("components").getJsonObject("schemas").getJsonObject("Enrollment")
-        .getJsonObject("properties");
+    JsonObject publicSchemas =
+        OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT)
+            .await()
+            .getRawContract()
+            .getJsonObject("components")
+            .getJsonObject("schemas");
+    JsonObject enrollment =
+        OpenAPIContract.from(vertx, WarmMetalApi.AGENT_CONTRACT)
+            .await()
+            .getRawContract()
+            .getJsonObject("components")
+            .getJsonObject("schemas")
+            .getJsonObject("Enrollment")
+            .getJsonObject("properties");
     // (compared as plain JSON: the parsed contracts hold proxies)
-    assertThat(plain(enrollment.getJsonObject("facts"))).isEqualTo(plain(publicSchemas.getJsonObject("Facts")));
+    assertThat(plain(enrollment.getJsonObject("facts")))
+        .isEqualTo(plain(publicSchemas.getJsonObject("Facts")));
     assertThat(plain(enrollment.getJsonObject("identity").getJsonObject("properties")))
         .isEqualTo(plain(publicSchemas.getJsonObject("Identity").getJsonObject("properties")));
   }
@@ -38,7 +48,9 @@ class ContractsTest {
     OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
     assertThat(contract.operations()).hasSizeGreaterThan(20);
     for (Operation op : contract.operations()) {
-      assertThat(op.getExtensions()).as(op.getOperationId()).containsKey(AuthHandler.PERMISSION_EXTENSION);
+      assertThat(op.getExtensions())
+          .as(op.getOperationId())
+          .containsKey(AuthHandler.PERMISSION_EXTENSION);
     }
   }
 
@@ -48,7 +60,8 @@ class ContractsTest {
     for (Operation op : contract.operations()) {
       var unavailable = op.getResponse(503);
       assertThat(unavailable).as(op.getOperationId() + " documents 503").isNotNull();
-      assertThat(unavailable.getHeaders()).as(op.getOperationId() + "'s 503 carries Retry-After")
+      assertThat(unavailable.getHeaders())
+          .as(op.getOperationId() + "'s 503 carries Retry-After")
           .anyMatch(h -> h.getName().equals("Retry-After") && h.isRequired());
     }
   }

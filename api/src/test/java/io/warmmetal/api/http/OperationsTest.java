@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Health, readiness and the Prometheus metrics an operator scrapes: the metrics on the management port only (they
- * count every project's machines by shape), the probes on both ports; the launch-latency histogram the console draws,
- * behind a token on the API port.
+ * Health, readiness and the Prometheus metrics an operator scrapes: the metrics on the management
+ * port only (they count every project's machines by shape), the probes on both ports; the
+ * launch-latency histogram the console draws, behind a token on the API port.
  */
 @ExtendWith(VertxExtension.class)
 class OperationsTest {
@@ -28,14 +28,21 @@ class OperationsTest {
   void metricsCountLaunchesClaimsAndMachines(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       fx.registerMachines(2, ApiFixture.facts(8, 32), true);
-      fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"));
-      fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g").put("minCount", 5));
-      // A scrape counts the machines, at most once a second: scrape until the gauges show the launch.
+      fx.client.post(
+          "/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", "x86-8c-32g"));
+      fx.client.post(
+          "/v1/instances",
+          ApiFixture.ADMIN,
+          new JsonObject().put("shape", "x86-8c-32g").put("minCount", 5));
+      // A scrape counts the machines, at most once a second: scrape until the gauges show the
+      // launch.
       Response[] scraped = new Response[1];
-      Await.until("the gauges show the launch", () -> {
-        scraped[0] = fx.management.get("/metrics", null);
-        return scraped[0].raw().contains("state=\"joining\"} 1.0");
-      });
+      Await.until(
+          "the gauges show the launch",
+          () -> {
+            scraped[0] = fx.management.get("/metrics", null);
+            return scraped[0].raw().contains("state=\"joining\"} 1.0");
+          });
       Response metrics = scraped[0];
       assertThat(metrics.headers().get("Content-Type")).startsWith("text/plain");
       assertThat(metrics.raw())
@@ -46,7 +53,8 @@ class OperationsTest {
           .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"warm\"} 1.0")
           .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"joining\"} 1.0");
 
-      // The console's view of the same histogram: one launch, cumulative counts, every bucket a bound of /metrics.
+      // The console's view of the same histogram: one launch, cumulative counts, every bucket a
+      // bound of /metrics.
       JsonObject latency = fx.client.get("/v1/launch-latency", ApiFixture.ADMIN).body();
       assertThat(latency.getLong("launches")).isEqualTo(1);
       assertThat(latency.getDouble("sumSeconds")).isPositive();
@@ -57,8 +65,12 @@ class OperationsTest {
         JsonObject bucket = buckets.getJsonObject(i);
         assertThat(bucket.getLong("launches")).isGreaterThanOrEqualTo(previous);
         previous = bucket.getLong("launches");
-        assertThat(metrics.raw()).contains("warmmetal_launch_duration_seconds_bucket{outcome=\"launched\",le=\""
-            + bucket.getDouble("leSeconds") + "\"} " + previous);
+        assertThat(metrics.raw())
+            .contains(
+                "warmmetal_launch_duration_seconds_bucket{outcome=\"launched\",le=\""
+                    + bucket.getDouble("leSeconds")
+                    + "\"} "
+                    + previous);
       }
       assertThat(previous).isEqualTo(1); // the launch took less than the last bound (10 s)
     }
@@ -80,11 +92,15 @@ class OperationsTest {
       assertThat(fx.management.get("/healthz", null).status()).isEqualTo(200);
       assertThat(fx.management.get("/readyz", null).status()).isEqualTo(200);
 
-      // The management port serves nothing else: not the API, not the console, in the one error shape.
+      // The management port serves nothing else: not the API, not the console, in the one error
+      // shape.
       WebClient raw = WebClient.create(vertx);
       for (String path : new String[] {"/v1/instances", "/console/", "/v1/launch-latency"}) {
-        var answer = raw.get(fx.api.metricsPort(), "127.0.0.1", path)
-            .putHeader("Authorization", "Bearer " + ApiFixture.ADMIN).send().await();
+        var answer =
+            raw.get(fx.api.metricsPort(), "127.0.0.1", path)
+                .putHeader("Authorization", "Bearer " + ApiFixture.ADMIN)
+                .send()
+                .await();
         assertThat(answer.statusCode()).as(path).isEqualTo(404);
         assertThat(answer.bodyAsJsonObject().getString("code")).as(path).isEqualTo("NotFound");
       }
@@ -97,11 +113,17 @@ class OperationsTest {
     assertThatThrownBy(() -> ApiConfig.fromEnv(Map.of("WARMMETAL_METRICS_PORT", "8080")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("WARMMETAL_METRICS_PORT must differ from WARMMETAL_HTTP_PORT, both are 8080");
-    assertThatThrownBy(() -> ApiConfig.fromEnv(Map.of("WARMMETAL_METRICS_PORT", "7000", "WARMMETAL_AGENT_PORT",
-        "7000"))).hasMessage("WARMMETAL_AGENT_PORT must differ from WARMMETAL_METRICS_PORT, both are 7000");
-    assertThat(ApiConfig.fromEnv(Map.of("WARMMETAL_HTTP_PORT", "0", "WARMMETAL_METRICS_PORT", "0")).metricsPort())
+    assertThatThrownBy(
+            () ->
+                ApiConfig.fromEnv(
+                    Map.of("WARMMETAL_METRICS_PORT", "7000", "WARMMETAL_AGENT_PORT", "7000")))
+        .hasMessage("WARMMETAL_AGENT_PORT must differ from WARMMETAL_METRICS_PORT, both are 7000");
+    assertThat(
+            ApiConfig.fromEnv(Map.of("WARMMETAL_HTTP_PORT", "0", "WARMMETAL_METRICS_PORT", "0"))
+                .metricsPort())
         .isZero(); // free ports, picked apart
-    assertThat(ApiConfig.fromEnv(Map.of("WARMMETAL_HTTP_HOST", "10.0.0.5")).metricsHost()).isEqualTo("10.0.0.5");
+    assertThat(ApiConfig.fromEnv(Map.of("WARMMETAL_HTTP_HOST", "10.0.0.5")).metricsHost())
+        .isEqualTo("10.0.0.5");
   }
 
   @Test

@@ -15,7 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
-/** A burst of failures is one WARN and a summary per window, never a stack trace; a quiet window ends it. */
+/**
+ * A burst of failures is one WARN and a summary per window, never a stack trace; a quiet window
+ * ends it.
+ */
 @ExtendWith(VertxExtension.class)
 class OutageLogTest {
 
@@ -23,12 +26,14 @@ class OutageLogTest {
   void aBurstIsOneWarnThenASummaryAndAQuietWindowEndsIt(Vertx vertx) throws Exception {
     Logger logger = (Logger) LoggerFactory.getLogger("test.outage");
     ListAppender<ILoggingEvent> logged = capture(logger);
-    OutageLog outage = new OutageLog(logger, "database unavailable", "requests", Duration.ofMillis(300));
-    Runnable fiveFailures = () -> {
-      for (int i = 0; i < 5; i++) {
-        outage.failed(new ConnectException("Connection refused"));
-      }
-    };
+    OutageLog outage =
+        new OutageLog(logger, "database unavailable", "requests", Duration.ofMillis(300));
+    Runnable fiveFailures =
+        () -> {
+          for (int i = 0; i < 5; i++) {
+            outage.failed(new ConnectException("Connection refused"));
+          }
+        };
 
     vertx.runOnContext(v -> fiveFailures.run());
     Await.until("the summary", () -> logged.list.size() >= 2);
@@ -37,19 +42,25 @@ class OutageLogTest {
     Await.until("the next burst's first line", () -> logged.list.size() >= 3);
 
     List<String> lines = logged.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
-    assertThat(lines.get(0)).isEqualTo("database unavailable: ConnectException: Connection refused");
-    assertThat(lines.get(1)).matches("database unavailable: 4 more requests failed in the last \\ds");
+    assertThat(lines.get(0))
+        .isEqualTo("database unavailable: ConnectException: Connection refused");
+    assertThat(lines.get(1))
+        .matches("database unavailable: 4 more requests failed in the last \\ds");
     assertThat(lines.get(2)).isEqualTo(lines.get(0));
     assertThat(logged.list).noneMatch(e -> e.getThrowableProxy() != null);
     logger.detachAppender(logged);
   }
 
-  /** Each test's Vert.x is closed after it: a burst left open with it must not swallow the next test's first line. */
+  /**
+   * Each test's Vert.x is closed after it: a burst left open with it must not swallow the next
+   * test's first line.
+   */
   @Test
   void aBurstWhoseVertxClosedDoesNotSilenceTheNextVertxsFailures(Vertx vertx) throws Exception {
     Logger logger = (Logger) LoggerFactory.getLogger("test.outage.closed");
     ListAppender<ILoggingEvent> logged = capture(logger);
-    OutageLog outage = new OutageLog(logger, "database unavailable", "requests", Duration.ofMinutes(1));
+    OutageLog outage =
+        new OutageLog(logger, "database unavailable", "requests", Duration.ofMinutes(1));
     Vertx earlier = Vertx.vertx();
     earlier.runOnContext(v -> outage.failed(new ConnectException("Connection refused")));
     Await.until("the earlier burst's first line", () -> logged.list.size() == 1);

@@ -25,9 +25,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 
 /**
- * The database goes away under a running API (a TCP proxy in front of the real PostgreSQL is cut): every operation
- * answers 503 ServiceUnavailable with Retry-After in the one error shape — never 500, nor 401 for an unverifiable
- * token — the log gets a WARN per burst, not a stack trace per request, and service returns with the database.
+ * The database goes away under a running API (a TCP proxy in front of the real PostgreSQL is cut):
+ * every operation answers 503 ServiceUnavailable with Retry-After in the one error shape — never
+ * 500, nor 401 for an unverifiable token — the log gets a WARN per burst, not a stack trace per
+ * request, and service returns with the database.
  */
 @ExtendWith(VertxExtension.class)
 class OutageTest {
@@ -42,8 +43,15 @@ class OutageTest {
   void start(Vertx vertx) throws Exception {
     var db = Database.connectOptions(TestDatabase.freshDatabaseUrl());
     proxy = TcpProxy.start(vertx, db.getHost(), db.getPort());
-    String viaProxy = "postgresql://" + db.getUser() + ":" + db.getPassword() + "@127.0.0.1:" + proxy.port() + "/"
-        + db.getDatabase();
+    String viaProxy =
+        "postgresql://"
+            + db.getUser()
+            + ":"
+            + db.getPassword()
+            + "@127.0.0.1:"
+            + proxy.port()
+            + "/"
+            + db.getDatabase();
     fx = ApiFixture.start(vertx, Map.of("WARMMETAL_DATABASE_URL", viaProxy));
     logged.start();
     root.addAppender(logged);
@@ -57,28 +65,40 @@ class OutageTest {
   }
 
   @Test
-  void everyOperationAnswers503WithRetryAfterWhileTheDatabaseIsDownThenServiceReturns() throws Exception {
+  void everyOperationAnswers503WithRetryAfterWhileTheDatabaseIsDownThenServiceReturns()
+      throws Exception {
     String machineId = fx.registerMachines(3, ApiFixture.facts(8, 32), true).get(0);
-    String client = fx.token("client"); // never used yet: not in the token cache, so checking it needs the database
-    Response launched = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE));
+    String client =
+        fx.token(
+            "client"); // never used yet: not in the token cache, so checking it needs the database
+    Response launched =
+        fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE));
     assertThat(launched.status()).as(launched.raw()).isEqualTo(201);
     String instanceId = launched.body().getJsonArray("instances").getJsonObject(0).getString("id");
-    Response tooMany = fx.client.post("/v1/instances", ApiFixture.ADMIN,
-        new JsonObject().put("shape", SHAPE).put("minCount", 10));
+    Response tooMany =
+        fx.client.post(
+            "/v1/instances",
+            ApiFixture.ADMIN,
+            new JsonObject().put("shape", SHAPE).put("minCount", 10));
     assertThat(tooMany.status()).as(tooMany.raw()).isEqualTo(503);
     assertThat(tooMany.errorCode()).isEqualTo("InsufficientCapacity");
-    assertThat(tooMany.headers().get("Retry-After")).as("capacity refusals say when to retry too").isEqualTo("5");
+    assertThat(tooMany.headers().get("Retry-After"))
+        .as("capacity refusals say when to retry too")
+        .isEqualTo("5");
     logged.list.clear();
 
     proxy.cut();
-    List<Supplier<Response>> calls = List.of(
-        () -> fx.client.get("/v1/machines", ApiFixture.ADMIN),
-        () -> fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN),
-        () -> fx.client.get("/v1/instances/" + instanceId, ApiFixture.ADMIN),
-        () -> fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)),
-        () -> fx.client.get("/v1/instances", client),
-        () -> fx.client.get("/v1/events", ApiFixture.ADMIN),
-        () -> fx.client.get("/v1/shapes", ApiFixture.ADMIN));
+    List<Supplier<Response>> calls =
+        List.of(
+            () -> fx.client.get("/v1/machines", ApiFixture.ADMIN),
+            () -> fx.client.get("/v1/machines/" + machineId, ApiFixture.ADMIN),
+            () -> fx.client.get("/v1/instances/" + instanceId, ApiFixture.ADMIN),
+            () ->
+                fx.client.post(
+                    "/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)),
+            () -> fx.client.get("/v1/instances", client),
+            () -> fx.client.get("/v1/events", ApiFixture.ADMIN),
+            () -> fx.client.get("/v1/shapes", ApiFixture.ADMIN));
     for (int round = 0; round < 3; round++) {
       for (Supplier<Response> call : calls) {
         assertUnavailable(call.get());
@@ -86,15 +106,23 @@ class OutageTest {
     }
     assertUnavailable(fx.client.get("/readyz", null));
 
-    assertThat(logged.list).as("no ERROR and no stack trace during the outage: " + logged.list)
-        .noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.ERROR) || e.getThrowableProxy() != null);
-    assertThat(logged.list.stream().filter(e -> e.getFormattedMessage().startsWith("database unavailable")))
-        .as("one WARN for the burst of failed requests").hasSize(1);
+    assertThat(logged.list)
+        .as("no ERROR and no stack trace during the outage: " + logged.list)
+        .noneMatch(
+            e -> e.getLevel().isGreaterOrEqual(Level.ERROR) || e.getThrowableProxy() != null);
+    assertThat(
+            logged.list.stream()
+                .filter(e -> e.getFormattedMessage().startsWith("database unavailable")))
+        .as("one WARN for the burst of failed requests")
+        .hasSize(1);
 
     proxy.restore();
-    Await.until("the API answers again", () -> fx.client.get("/v1/machines", ApiFixture.ADMIN).status() == 200);
+    Await.until(
+        "the API answers again",
+        () -> fx.client.get("/v1/machines", ApiFixture.ADMIN).status() == 200);
     assertThat(fx.client.get("/v1/instances", client).status()).isEqualTo(200);
-    Response again = fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE));
+    Response again =
+        fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE));
     assertThat(again.status()).as(again.raw()).isEqualTo(201);
     assertThat(fx.client.get("/readyz", null).status()).isEqualTo(200);
   }

@@ -34,10 +34,11 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.slf4j.LoggerFactory;
 
 /**
- * The API port against slow and piled-up clients, with real sockets: stalled or trickled headers are cut off on every
- * request of a connection, stalled bodies answered 408, idle connections closed, connections beyond the caps (per
- * address, in total) refused while the others are served, and what Vert.x refuses by itself answered in the error
- * shape. The agents' port has the same, and more: {@code channel/AgentPortLimitsTest}.
+ * The API port against slow and piled-up clients, with real sockets: stalled or trickled headers
+ * are cut off on every request of a connection, stalled bodies answered 408, idle connections
+ * closed, connections beyond the caps (per address, in total) refused while the others are served,
+ * and what Vert.x refuses by itself answered in the error shape. The agents' port has the same, and
+ * more: {@code channel/AgentPortLimitsTest}.
  */
 @ExtendWith(VertxExtension.class)
 class SlowClientsTest {
@@ -51,12 +52,15 @@ class SlowClientsTest {
 
   @BeforeAll
   static void start(Vertx vertx) throws Exception {
-    fx = ApiFixture.start(vertx, Map.of(
-        "WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", Integer.toString(HEADER_SECONDS),
-        "WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", Integer.toString(BODY_SECONDS),
-        "WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
-        "WARMMETAL_HTTP_MAX_CONNECTIONS", Integer.toString(CAP),
-        "WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS)));
+    fx =
+        ApiFixture.start(
+            vertx,
+            Map.of(
+                "WARMMETAL_HTTP_HEADER_TIMEOUT_SECONDS", Integer.toString(HEADER_SECONDS),
+                "WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", Integer.toString(BODY_SECONDS),
+                "WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
+                "WARMMETAL_HTTP_MAX_CONNECTIONS", Integer.toString(CAP),
+                "WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS)));
   }
 
   @AfterAll
@@ -78,7 +82,8 @@ class SlowClientsTest {
       send(s, "GET /v1/machines HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ");
       long started = System.nanoTime();
       assertThat(readUntilClosed(s, HEADER_SECONDS + 5)).as("nothing answered").isEmpty();
-      assertThat(elapsedMillis(started)).isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 3000);
     }
   }
 
@@ -93,12 +98,14 @@ class SlowClientsTest {
   }
 
   @Test
-  void aKeepAliveConnectionWhoseNextRequestTricklesIsClosedAHeaderTimeoutAfterThatRequestsFirstByte()
-      throws Exception {
+  void
+      aKeepAliveConnectionWhoseNextRequestTricklesIsClosedAHeaderTimeoutAfterThatRequestsFirstByte()
+          throws Exception {
     try (Socket s = connect()) {
       send(s, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
       assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
-      // Idle a while first (less than the idle timeout): the next request's clock starts at its first byte.
+      // Idle a while first (less than the idle timeout): the next request's clock starts at its
+      // first byte.
       Thread.sleep(1000);
       send(s, "GET /v1/machines HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(trickleUntilClosed(s, HEADER_SECONDS + 5))
@@ -125,11 +132,15 @@ class SlowClientsTest {
   @Test
   void aBodyThatStallsMidwayIsAnswered408AndTheConnectionClosed() throws Exception {
     try (Socket s = connect()) {
-      send(s, "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN
-          + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"shape\":");
+      send(
+          s,
+          "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+              + ApiFixture.ADMIN
+              + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"shape\":");
       long started = System.nanoTime();
       String answer = readUntilClosed(s, BODY_SECONDS + 5);
-      assertThat(elapsedMillis(started)).isBetween(BODY_SECONDS * 1000L - 500, BODY_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(BODY_SECONDS * 1000L - 500, BODY_SECONDS * 1000L + 3000);
       assertThat(answer).startsWith("HTTP/1.1 408");
       JsonObject error = body(answer);
       assertThat(error.getString("code")).isEqualTo("RequestTimeout");
@@ -145,12 +156,14 @@ class SlowClientsTest {
       assertThat(readResponse(s)).startsWith("HTTP/1.1 200");
       long started = System.nanoTime();
       assertThat(readUntilClosed(s, IDLE_SECONDS + 5)).isEmpty();
-      assertThat(elapsedMillis(started)).isBetween(IDLE_SECONDS * 1000L - 500, IDLE_SECONDS * 1000L + 3000);
+      assertThat(elapsedMillis(started))
+          .isBetween(IDLE_SECONDS * 1000L - 500, IDLE_SECONDS * 1000L + 3000);
     }
   }
 
   @Test
-  void connectionsFromOneAddressBeyondItsCapAreClosedAtOnceWhileOtherAddressesAreServed() throws Exception {
+  void connectionsFromOneAddressBeyondItsCapAreClosedAtOnceWhileOtherAddressesAreServed()
+      throws Exception {
     awaitNoOtherConnections();
     List<Socket> held = new ArrayList<>();
     try {
@@ -189,8 +202,10 @@ class SlowClientsTest {
   @Test
   void anExpectationOtherThan100ContinueIs417InTheErrorShapeWithoutAToken() throws Exception {
     try (Socket s = connect()) {
-      send(s, "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\nContent-Type: application/json\r\n"
-          + "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+      send(
+          s,
+          "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: foo\r\nContent-Type: application/json\r\n"
+              + "Content-Length: 2\r\nConnection: close\r\n\r\n{}");
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).startsWith("HTTP/1.1 417");
       JsonObject error = body(answer);
@@ -200,39 +215,61 @@ class SlowClientsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', value = {
-      "a request line that is not HTTP | 400 | ValidationError",
-      "a URL longer than the line limit | 414 | UriTooLong",
-      "headers larger than the limit | 431 | HeadersTooLarge",
-      "a header line without a colon | 400 | ValidationError",
-      "an HTTP/1.1 request without Host | 400 | ValidationError",
-  })
-  void requestsVertxRefusesByItselfAreRefusedInTheErrorShape(String what, int status, String code) throws Exception {
-    String request = switch (what) {
-      case "a request line that is not HTTP" -> "HELLO\r\n\r\n";
-      case "a URL longer than the line limit" -> "GET /v1/machines?x=" + "a".repeat(5000)
-          + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-      case "headers larger than the limit" -> "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: "
-          + "a".repeat(9000) + "\r\n\r\n";
-      case "a header line without a colon" -> "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n";
-      default -> "GET /v1/machines HTTP/1.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN + "\r\n"
-          + "Connection: close\r\n\r\n";
-    };
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "a request line that is not HTTP | 400 | ValidationError",
+        "a URL longer than the line limit | 414 | UriTooLong",
+        "headers larger than the limit | 431 | HeadersTooLarge",
+        "a header line without a colon | 400 | ValidationError",
+        "an HTTP/1.1 request without Host | 400 | ValidationError",
+      })
+  void requestsVertxRefusesByItselfAreRefusedInTheErrorShape(String what, int status, String code)
+      throws Exception {
+    String request =
+        switch (what) {
+          case "a request line that is not HTTP" -> "HELLO\r\n\r\n";
+          case "a URL longer than the line limit" ->
+              "GET /v1/machines?x=" + "a".repeat(5000) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+          case "headers larger than the limit" ->
+              "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "a".repeat(9000) + "\r\n\r\n";
+          case "a header line without a colon" ->
+              "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n";
+          default ->
+              "GET /v1/machines HTTP/1.1\r\nAuthorization: Bearer "
+                  + ApiFixture.ADMIN
+                  + "\r\n"
+                  + "Connection: close\r\n\r\n";
+        };
     try (Socket s = connect()) {
       send(s, request);
       String answer = readUntilClosed(s, 5);
-      assertThat(answer).as(answer).matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
+      assertThat(answer)
+          .as(answer)
+          .matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
       assertThat(body(answer).getString("code")).isEqualTo(code);
     }
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', value = {"/v1/machines?labelSelector=%ff", "/v1/machines/%ff", "/v1/instances/%c3%28",
-      "/v1/events?since=%e2%82", "/v1/shapes/%ff%fe"})
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "/v1/machines?labelSelector=%ff",
+        "/v1/machines/%ff",
+        "/v1/instances/%c3%28",
+        "/v1/events?since=%e2%82",
+        "/v1/shapes/%ff%fe"
+      })
   void escapesThatAreNotUtf8AreAClientErrorNeverA500(String url) throws Exception {
     try (Socket s = connect()) {
-      send(s, "GET " + url + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN
-          + "\r\nConnection: close\r\n\r\n");
+      send(
+          s,
+          "GET "
+              + url
+              + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+              + ApiFixture.ADMIN
+              + "\r\nConnection: close\r\n\r\n");
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).matches("(?s)HTTP/1.1 4\\d\\d .*");
       assertThat(body(answer).getString("code")).isNotBlank();
@@ -240,17 +277,25 @@ class SlowClientsTest {
   }
 
   @ParameterizedTest(name = "{0}")
-  @CsvSource(delimiter = '|', value = {
-      "/v1/machines?labelSelector=%zz       | labelSelector",
-      "/v1/machines?limit=1&labelSelector=a%2 | labelSelector",
-      "/v1/machines/%zz                     | path",
-      "/v1/machines/m-%                     | path",
-      "/v1/instances/%zz?state=running      | path",
-  })
-  void malformedEscapesAnywhereInTheUrlAre400NamingTheProblem(String url, String field) throws Exception {
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "/v1/machines?labelSelector=%zz       | labelSelector",
+        "/v1/machines?limit=1&labelSelector=a%2 | labelSelector",
+        "/v1/machines/%zz                     | path",
+        "/v1/machines/m-%                     | path",
+        "/v1/instances/%zz?state=running      | path",
+      })
+  void malformedEscapesAnywhereInTheUrlAre400NamingTheProblem(String url, String field)
+      throws Exception {
     try (Socket s = connect()) {
-      send(s, "GET " + url + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN
-          + "\r\nConnection: close\r\n\r\n");
+      send(
+          s,
+          "GET "
+              + url
+              + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+              + ApiFixture.ADMIN
+              + "\r\nConnection: close\r\n\r\n");
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).startsWith("HTTP/1.1 400");
       JsonObject error = body(answer);
@@ -264,8 +309,10 @@ class SlowClientsTest {
   @Test
   void aMalformedEscapeWithABodyIs400AndTheUnreadBodyEndsTheConnection() throws Exception {
     try (Socket s = connect()) {
-      send(s, "POST /v1/machines/%zz/cordon HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-          + "Content-Length: 2\r\n\r\n{}");
+      send(
+          s,
+          "POST /v1/machines/%zz/cordon HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+              + "Content-Length: 2\r\n\r\n{}");
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).startsWith("HTTP/1.1 400");
       assertThat(body(answer).getString("field")).isEqualTo("path");
@@ -280,13 +327,18 @@ class SlowClientsTest {
     root.addAppender(logged);
     try {
       try (Socket s = connect()) {
-        send(s, "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + ApiFixture.ADMIN
-            + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"shape\":");
+        send(
+            s,
+            "POST /v1/instances HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+                + ApiFixture.ADMIN
+                + "\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"shape\":");
         Thread.sleep(200);
       }
       Thread.sleep(BODY_SECONDS * 1000L + 500); // past the body timer too
-      assertThat(logged.list).as(logged.list.toString())
-          .noneMatch(e -> e.getLevel().isGreaterOrEqual(Level.WARN) || e.getThrowableProxy() != null);
+      assertThat(logged.list)
+          .as(logged.list.toString())
+          .noneMatch(
+              e -> e.getLevel().isGreaterOrEqual(Level.WARN) || e.getThrowableProxy() != null);
     } finally {
       root.detachAppender(logged);
     }
@@ -294,7 +346,9 @@ class SlowClientsTest {
 
   /** The other tests' connections are gone. */
   private static void awaitNoOtherConnections() throws InterruptedException {
-    Await.until("no other connections open", () -> RawHttp.openConnections(fx.api.metricsPort(), "api") == 0);
+    Await.until(
+        "no other connections open",
+        () -> RawHttp.openConnections(fx.api.metricsPort(), "api") == 0);
   }
 
   private static void assertServed(Socket s) throws IOException {

@@ -18,7 +18,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Many launches at once against few machines: no machine handed out twice, no launch waiting on another. */
+/**
+ * Many launches at once against few machines: no machine handed out twice, no launch waiting on
+ * another.
+ */
 @ExtendWith(VertxExtension.class)
 class ConcurrentLaunchTest {
   private static ApiFixture fx;
@@ -40,8 +43,14 @@ class ConcurrentLaunchTest {
 
     List<Future<Response>> launches = new ArrayList<>();
     for (int i = 0; i < 500; i++) {
-      launches.add(fx.client.send(HttpMethod.POST, "/v1/instances", client,
-          new JsonObject().put("shape", "x86-16c-64g").put("labels", new JsonObject().put("n", "l" + i))));
+      launches.add(
+          fx.client.send(
+              HttpMethod.POST,
+              "/v1/instances",
+              client,
+              new JsonObject()
+                  .put("shape", "x86-16c-64g")
+                  .put("labels", new JsonObject().put("n", "l" + i))));
     }
     Future.all(launches).await();
 
@@ -54,7 +63,9 @@ class ConcurrentLaunchTest {
       if (r.status() == 201) {
         launched++;
         JsonObject instance = r.body().getJsonArray("instances").getJsonObject(0);
-        assertThat(machines.add(instance.getString("machineId"))).as("machine handed out twice").isTrue();
+        assertThat(machines.add(instance.getString("machineId")))
+            .as("machine handed out twice")
+            .isTrue();
         instances.add(instance.getString("id"));
       } else {
         assertThat(r.status()).isEqualTo(503);
@@ -65,11 +76,16 @@ class ConcurrentLaunchTest {
     assertThat(launched).isEqualTo(200);
     assertThat(refused).isEqualTo(300);
     assertThat(instances).hasSize(200);
-    // The database agrees: every machine bound to exactly one pending instance, one join queued for each.
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
+    // The database agrees: every machine bound to exactly one pending instance, one join queued for
+    // each.
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
         .isEqualTo(200);
-    assertThat(fx.count("SELECT count(DISTINCT machine_id) FROM instances WHERE state = 'pending'")).isEqualTo(200);
-    assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'")).isEqualTo(200);
+    assertThat(fx.count("SELECT count(DISTINCT machine_id) FROM instances WHERE state = 'pending'"))
+        .isEqualTo(200);
+    assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'"))
+        .isEqualTo(200);
     assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(200);
   }
 }

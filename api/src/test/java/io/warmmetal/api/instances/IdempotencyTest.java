@@ -18,7 +18,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** EC2's clientToken: a retry never launches twice; the same token with other parameters is refused. */
+/**
+ * EC2's clientToken: a retry never launches twice; the same token with other parameters is refused.
+ */
 @ExtendWith(VertxExtension.class)
 class IdempotencyTest {
   private ApiFixture fx;
@@ -37,7 +39,10 @@ class IdempotencyTest {
   }
 
   private static JsonObject request(String token) {
-    return new JsonObject().put("shape", "x86-8c-32g").put("minCount", 2).put("clientToken", token)
+    return new JsonObject()
+        .put("shape", "x86-8c-32g")
+        .put("minCount", 2)
+        .put("clientToken", token)
         .put("labels", new JsonObject().put("a", "1").put("b", "2"));
   }
 
@@ -45,8 +50,12 @@ class IdempotencyTest {
   void sameTokenSameParametersReturnsTheSameInstances() {
     Response first = fx.client.post("/v1/instances", client, request("tok-1"));
     // Same parameters with labels in another key order: still the same request.
-    JsonObject reordered = new JsonObject().put("labels", new JsonObject().put("b", "2").put("a", "1"))
-        .put("clientToken", "tok-1").put("minCount", 2).put("shape", "x86-8c-32g");
+    JsonObject reordered =
+        new JsonObject()
+            .put("labels", new JsonObject().put("b", "2").put("a", "1"))
+            .put("clientToken", "tok-1")
+            .put("minCount", 2)
+            .put("shape", "x86-8c-32g");
     Response retry = fx.client.post("/v1/instances", client, reordered);
     assertThat(first.status()).isEqualTo(201);
     assertThat(retry.status()).isEqualTo(200);
@@ -58,14 +67,25 @@ class IdempotencyTest {
   void tokensWithUnpairedSurrogatesAreRefusedRatherThanFoldedIntoOne() {
     // Stored as UTF-8 such halves would all become '?': three different tokens, one launch.
     for (String token : new String[] {"\\ud800abc", "\\udfffabc", "x\\uDBFF"}) {
-      Response r = fx.client.call(HttpMethod.POST, "/v1/instances", client,
-          "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"" + token + "\"}");
+      Response r =
+          fx.client.call(
+              HttpMethod.POST,
+              "/v1/instances",
+              client,
+              "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"" + token + "\"}");
       assertThat(r.status()).as(token).isEqualTo(400);
       assertThat(r.body().getString("message")).contains("surrogate");
     }
     // A whole pair (an emoji) is fine.
-    assertThat(fx.client.call(HttpMethod.POST, "/v1/instances", client,
-        "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"tok-\\ud83d\\ude80\"}").status()).isEqualTo(201);
+    assertThat(
+            fx.client
+                .call(
+                    HttpMethod.POST,
+                    "/v1/instances",
+                    client,
+                    "{\"shape\": \"x86-8c-32g\", \"clientToken\": \"tok-\\ud83d\\ude80\"}")
+                .status())
+        .isEqualTo(201);
     assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(1);
   }
 
@@ -81,30 +101,55 @@ class IdempotencyTest {
 
   @Test
   void machineLabelsArePartOfTheRequest() {
-    JsonObject rack1 = new JsonObject().put("topology.kubernetes.io/zone", "rack-1").put("disk", "nvme");
+    JsonObject rack1 =
+        new JsonObject().put("topology.kubernetes.io/zone", "rack-1").put("disk", "nvme");
     List<String> rack1Machines = fx.registerMachines(2, ApiFixture.facts(8, 32), true, rack1);
-    Response first = fx.client.post("/v1/instances", client, request("tok-5").put("machineLabels", rack1));
+    Response first =
+        fx.client.post("/v1/instances", client, request("tok-5").put("machineLabels", rack1));
     assertThat(first.status()).isEqualTo(201);
-    assertThat(first.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("machineId")))
+    assertThat(
+            first.body().getJsonArray("instances").stream()
+                .map(i -> ((JsonObject) i).getString("machineId")))
         .containsExactlyInAnyOrderElementsOf(rack1Machines);
     // The same labels in another key order: the same request, the same instances.
-    Response retry = fx.client.post("/v1/instances", client, request("tok-5").put("machineLabels",
-        new JsonObject().put("disk", "nvme").put("topology.kubernetes.io/zone", "rack-1")));
+    Response retry =
+        fx.client.post(
+            "/v1/instances",
+            client,
+            request("tok-5")
+                .put(
+                    "machineLabels",
+                    new JsonObject()
+                        .put("disk", "nvme")
+                        .put("topology.kubernetes.io/zone", "rack-1")));
     assertThat(retry.status()).isEqualTo(200);
     assertThat(retry.body()).isEqualTo(first.body());
     // Other labels, fewer labels, none: other requests.
-    for (JsonObject other : new JsonObject[] {
-        request("tok-5").put("machineLabels", rack1.copy().put("disk", "hdd")),
-        request("tok-5").put("machineLabels", new JsonObject().put("disk", "nvme")), request("tok-5")}) {
+    for (JsonObject other :
+        new JsonObject[] {
+          request("tok-5").put("machineLabels", rack1.copy().put("disk", "hdd")),
+          request("tok-5").put("machineLabels", new JsonObject().put("disk", "nvme")),
+          request("tok-5")
+        }) {
       Response mismatch = fx.client.post("/v1/instances", client, other);
       assertThat(mismatch.status()).as(other.encode()).isEqualTo(409);
       assertThat(mismatch.errorCode()).isEqualTo("IdempotentParameterMismatch");
     }
-    // A token first used without machineLabels: empty machineLabels is the same request (no filter), any is not.
+    // A token first used without machineLabels: empty machineLabels is the same request (no
+    // filter), any is not.
     assertThat(fx.client.post("/v1/instances", client, request("tok-6")).status()).isEqualTo(201);
-    assertThat(fx.client.post("/v1/instances", client, request("tok-6").put("machineLabels", new JsonObject()))
-        .status()).isEqualTo(200);
-    assertThat(fx.client.post("/v1/instances", client, request("tok-6").put("machineLabels", rack1)).status())
+    assertThat(
+            fx.client
+                .post(
+                    "/v1/instances",
+                    client,
+                    request("tok-6").put("machineLabels", new JsonObject()))
+                .status())
+        .isEqualTo(200);
+    assertThat(
+            fx.client
+                .post("/v1/instances", client, request("tok-6").put("machineLabels", rack1))
+                .status())
         .isEqualTo(409);
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(4);
   }
@@ -116,8 +161,10 @@ class IdempotencyTest {
       retries.add(fx.client.send(HttpMethod.POST, "/v1/instances", client, request("tok-3")));
     }
     Future.all(retries).await();
-    Set<String> launchIds = retries.stream().map(f -> f.result().body().getString("launchId"))
-        .collect(Collectors.toSet());
+    Set<String> launchIds =
+        retries.stream()
+            .map(f -> f.result().body().getString("launchId"))
+            .collect(Collectors.toSet());
     assertThat(launchIds).hasSize(1);
     assertThat(retries.stream().filter(f -> f.result().status() == 201)).hasSize(1);
     assertThat(retries.stream().filter(f -> f.result().status() == 200)).hasSize(24);
@@ -125,7 +172,10 @@ class IdempotencyTest {
     assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining'")).isEqualTo(2);
   }
 
-  /** As EC2's are the account's: another token of the project gets the same launch (TenancyTest: projects). */
+  /**
+   * As EC2's are the account's: another token of the project gets the same launch (TenancyTest:
+   * projects).
+   */
   @Test
   void tokensArePerProjectNotPerCaller() {
     String otherClient = fx.token("client");
@@ -138,7 +188,8 @@ class IdempotencyTest {
 
   @Test
   void aRefusedLaunchDoesNotUseUpItsToken() {
-    JsonObject big = new JsonObject().put("shape", "x86-8c-32g").put("minCount", 11).put("clientToken", "tok-4");
+    JsonObject big =
+        new JsonObject().put("shape", "x86-8c-32g").put("minCount", 11).put("clientToken", "tok-4");
     assertThat(fx.client.post("/v1/instances", client, big).status()).isEqualTo(503);
     fx.registerMachines(1, ApiFixture.facts(8, 32), true);
     assertThat(fx.client.post("/v1/instances", client, big).status()).isEqualTo(201);

@@ -31,13 +31,31 @@ class InstanceQueryTest {
     fx.registerMachines(7, ApiFixture.facts(4, 16), true);
     fx.registerMachines(3, ApiFixture.facts(32, 128), true);
     for (int i = 0; i < 7; i++) {
-      small.add(fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-4c-16g")
-          .put("labels", new JsonObject().put("team", i % 2 == 0 ? "ml" : "web").put("idx", "n" + i)))
-          .body().getJsonArray("instances").getJsonObject(0).getString("id"));
+      small.add(
+          fx.client
+              .post(
+                  "/v1/instances",
+                  client,
+                  new JsonObject()
+                      .put("shape", "x86-4c-16g")
+                      .put(
+                          "labels",
+                          new JsonObject()
+                              .put("team", i % 2 == 0 ? "ml" : "web")
+                              .put("idx", "n" + i)))
+              .body()
+              .getJsonArray("instances")
+              .getJsonObject(0)
+              .getString("id"));
     }
     for (int i = 0; i < 3; i++) {
-      big.add(fx.client.post("/v1/instances", client, new JsonObject().put("shape", "x86-32c-128g"))
-          .body().getJsonArray("instances").getJsonObject(0).getString("id"));
+      big.add(
+          fx.client
+              .post("/v1/instances", client, new JsonObject().put("shape", "x86-32c-128g"))
+              .body()
+              .getJsonArray("instances")
+              .getJsonObject(0)
+              .getString("id"));
     }
     fx.client.delete("/v1/instances/" + big.get(0), client);
   }
@@ -60,11 +78,13 @@ class InstanceQueryTest {
     assertThat(ids("?shape=x86-32c-128g")).containsExactlyElementsOf(big);
     assertThat(ids("?state=shutting-down")).containsExactly(big.get(0));
     assertThat(ids("?state=pending&shape=x86-32c-128g")).containsExactly(big.get(1), big.get(2));
-    assertThat(ids("?labelSelector=team%3Dml")).containsExactly(small.get(0), small.get(2), small.get(4),
-        small.get(6));
-    assertThat(ids("?labelSelector=team!%3Dml,team")).containsExactly(small.get(1), small.get(3), small.get(5));
+    assertThat(ids("?labelSelector=team%3Dml"))
+        .containsExactly(small.get(0), small.get(2), small.get(4), small.get(6));
+    assertThat(ids("?labelSelector=team!%3Dml,team"))
+        .containsExactly(small.get(1), small.get(3), small.get(5));
     assertThat(ids("?labelSelector=!team")).containsExactlyElementsOf(big);
-    String machine = fx.client.get("/v1/instances/" + small.get(3), reader).body().getString("machineId");
+    String machine =
+        fx.client.get("/v1/instances/" + small.get(3), reader).body().getString("machineId");
     assertThat(ids("?machineId=" + machine)).containsExactly(small.get(3));
   }
 
@@ -74,7 +94,9 @@ class InstanceQueryTest {
     String cursor = null;
     int pages = 0;
     do {
-      Response r = fx.client.get("/v1/instances?limit=3" + (cursor == null ? "" : "&cursor=" + cursor), reader);
+      Response r =
+          fx.client.get(
+              "/v1/instances?limit=3" + (cursor == null ? "" : "&cursor=" + cursor), reader);
       JsonArray items = r.body().getJsonArray("items");
       items.forEach(i -> seen.add(((JsonObject) i).getString("id")));
       cursor = r.body().getString("nextCursor");

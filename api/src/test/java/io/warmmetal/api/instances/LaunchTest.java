@@ -18,8 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * RunInstances semantics: min/max counts, shape preference, aliases, machines still preparing, cordons, machine labels
- * (only machines carrying all of them are taken, in the launch's one transaction).
+ * RunInstances semantics: min/max counts, shape preference, aliases, machines still preparing,
+ * cordons, machine labels (only machines carrying all of them are taken, in the launch's one
+ * transaction).
  */
 @ExtendWith(VertxExtension.class)
 class LaunchTest {
@@ -47,7 +48,8 @@ class LaunchTest {
   void launchesBetweenMinAndMaxAndRefusesBelowMinWithoutClaiming() {
     fx.registerMachines(5, ApiFixture.facts(8, 32), true);
 
-    Response partial = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 3).put("maxCount", 10));
+    Response partial =
+        launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 3).put("maxCount", 10));
     assertThat(partial.status()).isEqualTo(201);
     assertThat(partial.body().getJsonArray("instances")).hasSize(5);
 
@@ -55,10 +57,18 @@ class LaunchTest {
     Response refused = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 3));
     assertThat(refused.status()).isEqualTo(503);
     assertThat(refused.errorCode()).isEqualTo("InsufficientCapacity");
-    assertThat(refused.body().getJsonObject("details").getJsonObject("available")
-        .getJsonObject("x86-8c-32g").getInteger("warm")).isEqualTo(2);
+    assertThat(
+            refused
+                .body()
+                .getJsonObject("details")
+                .getJsonObject("available")
+                .getJsonObject("x86-8c-32g")
+                .getInteger("warm"))
+        .isEqualTo(2);
     // Nothing was claimed by the refused launch: both machines are still warm and unbound.
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL")).isEqualTo(2);
+    assertThat(
+            fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
+        .isEqualTo(2);
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(5);
 
     Response exact = launch(new JsonObject().put("shape", "x86-8c-32g").put("minCount", 2));
@@ -69,7 +79,11 @@ class LaunchTest {
   @Test
   void instancesArePendingOnJoiningMachinesWithAJoinQueued() {
     List<String> machines = fx.registerMachines(1, ApiFixture.facts(8, 32), true);
-    Response r = launch(new JsonObject().put("shape", "x86-8c-32g").put("labels", new JsonObject().put("a", "b")));
+    Response r =
+        launch(
+            new JsonObject()
+                .put("shape", "x86-8c-32g")
+                .put("labels", new JsonObject().put("a", "b")));
     JsonObject instance = r.body().getJsonArray("instances").getJsonObject(0);
     assertThat(instance.getString("state")).isEqualTo("pending");
     assertThat(instance.getString("machineId")).isEqualTo(machines.get(0));
@@ -81,25 +95,35 @@ class LaunchTest {
     assertThat(machine.getString("instanceId")).isEqualTo(instance.getString("id"));
     assertThat(fx.openCommands(machines.get(0), "join")).hasSize(1);
     // The same instance reads back identically.
-    assertThat(fx.client.get("/v1/instances/" + instance.getString("id"), client).body()).isEqualTo(instance);
+    assertThat(fx.client.get("/v1/instances/" + instance.getString("id"), client).body())
+        .isEqualTo(instance);
   }
 
   @Test
   void takesAcceptableShapesInOrderOfPreference() {
     fx.registerMachines(1, ApiFixture.facts(8, 32), true);
     fx.registerMachines(3, ApiFixture.facts(16, 64), true);
-    Response r = launch(new JsonObject().put("shapes", new JsonArray().add("x86-8c-32g").add("x86-16c-64g"))
-        .put("minCount", 3));
+    Response r =
+        launch(
+            new JsonObject()
+                .put("shapes", new JsonArray().add("x86-8c-32g").add("x86-16c-64g"))
+                .put("minCount", 3));
     assertThat(r.status()).isEqualTo(201);
-    assertThat(r.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("shape")))
+    assertThat(
+            r.body().getJsonArray("instances").stream()
+                .map(i -> ((JsonObject) i).getString("shape")))
         .containsExactly("x86-8c-32g", "x86-16c-64g", "x86-16c-64g");
   }
 
   @Test
   void launchesByAliasAndRefusesUnknownShapes() {
     fx.registerMachines(1, ApiFixture.gpuFacts(64, 512, 4, "NVIDIA H100 80GB HBM3"), true);
-    Response alias = fx.client.call(HttpMethod.PATCH, "/v1/shapes/x86-64c-512g-4xh100",
-        ApiFixture.ADMIN, new JsonObject().put("alias", "gpu-large").put("pricePerHour", 12.5));
+    Response alias =
+        fx.client.call(
+            HttpMethod.PATCH,
+            "/v1/shapes/x86-64c-512g-4xh100",
+            ApiFixture.ADMIN,
+            new JsonObject().put("alias", "gpu-large").put("pricePerHour", 12.5));
     assertThat(alias.status()).isEqualTo(200);
     assertThat(alias.body().getString("alias")).isEqualTo("gpu-large");
 
@@ -116,9 +140,16 @@ class LaunchTest {
   @Test
   void takesPreparingMachinesOnlyWhenAskedAndJoinsThemOncePrepared() {
     List<String> standby = fx.registerMachines(1, ApiFixture.facts(4, 16), false);
-    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    fx.client.put(
+        "/v1/pools/x86-4c-16g",
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", 1).put("maxWarm", 1));
     fx.reconcilePools();
-    assertThat(fx.client.get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN).body().getString("state"))
+    assertThat(
+            fx.client
+                .get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN)
+                .body()
+                .getString("state"))
         .isEqualTo("preparing");
 
     assertThat(launch(new JsonObject().put("shape", "x86-4c-16g")).status()).isEqualTo(503);
@@ -128,7 +159,11 @@ class LaunchTest {
 
     // Prepared: the machine goes on to join (not to warm), and the instance runs once joined.
     fx.report(fx.openCommands(standby.get(0), "prepare").get(0), true);
-    assertThat(fx.client.get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN).body().getString("state"))
+    assertThat(
+            fx.client
+                .get("/v1/machines/" + standby.get(0), ApiFixture.ADMIN)
+                .body()
+                .getString("state"))
         .isEqualTo("joining");
     fx.report(fx.openCommands(standby.get(0), "join").get(0), true);
     JsonObject running = fx.client.get("/v1/instances/" + instanceId, client).body();
@@ -139,7 +174,10 @@ class LaunchTest {
   @Test
   void cordonedMachinesAreNotHandedOut() {
     List<String> ids = fx.registerMachines(1, ApiFixture.facts(2, 8), true);
-    assertThat(fx.client.post("/v1/machines/" + ids.get(0) + "/cordon", ApiFixture.ADMIN, null).status())
+    assertThat(
+            fx.client
+                .post("/v1/machines/" + ids.get(0) + "/cordon", ApiFixture.ADMIN, null)
+                .status())
         .isEqualTo(200);
     assertThat(launch(new JsonObject().put("shape", "x86-2c-8g")).status()).isEqualTo(503);
     fx.client.post("/v1/machines/" + ids.get(0) + "/uncordon", ApiFixture.ADMIN, null);
@@ -160,17 +198,23 @@ class LaunchTest {
 
   /** What a launch writes, to check that a refused one wrote nothing. */
   private List<Long> written() {
-    return List.of(fx.count("SELECT count(*) FROM launches"), fx.count("SELECT count(*) FROM instances"),
-        fx.count("SELECT count(*) FROM commands"), fx.count("SELECT count(*) FROM events"),
+    return List.of(
+        fx.count("SELECT count(*) FROM launches"),
+        fx.count("SELECT count(*) FROM instances"),
+        fx.count("SELECT count(*) FROM commands"),
+        fx.count("SELECT count(*) FROM events"),
         fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"));
   }
 
   @Test
   void launchesOnlyOnMachinesCarryingEveryMachineLabel() {
     fx.registerMachines(3, ApiFixture.facts(8, 32), true, zone("rack-1").put("disk", "nvme"));
-    String rack2 = fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "nvme")).get(0);
-    String rack2Hdd = fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "hdd"))
-        .get(0);
+    String rack2 =
+        fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "nvme"))
+            .get(0);
+    String rack2Hdd =
+        fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2").put("disk", "hdd"))
+            .get(0);
 
     Response r = launch(request(zone("rack-2").put("disk", "nvme")));
     assertThat(r.status()).isEqualTo(201);
@@ -178,14 +222,18 @@ class LaunchTest {
     assertThat(machineOf(launch(request(zone("rack-2"))))).isEqualTo(rack2Hdd);
     // Without machineLabels any machine of the shape will do, as before.
     assertThat(launch(new JsonObject().put("shape", "x86-8c-32g")).status()).isEqualTo(201);
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND labels @> $1",
-        zone("rack-1"))).isEqualTo(2);
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM machines WHERE state = 'warm' AND labels @> $1",
+                zone("rack-1")))
+        .isEqualTo(2);
   }
 
   @Test
   void noMachineWithTheMachineLabelsIsInsufficientCapacityNamingThemAndWritesNothing() {
     fx.registerMachines(2, ApiFixture.facts(8, 32), true, zone("rack-1"));
-    fx.registerMachines(1, ApiFixture.facts(8, 32), false, zone("rack-2")); // standby: not without allowStandby
+    fx.registerMachines(
+        1, ApiFixture.facts(8, 32), false, zone("rack-2")); // standby: not without allowStandby
     List<Long> before = written();
 
     Response refused = launch(request(zone("rack-2")).put("clientToken", "tok-none"));
@@ -195,8 +243,8 @@ class LaunchTest {
     JsonObject details = refused.body().getJsonObject("details");
     assertThat(details.getJsonObject("machineLabels")).isEqualTo(zone("rack-2"));
     // The availability is of matching machines: one, in standby.
-    assertThat(details.getJsonObject("available").getJsonObject("x86-8c-32g")).isEqualTo(new JsonObject()
-        .put("warm", 0).put("preparing", 0).put("standby", 1));
+    assertThat(details.getJsonObject("available").getJsonObject("x86-8c-32g"))
+        .isEqualTo(new JsonObject().put("warm", 0).put("preparing", 0).put("standby", 1));
     // Two labels of which the machines have one each: no match either.
     assertThat(launch(request(zone("rack-1").put("disk", "nvme"))).status()).isEqualTo(503);
     assertThat(launch(request(new JsonObject().put("disk", "nvme"))).status()).isEqualTo(503);
@@ -204,49 +252,67 @@ class LaunchTest {
 
     // The refused token was not used up: with a matching machine there, it launches.
     fx.registerMachines(1, ApiFixture.facts(8, 32), true, zone("rack-2"));
-    assertThat(launch(request(zone("rack-2")).put("clientToken", "tok-none")).status()).isEqualTo(201);
+    assertThat(launch(request(zone("rack-2")).put("clientToken", "tok-none")).status())
+        .isEqualTo(201);
   }
 
   /** Facts of a machine booted from a node image whose kubelet is {@code version}. */
   private static JsonObject bootedWith(String version) {
-    return ApiFixture.facts(8, 32).put("image", new JsonObject().put("version", version + "-0123456789ab")
-        .put("kubernetesVersion", version));
+    return ApiFixture.facts(8, 32)
+        .put(
+            "image",
+            new JsonObject()
+                .put("version", version + "-0123456789ab")
+                .put("kubernetesVersion", version));
   }
 
   private Response launchJoining(String controlPlaneVersion) {
-    JsonObject join = new JsonObject().put("apiServer", "10.0.0.1:6443").put("caCertHash", "sha256:" + "ab".repeat(32))
-        .put("bootstrapToken", "abcdef.0123456789abcdef");
+    JsonObject join =
+        new JsonObject()
+            .put("apiServer", "10.0.0.1:6443")
+            .put("caCertHash", "sha256:" + "ab".repeat(32))
+            .put("bootstrapToken", "abcdef.0123456789abcdef");
     if (controlPlaneVersion != null) {
       join.put("controlPlaneVersion", controlPlaneVersion);
     }
-    return launch(new JsonObject().put("shape", "x86-8c-32g").put("maxCount", 10).put("kubernetes", join));
+    return launch(
+        new JsonObject().put("shape", "x86-8c-32g").put("maxCount", 10).put("kubernetes", join));
   }
 
   private List<String> machinesOf(Response launched) {
     assertThat(launched.status()).as(launched.body().encode()).isEqualTo(201);
-    return launched.body().getJsonArray("instances").stream().map(i -> ((JsonObject) i).getString("machineId"))
+    return launched.body().getJsonArray("instances").stream()
+        .map(i -> ((JsonObject) i).getString("machineId"))
         .toList();
   }
 
   @Test
   void aJoinNamingItsControlPlaneTakesOnlyMachinesWhoseKubeletItAccepts() {
     String v120 = fx.registerMachines(1, bootedWith("v1.20.2"), true).get(0);
-    String v124 = fx.registerMachines(1, bootedWith("v1.24.0"), true).get(0);  // newer than a 1.22 control plane
-    String v119 = fx.registerMachines(1, bootedWith("v1.19.16"), true).get(0); // three minor versions behind 1.22
-    String unsaid = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0); // prepared by hand: its join checks
+    String v124 =
+        fx.registerMachines(1, bootedWith("v1.24.0"), true)
+            .get(0); // newer than a 1.22 control plane
+    String v119 =
+        fx.registerMachines(1, bootedWith("v1.19.16"), true)
+            .get(0); // three minor versions behind 1.22
+    String unsaid =
+        fx.registerMachines(1, ApiFixture.facts(8, 32), true)
+            .get(0); // prepared by hand: its join checks
 
     assertThat(machinesOf(launchJoining("v1.22.3"))).containsExactlyInAnyOrder(v120, unsaid);
     Response refused = launchJoining("v1.22.3");
     assertThat(refused.status()).isEqualTo(503);
     assertThat(refused.errorCode()).isEqualTo("InsufficientCapacity");
     assertThat(refused.body().getString("message"))
-        .contains("whose kubelet the control plane accepts (v1.20 to v1.22; 2 other(s) passed over)");
+        .contains(
+            "whose kubelet the control plane accepts (v1.20 to v1.22; 2 other(s) passed over)");
     assertThat(refused.body().getJsonObject("details").getJsonObject("kubeletVersions"))
         .isEqualTo(new JsonObject().put("oldest", "1.20").put("newest", "1.22"));
     assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm'")).isEqualTo(2);
 
     assertThat(machinesOf(launchJoining("v1.24.1+k3s1"))).containsExactly(v124);
-    assertThat(machinesOf(launchJoining(null))).containsExactly(v119); // no version: nothing is passed over
+    assertThat(machinesOf(launchJoining(null)))
+        .containsExactly(v119); // no version: nothing is passed over
   }
 
   @Test
@@ -260,17 +326,33 @@ class LaunchTest {
 
     // Two machines of another shape being prepared by its pool, one per zone.
     fx.registerMachines(1, ApiFixture.facts(4, 16), false, zone("rack-1"));
-    String preparing = fx.registerMachines(1, ApiFixture.facts(4, 16), false, zone("rack-2")).get(0);
-    fx.client.put("/v1/pools/x86-4c-16g", ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
+    String preparing =
+        fx.registerMachines(1, ApiFixture.facts(4, 16), false, zone("rack-2")).get(0);
+    fx.client.put(
+        "/v1/pools/x86-4c-16g",
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", 2).put("maxWarm", 2));
     fx.reconcilePools();
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE shape = 'x86-4c-16g' AND state = 'preparing'"))
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM machines WHERE shape = 'x86-4c-16g' AND state = 'preparing'"))
         .isEqualTo(2);
-    Response fromPreparing = launch(new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true)
-        .put("machineLabels", zone("rack-2")));
+    Response fromPreparing =
+        launch(
+            new JsonObject()
+                .put("shape", "x86-4c-16g")
+                .put("allowPreparing", true)
+                .put("machineLabels", zone("rack-2")));
     assertThat(fromPreparing.status()).isEqualTo(201);
     assertThat(machineOf(fromPreparing)).isEqualTo(preparing);
-    assertThat(launch(new JsonObject().put("shape", "x86-4c-16g").put("allowPreparing", true)
-        .put("machineLabels", zone("rack-2"))).status()).isEqualTo(503);
+    assertThat(
+            launch(
+                    new JsonObject()
+                        .put("shape", "x86-4c-16g")
+                        .put("allowPreparing", true)
+                        .put("machineLabels", zone("rack-2")))
+                .status())
+        .isEqualTo(503);
   }
 
   @Test
@@ -280,20 +362,30 @@ class LaunchTest {
 
     List<Future<Response>> launches = new ArrayList<>();
     for (int i = 0; i < 20; i++) {
-      launches.add(fx.client.send(HttpMethod.POST, "/v1/instances", client,
-          request(zone("rack-9")).put("clientToken", "tok-" + i)));
+      launches.add(
+          fx.client.send(
+              HttpMethod.POST,
+              "/v1/instances",
+              client,
+              request(zone("rack-9")).put("clientToken", "tok-" + i)));
     }
     Future.all(launches).await();
 
-    List<Response> launched = launches.stream().map(Future::result).filter(r -> r.status() == 201).toList();
+    List<Response> launched =
+        launches.stream().map(Future::result).filter(r -> r.status() == 201).toList();
     assertThat(launched).hasSize(1);
     assertThat(machineOf(launched.get(0))).isEqualTo(only);
-    assertThat(launches.stream().map(Future::result).filter(r -> r.status() == 503)
-        .filter(r -> "InsufficientCapacity".equals(r.errorCode()))).hasSize(19);
+    assertThat(
+            launches.stream()
+                .map(Future::result)
+                .filter(r -> r.status() == 503)
+                .filter(r -> "InsufficientCapacity".equals(r.errorCode())))
+        .hasSize(19);
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(1);
     assertThat(fx.count("SELECT count(*) FROM launches")).isEqualTo(1);
     assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining'")).isEqualTo(1);
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
+    assertThat(
+            fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
         .isEqualTo(20);
   }
 

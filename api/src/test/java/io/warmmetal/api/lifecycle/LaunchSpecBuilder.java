@@ -3,7 +3,10 @@ package io.warmmetal.api.lifecycle;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
 
-/** A {@link LaunchSpec} for tests: one machine of the given shapes for a caller, no join, unless told otherwise. */
+/**
+ * A {@link LaunchSpec} for tests: one machine of the given shapes for a caller, no join, unless
+ * told otherwise.
+ */
 final class LaunchSpecBuilder {
   private final Caller caller;
   private final List<String> shapes;
@@ -56,7 +59,17 @@ final class LaunchSpecBuilder {
   }
 
   LaunchSpec build() {
-    return new LaunchSpec(caller, shapes, minCount, maxCount, clientToken, labels, null, null, allowPreparing,
-        allowStandby, machineLabels);
+    return new LaunchSpec(
+        caller,
+        shapes,
+        minCount,
+        maxCount,
+        clientToken,
+        labels,
+        null,
+        null,
+        allowPreparing,
+        allowStandby,
+        machineLabels);
   }
 }

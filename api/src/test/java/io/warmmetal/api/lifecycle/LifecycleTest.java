@@ -57,22 +57,33 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * The core's specification: {@link Lifecycle} driven directly with its own records — no HTTP, no agent channel, no
- * pool manager — on a real PostgreSQL ({@link LifecycleFixture}: a fresh database per test). One test per behaviour,
- * grouped by method: what each change does to machines and instances, the events it records (in order, as
- * {@link #recorded()} spells them), the commands it queues, the {@link Committed} notice it sends, and how it says no.
+ * The core's specification: {@link Lifecycle} driven directly with its own records — no HTTP, no
+ * agent channel, no pool manager — on a real PostgreSQL ({@link LifecycleFixture}: a fresh database
+ * per test). One test per behaviour, grouped by method: what each change does to machines and
+ * instances, the events it records (in order, as {@link #recorded()} spells them), the commands it
+ * queues, the {@link Committed} notice it sends, and how it says no.
  */
 class LifecycleTest {
   private static final String SHAPE = "x86-8c-32g";
   private static final String BIG = "x86-64c-256g";
   private static final Caller CLIENT = new Caller("token-client", "client", "default", false);
   private static final Caller OPERATOR = new Caller("token-admin", "admin", null, true);
+
   /** An operator's enrollment token: what it enrolls is admitted. */
-  private static final Grant ADMITS = new Grant("operator-token", new JsonObject(), false, false, null);
+  private static final Grant ADMITS =
+      new Grant("operator-token", new JsonObject(), false, false, null);
+
   /** An operator's token that may also take back hardware the fleet knows. */
-  private static final Grant REENROLLS = new Grant("reenroll-token", new JsonObject(), true, false, null);
-  /** A token a network boot minted: what it enrolls new waits for an operator; it takes back only idle machines. */
-  private static final Grant BOOT = new Grant("boot-minted-token", new JsonObject(), true, true, "boot-token");
+  private static final Grant REENROLLS =
+      new Grant("reenroll-token", new JsonObject(), true, false, null);
+
+  /**
+   * A token a network boot minted: what it enrolls new waits for an operator; it takes back only
+   * idle machines.
+   */
+  private static final Grant BOOT =
+      new Grant("boot-minted-token", new JsonObject(), true, true, "boot-token");
+
   private static final Duration HOUR = Duration.ofHours(1);
 
   private static Vertx vertx;
@@ -144,7 +155,8 @@ class LifecycleTest {
     @Test
     void factsThatMakeAnOverlongShapeNameAreRefusedNamingThem() {
       JsonArray gpus = new JsonArray();
-      for (String model : List.of("a10", "a30", "a40", "a100", "h100", "h200", "l4", "l40s", "t4", "v100")) {
+      for (String model :
+          List.of("a10", "a30", "a40", "a100", "h100", "h200", "l4", "l40s", "t4", "v100")) {
         gpus.add(new JsonObject().put("model", model));
       }
       Host host = host(facts(8, 32).put("gpus", gpus));
@@ -167,7 +179,11 @@ class LifecycleTest {
       assertThat(m.state()).isEqualTo(ENROLLING);
       assertThat(m.admitted()).isTrue();
       assertThat(certificate(cert).getSubjectX500Principal().getName()).contains("CN=" + m.id());
-      assertThat(fx.count("SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2", m.id(), serial(cert)))
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2",
+                  m.id(),
+                  serial(cert)))
           .isOne();
       assertThat(fx.grants.enrolled).containsEntry(ADMITS.tokenId(), m.id());
       assertThat(recorded()).containsExactly("MachineState enrolling", "MachineCertified");
@@ -215,8 +231,11 @@ class LifecycleTest {
       assertThat(again.machineId()).isEqualTo(old.id());
       assertThat(machine(old.id()).state()).isEqualTo(ENROLLING);
       assertThat(open(old.id())).isEmpty();
-      assertThat(recorded()).containsExactly(
-          "CommandResult prepare cancelled", "MachineState preparing → enrolling", "MachineCertified");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult prepare cancelled",
+              "MachineState preparing → enrolling",
+              "MachineCertified");
       assertThat(refusal(lifecycle.agentConnected(old.id(), old.serial()))).isEqualTo(Forbidden);
     }
 
@@ -245,7 +264,8 @@ class LifecycleTest {
 
       assertThat(again.id()).isEqualTo(waiting.id());
       assertThat(machine(again.id()).admitted()).isTrue();
-      assertThat(recorded()).containsExactly("MachineState new → enrolling", "MachineAccepted", "MachineCertified");
+      assertThat(recorded())
+          .containsExactly("MachineState new → enrolling", "MachineAccepted", "MachineCertified");
       lifecycle.agentConnected(again.id(), again.serial()).await();
       assertThat(machine(again.id()).state()).isEqualTo(STANDBY);
     }
@@ -279,7 +299,8 @@ class LifecycleTest {
       assertThat(refused(lifecycle.enroll(enrollment(host, BOOT))).reason()).isEqualTo(Conflict);
 
       lifecycle.markSilentOffline(ZERO, HOUR).await();
-      assertThat(lifecycle.enroll(enrollment(host, BOOT)).await().machineId()).isEqualTo(agent.id());
+      assertThat(lifecycle.enroll(enrollment(host, BOOT)).await().machineId())
+          .isEqualTo(agent.id());
       assertThat(machine(agent.id()).state()).isEqualTo(ENROLLING);
       assertThat(machine(agent.id()).admitted()).isTrue(); // known hardware keeps its admission
     }
@@ -307,7 +328,8 @@ class LifecycleTest {
       Machine m = machine(agent.id());
       assertThat(m.admitted()).isTrue();
       assertThat(m.labels().getString("rack")).isEqualTo("r1");
-      assertThat(recorded()).containsExactly("MachineState enrolling", "MachineAccepted", "MachineCertified");
+      assertThat(recorded())
+          .containsExactly("MachineState enrolling", "MachineAccepted", "MachineCertified");
       lifecycle.agentConnected(agent.id(), agent.serial()).await();
       assertThat(machine(agent.id()).state()).isEqualTo(STANDBY);
     }
@@ -358,7 +380,8 @@ class LifecycleTest {
       assertThat(rejected.primaryMac()).isNull();
       assertThat(rejected.systemUuid()).isNull();
       assertThat(recorded()).containsExactly("MachineState new → retired", "MachineRejected");
-      assertThat(lifecycle.enroll(enrollment(host, BOOT)).await().machineId()).isNotEqualTo(agent.id());
+      assertThat(lifecycle.enroll(enrollment(host, BOOT)).await().machineId())
+          .isNotEqualTo(agent.id());
     }
 
     @Test
@@ -403,8 +426,13 @@ class LifecycleTest {
       AgentCertificate next = lifecycle.renew(agent.id(), agent.serial(), csr).await();
 
       assertThat(next.machineId()).isEqualTo(agent.id());
-      assertThat(fx.count("SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2 AND next_cert_serial = $3",
-          agent.id(), agent.serial(), serial(next))).isOne();
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM machines WHERE id = $1 AND cert_serial = $2 AND next_cert_serial = $3",
+                  agent.id(),
+                  agent.serial(),
+                  serial(next)))
+          .isOne();
       assertThat(recorded()).containsExactly("MachineCertified");
     }
 
@@ -435,7 +463,8 @@ class LifecycleTest {
       assertThat(lifecycle.cordon(m, true).await().cordoned()).isTrue();
       assertThat(recorded()).containsExactly("MachineCordoned");
       assertThat(fx.notices).containsExactly(new Committed(List.of(), true));
-      assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).build()))).isEqualTo(InsufficientCapacity);
+      assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).build())))
+          .isEqualTo(InsufficientCapacity);
 
       mark();
       assertThat(lifecycle.cordon(m, false).await().cordoned()).isFalse();
@@ -483,7 +512,8 @@ class LifecycleTest {
 
       assertThat(lifecycle.retire(m).await().state()).isEqualTo(RETIRED);
       assertThat(open(m)).isEmpty();
-      assertThat(recorded()).containsExactly("CommandResult prepare cancelled", "MachineState preparing → retired");
+      assertThat(recorded())
+          .containsExactly("CommandResult prepare cancelled", "MachineState preparing → retired");
       assertThat(fx.notices).containsExactly(new Committed(List.of(), true));
 
       mark();
@@ -507,12 +537,15 @@ class LifecycleTest {
       report(command(m, "join"), true);
       lifecycle.terminate(i.id(), CLIENT).await();
 
-      // Nothing left to terminate: the refusal says what the machine waits for, and the reboot's says the same.
+      // Nothing left to terminate: the refusal says what the machine waits for, and the reboot's
+      // says the same.
       Refusal refused = refused(lifecycle.retire(m));
       assertThat(refused.reason()).isEqualTo(InvalidState);
-      assertThat(refused.getMessage()).contains("resetting", "was terminated", "waits for the agent's report")
+      assertThat(refused.getMessage())
+          .contains("resetting", "was terminated", "waits for the agent's report")
           .doesNotContain("terminate its instance");
-      assertThat(refused(lifecycle.reboot(m, "new kernel")).getMessage()).contains("waits for the agent's report");
+      assertThat(refused(lifecycle.reboot(m, "new kernel")).getMessage())
+          .contains("waits for the agent's report");
       report(command(m, "reset"), false);
       assertThat(lifecycle.retire(m).await().state()).isEqualTo(RETIRED);
     }
@@ -528,7 +561,9 @@ class LifecycleTest {
 
       for (String m : List.of(offline.id(), enrolling, rebooting, failed)) {
         MachineState was = machine(m).state();
-        assertThat(lifecycle.retire(m).await().state()).as("retired from %s", was).isEqualTo(RETIRED);
+        assertThat(lifecycle.retire(m).await().state())
+            .as("retired from %s", was)
+            .isEqualTo(RETIRED);
       }
     }
   }
@@ -542,7 +577,8 @@ class LifecycleTest {
 
       assertThat(lifecycle.reboot(m, "new kernel").await().state()).isEqualTo(REBOOTING);
       assertThat(open(m)).containsExactly("reboot");
-      assertThat(recorded()).containsExactly("MachineState warm → rebooting", "CommandQueued reboot");
+      assertThat(recorded())
+          .containsExactly("MachineState warm → rebooting", "CommandQueued reboot");
       assertThat(fx.notices).containsExactly(new Committed(List.of(m), true));
     }
 
@@ -556,8 +592,11 @@ class LifecycleTest {
       lifecycle.reboot(m, "new kernel").await();
 
       assertThat(open(m)).containsExactly("reboot");
-      assertThat(recorded()).containsExactly(
-          "MachineState preparing → rebooting", "CommandResult prepare cancelled", "CommandQueued reboot");
+      assertThat(recorded())
+          .containsExactly(
+              "MachineState preparing → rebooting",
+              "CommandResult prepare cancelled",
+              "CommandQueued reboot");
     }
 
     @Test
@@ -596,7 +635,8 @@ class LifecycleTest {
       report(command(m, "reboot"), false);
 
       assertThat(machine(m).state()).isEqualTo(FAILED);
-      assertThat(recorded()).containsExactly("CommandResult reboot failed", "MachineState rebooting → failed");
+      assertThat(recorded())
+          .containsExactly("CommandResult reboot failed", "MachineState rebooting → failed");
     }
 
     @Test
@@ -604,8 +644,10 @@ class LifecycleTest {
       String m = quarantined();
       mark();
 
-      assertThat(lifecycle.reboot(m, "operator's second chance").await().state()).isEqualTo(REBOOTING);
-      assertThat(recorded()).containsExactly("MachineState failed → rebooting", "CommandQueued reboot");
+      assertThat(lifecycle.reboot(m, "operator's second chance").await().state())
+          .isEqualTo(REBOOTING);
+      assertThat(recorded())
+          .containsExactly("MachineState failed → rebooting", "CommandQueued reboot");
     }
 
     @Test
@@ -618,8 +660,11 @@ class LifecycleTest {
       Agent again = enrolled(host, BOOT);
 
       assertThat(machine(again.id()).state()).isEqualTo(ENROLLING);
-      assertThat(recorded()).containsExactly(
-          "CommandResult reboot succeeded", "MachineState rebooting → enrolling", "MachineCertified");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult reboot succeeded",
+              "MachineState rebooting → enrolling",
+              "MachineCertified");
       lifecycle.agentConnected(again.id(), again.serial()).await();
       assertThat(machine(again.id()).state()).isEqualTo(STANDBY);
     }
@@ -629,7 +674,9 @@ class LifecycleTest {
       Agent agent = connected(host());
       lifecycle.reboot(agent.id(), "new kernel").await();
 
-      lifecycle.agentConnected(agent.id(), agent.serial()).await(); // the old session, before it goes down
+      lifecycle
+          .agentConnected(agent.id(), agent.serial())
+          .await(); // the old session, before it goes down
       assertThat(machine(agent.id()).state()).isEqualTo(REBOOTING);
 
       report(command(agent.id(), "reboot"), true);
@@ -657,8 +704,9 @@ class LifecycleTest {
       assertThat(machine(m).state()).isEqualTo(JOINING);
       assertThat(machine(m).instanceId()).isEqualTo(i.id());
       assertThat(open(m)).containsExactly("join");
-      assertThat(recorded()).containsExactly("InstanceState pending", "MachineState warm → joining",
-          "CommandQueued join");
+      assertThat(recorded())
+          .containsExactly(
+              "InstanceState pending", "MachineState warm → joining", "CommandQueued join");
       assertThat(fx.notices).containsExactly(new Committed(List.of(m), true));
     }
 
@@ -671,8 +719,11 @@ class LifecycleTest {
       Refusal r = refused(lifecycle.launch(launch(CLIENT, SHAPE).count(3, 3).build()));
 
       assertThat(r.reason()).isEqualTo(InsufficientCapacity);
-      assertThat(r.details().getJsonObject("available").getJsonObject(SHAPE).getInteger("warm")).isEqualTo(2);
-      assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
+      assertThat(r.details().getJsonObject("available").getJsonObject(SHAPE).getInteger("warm"))
+          .isEqualTo(2);
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM machines WHERE state = 'warm' AND instance_id IS NULL"))
           .isEqualTo(2);
       assertThat(recorded()).isEmpty();
       assertThat(fx.notices).isEmpty();
@@ -683,7 +734,8 @@ class LifecycleTest {
       register(host(), true);
       register(host(), true);
 
-      List<Instance> instances = lifecycle.launch(launch(CLIENT, SHAPE).count(1, 5).build()).await().instances();
+      List<Instance> instances =
+          lifecycle.launch(launch(CLIENT, SHAPE).count(1, 5).build()).await().instances();
 
       assertThat(instances).hasSize(2);
       assertThat(instances.stream().map(Instance::machineId).distinct()).hasSize(2);
@@ -700,7 +752,9 @@ class LifecycleTest {
 
       assertThat(again.replayed()).isTrue();
       assertThat(again.launchId()).isEqualTo(first.launchId());
-      assertThat(again.instances()).extracting(Instance::id).containsExactly(first.instances().get(0).id());
+      assertThat(again.instances())
+          .extracting(Instance::id)
+          .containsExactly(first.instances().get(0).id());
       assertThat(fx.count("SELECT count(*) FROM instances")).isOne();
     }
 
@@ -710,7 +764,9 @@ class LifecycleTest {
       register(host(), true);
       lifecycle.launch(launch(CLIENT, SHAPE).clientToken("claim-1").build()).await();
 
-      Refusal r = refused(lifecycle.launch(launch(CLIENT, SHAPE).clientToken("claim-1").count(1, 2).build()));
+      Refusal r =
+          refused(
+              lifecycle.launch(launch(CLIENT, SHAPE).clientToken("claim-1").count(1, 2).build()));
       assertThat(r.reason()).isEqualTo(IdempotentParameterMismatch);
       assertThat(r.field()).isEqualTo("clientToken");
     }
@@ -738,10 +794,16 @@ class LifecycleTest {
       String m = register(host(), false);
       pool(1, 5);
       lifecycle.reconcilePools().await();
-      assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).build()))).isEqualTo(InsufficientCapacity);
+      assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).build())))
+          .isEqualTo(InsufficientCapacity);
       mark();
 
-      Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowPreparing().build()).await().instances().get(0);
+      Instance i =
+          lifecycle
+              .launch(launch(CLIENT, SHAPE).allowPreparing().build())
+              .await()
+              .instances()
+              .get(0);
 
       assertThat(i.machineId()).isEqualTo(m);
       assertThat(machine(m).state()).isEqualTo(PREPARING);
@@ -754,23 +816,33 @@ class LifecycleTest {
       String m = register(host(), false);
       mark();
 
-      Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
+      Instance i =
+          lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
 
       assertThat(i.machineId()).isEqualTo(m);
       assertThat(machine(m).state()).isEqualTo(PREPARING);
       assertThat(open(m)).containsExactly("prepare", "join");
-      assertThat(recorded()).containsExactlyInAnyOrder("CommandQueued prepare", "InstanceState pending",
-          "MachineState standby → preparing", "CommandQueued join");
+      assertThat(recorded())
+          .containsExactlyInAnyOrder(
+              "CommandQueued prepare",
+              "InstanceState pending",
+              "MachineState standby → preparing",
+              "CommandQueued join");
     }
 
     @Test
     void machineLabelsNarrowWhichMachinesALaunchMayClaim() {
       register(host(), true);
-      String rackA = lifecycle.register(new Registration(host(), new JsonObject().put("rack", "a"), true)).await()
-          .id();
-      LaunchSpecBuilder onRackA = launch(CLIENT, SHAPE).onMachinesLabelled(new JsonObject().put("rack", "a"));
+      String rackA =
+          lifecycle
+              .register(new Registration(host(), new JsonObject().put("rack", "a"), true))
+              .await()
+              .id();
+      LaunchSpecBuilder onRackA =
+          launch(CLIENT, SHAPE).onMachinesLabelled(new JsonObject().put("rack", "a"));
 
-      assertThat(lifecycle.launch(onRackA.build()).await().instances().get(0).machineId()).isEqualTo(rackA);
+      assertThat(lifecycle.launch(onRackA.build()).await().instances().get(0).machineId())
+          .isEqualTo(rackA);
       assertThat(refusal(lifecycle.launch(onRackA.build()))).isEqualTo(InsufficientCapacity);
     }
 
@@ -778,7 +850,9 @@ class LifecycleTest {
     void aProjectsQuotaCapsItsLiveInstances() {
       register(host(), true);
       register(host(), true);
-      fx.sql("INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 1)", SHAPE);
+      fx.sql(
+          "INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 1)",
+          SHAPE);
 
       launchOne();
       assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).build()))).isEqualTo(QuotaExceeded);
@@ -789,7 +863,8 @@ class LifecycleTest {
       register(host(), true);
       fx.sql("INSERT INTO projects (name) VALUES ('team-a')");
 
-      Instance i = lifecycle.launch(launch(caller("team-a"), SHAPE).build()).await().instances().get(0);
+      Instance i =
+          lifecycle.launch(launch(caller("team-a"), SHAPE).build()).await().instances().get(0);
 
       assertThat(i.project()).isEqualTo("team-a");
       assertThat(instance(i.id()).project()).isEqualTo("team-a");
@@ -804,11 +879,15 @@ class LifecycleTest {
       Instance i = running(m);
       mark();
 
-      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state()).isEqualTo(InstanceState.SHUTTING_DOWN);
+      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.SHUTTING_DOWN);
       assertThat(machine(m).state()).isEqualTo(RESETTING);
       assertThat(open(m)).containsExactly("reset");
-      assertThat(recorded()).containsExactly("InstanceState running → shutting-down",
-          "MachineState in-use → resetting", "CommandQueued reset");
+      assertThat(recorded())
+          .containsExactly(
+              "InstanceState running → shutting-down",
+              "MachineState in-use → resetting",
+              "CommandQueued reset");
       assertThat(fx.notices).containsExactly(new Committed(List.of(m), true));
     }
 
@@ -819,7 +898,8 @@ class LifecycleTest {
       lifecycle.terminate(i.id(), CLIENT).await();
       mark();
 
-      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state()).isEqualTo(InstanceState.SHUTTING_DOWN);
+      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.SHUTTING_DOWN);
       assertThat(open(m)).containsExactly("reset");
       assertThat(recorded()).isEmpty();
     }
@@ -833,22 +913,36 @@ class LifecycleTest {
       lifecycle.terminate(i.id(), CLIENT).await();
 
       assertThat(open(m)).containsExactly("reset");
-      assertThat(recorded()).containsExactly("CommandResult join cancelled", "InstanceState pending → shutting-down",
-          "MachineState joining → resetting", "CommandQueued reset");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult join cancelled",
+              "InstanceState pending → shutting-down",
+              "MachineState joining → resetting",
+              "CommandQueued reset");
     }
 
     @Test
     void aPendingInstanceOnAMachineStillPreparingHasItsPrepareCancelledAndTheMachineReset() {
       String m = preparing();
-      Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowPreparing().build()).await().instances().get(0);
+      Instance i =
+          lifecycle
+              .launch(launch(CLIENT, SHAPE).allowPreparing().build())
+              .await()
+              .instances()
+              .get(0);
       mark();
 
       lifecycle.terminate(i.id(), CLIENT).await();
 
       assertThat(machine(m).state()).isEqualTo(RESETTING);
       assertThat(open(m)).containsExactly("reset");
-      assertThat(recorded()).containsExactly("CommandResult prepare cancelled", "CommandResult join cancelled",
-          "InstanceState pending → shutting-down", "MachineState preparing → resetting", "CommandQueued reset");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult prepare cancelled",
+              "CommandResult join cancelled",
+              "InstanceState pending → shutting-down",
+              "MachineState preparing → resetting",
+              "CommandQueued reset");
     }
 
     @Test
@@ -858,7 +952,8 @@ class LifecycleTest {
       report(command(m, "join"), false);
       mark();
 
-      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state()).isEqualTo(InstanceState.TERMINATED);
+      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.TERMINATED);
       assertThat(machine(m).state()).isEqualTo(FAILED);
       assertThat(machine(m).instanceId()).isNull();
       assertThat(recorded()).containsExactly("InstanceState failed → terminated");
@@ -871,7 +966,8 @@ class LifecycleTest {
       fx.sql("INSERT INTO projects (name) VALUES ('team-b')");
 
       assertThat(refusal(lifecycle.terminate(i.id(), caller("team-b")))).isEqualTo(NotFound);
-      assertThat(lifecycle.terminate(i.id(), OPERATOR).await().state()).isEqualTo(InstanceState.SHUTTING_DOWN);
+      assertThat(lifecycle.terminate(i.id(), OPERATOR).await().state())
+          .isEqualTo(InstanceState.SHUTTING_DOWN);
     }
 
     @Test
@@ -886,11 +982,15 @@ class LifecycleTest {
       lifecycle.markSilentOffline(ZERO, HOUR).await();
       mark();
 
-      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state()).isEqualTo(InstanceState.TERMINATED);
+      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.TERMINATED);
       assertThat(machine(agent.id()).instanceId()).isNull();
       assertThat(open(agent.id())).containsExactly("reset");
-      assertThat(recorded()).containsExactly("InstanceState running → shutting-down",
-          "InstanceState shutting-down → terminated", "CommandQueued reset");
+      assertThat(recorded())
+          .containsExactly(
+              "InstanceState running → shutting-down",
+              "InstanceState shutting-down → terminated",
+              "CommandQueued reset");
       assertThat(fx.notices).containsExactly(new Committed(List.of(agent.id()), true));
 
       lifecycle.agentsHeard(Map.of(agent.id(), agent.serial())).await();
@@ -911,7 +1011,8 @@ class LifecycleTest {
 
       assertThat(c.status()).isEqualTo("succeeded");
       assertThat(machine(m).state()).isEqualTo(WARM);
-      assertThat(recorded()).containsExactly("CommandResult prepare succeeded", "MachineState preparing → warm");
+      assertThat(recorded())
+          .containsExactly("CommandResult prepare succeeded", "MachineState preparing → warm");
       assertThat(fx.notices).isEmpty();
     }
 
@@ -929,7 +1030,12 @@ class LifecycleTest {
     @Test
     void aFailedPrepareQuarantinesTheMachineAndFailsTheInstanceWaitingForIt() {
       String m = preparing();
-      Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowPreparing().build()).await().instances().get(0);
+      Instance i =
+          lifecycle
+              .launch(launch(CLIENT, SHAPE).allowPreparing().build())
+              .await()
+              .instances()
+              .get(0);
       mark();
 
       report(command(m, "prepare"), false);
@@ -937,8 +1043,12 @@ class LifecycleTest {
       assertThat(machine(m).state()).isEqualTo(FAILED);
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.FAILED);
       assertThat(open(m)).isEmpty();
-      assertThat(recorded()).containsExactly("CommandResult prepare failed", "MachineState preparing → failed",
-          "CommandResult join cancelled", "InstanceState pending → failed");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult prepare failed",
+              "MachineState preparing → failed",
+              "CommandResult join cancelled",
+              "InstanceState pending → failed");
     }
 
     @Test
@@ -952,8 +1062,11 @@ class LifecycleTest {
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.RUNNING);
       assertThat(instance(i.id()).runningAt()).isNotNull();
       assertThat(machine(m).state()).isEqualTo(IN_USE);
-      assertThat(recorded()).containsExactly("CommandResult join succeeded", "MachineState joining → in-use",
-          "InstanceState pending → running");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult join succeeded",
+              "MachineState joining → in-use",
+              "InstanceState pending → running");
       assertThat(fx.notices).isEmpty();
     }
 
@@ -967,8 +1080,11 @@ class LifecycleTest {
 
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.FAILED);
       assertThat(machine(m).state()).isEqualTo(FAILED);
-      assertThat(recorded()).containsExactly("CommandResult join failed", "MachineState joining → failed",
-          "InstanceState pending → failed");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult join failed",
+              "MachineState joining → failed",
+              "InstanceState pending → failed");
     }
 
     @Test
@@ -1008,8 +1124,12 @@ class LifecycleTest {
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.TERMINATED);
       assertThat(instance(i.id()).terminatedAt()).isNotNull();
       assertThat(open(m)).containsExactly("prepare");
-      assertThat(recorded()).containsExactly("CommandResult reset succeeded", "MachineState resetting → preparing",
-          "CommandQueued prepare", "InstanceState shutting-down → terminated");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult reset succeeded",
+              "MachineState resetting → preparing",
+              "CommandQueued prepare",
+              "InstanceState shutting-down → terminated");
       assertThat(fx.notices).containsExactly(new Committed(List.of(m), false));
     }
 
@@ -1024,8 +1144,11 @@ class LifecycleTest {
       assertThat(machine(m).state()).isEqualTo(FAILED);
       assertThat(machine(m).instanceId()).isNull();
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.TERMINATED);
-      assertThat(recorded()).containsExactly("CommandResult reset failed", "MachineState resetting → failed",
-          "InstanceState shutting-down → terminated");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult reset failed",
+              "MachineState resetting → failed",
+              "InstanceState shutting-down → terminated");
     }
 
     @Test
@@ -1042,7 +1165,8 @@ class LifecycleTest {
 
     @Test
     void anUnknownCommandIsNotFound() {
-      assertThat(refusal(lifecycle.reportCommandResult("c-doesnotexist", true, null))).isEqualTo(NotFound);
+      assertThat(refusal(lifecycle.reportCommandResult("c-doesnotexist", true, null)))
+          .isEqualTo(NotFound);
     }
 
     @Test
@@ -1053,9 +1177,11 @@ class LifecycleTest {
       lifecycle.reconcilePools().await();
       String prepare = command(agent.id(), "prepare");
 
-      assertThat(refusal(lifecycle.reportAgentResult(other.id(), other.serial(), prepare, true, null)))
+      assertThat(
+              refusal(lifecycle.reportAgentResult(other.id(), other.serial(), prepare, true, null)))
           .isEqualTo(Forbidden);
-      assertThat(refusal(lifecycle.reportAgentResult(agent.id(), other.serial(), prepare, true, null)))
+      assertThat(
+              refusal(lifecycle.reportAgentResult(agent.id(), other.serial(), prepare, true, null)))
           .isEqualTo(Forbidden);
       lifecycle.reportAgentResult(agent.id(), agent.serial(), prepare, true, null).await();
       assertThat(machine(agent.id()).state()).isEqualTo(WARM);
@@ -1070,9 +1196,13 @@ class LifecycleTest {
       String prepare = command(agent.id(), "prepare");
       mark();
 
-      lifecycle.recordProgress(other.id(), other.serial(), prepare, "pull-images", "3 images").await();
+      lifecycle
+          .recordProgress(other.id(), other.serial(), prepare, "pull-images", "3 images")
+          .await();
       assertThat(recorded()).isEmpty();
-      lifecycle.recordProgress(agent.id(), agent.serial(), prepare, "pull-images", "3 images").await();
+      lifecycle
+          .recordProgress(agent.id(), agent.serial(), prepare, "pull-images", "3 images")
+          .await();
       assertThat(recorded()).containsExactly("CommandProgress");
     }
   }
@@ -1096,7 +1226,8 @@ class LifecycleTest {
       Agent agent = enrolled(host(), ADMITS);
       Agent other = enrolled(host(), ADMITS);
 
-      assertThat(refusal(lifecycle.agentConnected(agent.id(), other.serial()))).isEqualTo(Forbidden);
+      assertThat(refusal(lifecycle.agentConnected(agent.id(), other.serial())))
+          .isEqualTo(Forbidden);
       assertThat(machine(agent.id()).state()).isEqualTo(ENROLLING);
     }
 
@@ -1121,7 +1252,8 @@ class LifecycleTest {
       lifecycle.markSilentOffline(ZERO, HOUR).await();
       mark();
 
-      assertThat(lifecycle.agentsHeard(Map.of(agent.id(), agent.serial())).await()).containsExactly(agent.id());
+      assertThat(lifecycle.agentsHeard(Map.of(agent.id(), agent.serial())).await())
+          .containsExactly(agent.id());
 
       assertThat(machine(agent.id()).state()).isEqualTo(IN_USE);
       assertThat(instance(i.id()).stateReason()).isNull();
@@ -1154,7 +1286,10 @@ class LifecycleTest {
       Agent agent = connected(host());
       Agent other = connected(host());
 
-      assertThat(lifecycle.agentsHeard(Map.of(agent.id(), other.serial(), other.id(), other.serial())).await())
+      assertThat(
+              lifecycle
+                  .agentsHeard(Map.of(agent.id(), other.serial(), other.id(), other.serial()))
+                  .await())
           .containsExactly(other.id());
     }
 
@@ -1223,8 +1358,11 @@ class LifecycleTest {
       assertThat(instance(i.id()).state()).isEqualTo(InstanceState.FAILED);
       assertThat(instance(i.id()).stateReason()).isEqualTo("join failed: no result within 0 s");
       assertThat(machine(m).state()).isEqualTo(FAILED);
-      assertThat(recorded()).containsExactly("CommandResult join failed", "MachineState joining → failed",
-          "InstanceState pending → failed");
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult join failed",
+              "MachineState joining → failed",
+              "InstanceState pending → failed");
     }
 
     @Test
@@ -1248,7 +1386,8 @@ class LifecycleTest {
     @Test
     void aJoinWhoseMachineWentSilentStillTimesOut() {
       Agent agent = connected(host());
-      Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
+      Instance i =
+          lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
       report(command(agent.id(), "prepare"), true);
       delivered(command(agent.id(), "join"));
       lifecycle.markSilentOffline(ZERO, HOUR).await();
@@ -1277,8 +1416,12 @@ class LifecycleTest {
       assertThat(List.of(machine(s1).state(), machine(s2).state(), machine(s3).state()))
           .containsExactly(PREPARING, PREPARING, STANDBY);
       assertThat(open(s1)).containsExactly("prepare");
-      assertThat(recorded()).containsExactly("MachineState standby → preparing", "CommandQueued prepare",
-          "MachineState standby → preparing", "CommandQueued prepare");
+      assertThat(recorded())
+          .containsExactly(
+              "MachineState standby → preparing",
+              "CommandQueued prepare",
+              "MachineState standby → preparing",
+              "CommandQueued prepare");
       assertThat(fx.notices).containsExactly(new Committed(List.of(s1, s2), false));
     }
 
@@ -1288,10 +1431,12 @@ class LifecycleTest {
       pool(2, 5);
       mark();
 
-      assertThat(lifecycle.reconcilePools().await().deficits()).extracting(PoolDecisions.Deficit::deficit)
+      assertThat(lifecycle.reconcilePools().await().deficits())
+          .extracting(PoolDecisions.Deficit::deficit)
           .containsExactly(1);
-      assertThat(recorded()).containsExactly("MachineState standby → preparing", "CommandQueued prepare",
-          "PoolDeficit");
+      assertThat(recorded())
+          .containsExactly(
+              "MachineState standby → preparing", "CommandQueued prepare", "PoolDeficit");
       assertThat(fx.count("SELECT deficit FROM pools WHERE shape = $1", SHAPE)).isOne();
 
       mark();
@@ -1301,8 +1446,9 @@ class LifecycleTest {
       register(host(), false);
       mark();
       lifecycle.reconcilePools().await();
-      assertThat(recorded()).containsExactly("MachineState standby → preparing", "CommandQueued prepare",
-          "PoolSatisfied");
+      assertThat(recorded())
+          .containsExactly(
+              "MachineState standby → preparing", "CommandQueued prepare", "PoolSatisfied");
     }
 
     @Test
@@ -1317,7 +1463,8 @@ class LifecycleTest {
 
       assertThat(machine(w1).state()).isEqualTo(WARM);
       assertThat(machine(w2).state()).isEqualTo(STANDBY);
-      assertThat(recorded()).containsExactly("MachineState warm → standby", "MachineState warm → standby");
+      assertThat(recorded())
+          .containsExactly("MachineState warm → standby", "MachineState warm → standby");
       assertThat(fx.notices).isEmpty();
     }
 
@@ -1339,14 +1486,18 @@ class LifecycleTest {
     @Test
     void aPoolNamingAnImageRebootsItsMachinesOntoItOneAtATime() {
       JsonObject onV1 = facts(8, 32).put("image", new JsonObject().put("version", "v1"));
-      String w1 = lifecycle.register(new Registration(host(onV1), new JsonObject(), true)).await().id();
-      String w2 = lifecycle.register(new Registration(host(onV1), new JsonObject(), true)).await().id();
+      String w1 =
+          lifecycle.register(new Registration(host(onV1), new JsonObject(), true)).await().id();
+      String w2 =
+          lifecycle.register(new Registration(host(onV1), new JsonObject(), true)).await().id();
       fx.sql("INSERT INTO pools (shape, min_warm, max_warm, image) VALUES ($1, 0, 5, 'v2')", SHAPE);
       mark();
 
-      assertThat(lifecycle.reconcilePools().await().reboot()).extracting(PoolDecisions.Reboot::machineId)
+      assertThat(lifecycle.reconcilePools().await().reboot())
+          .extracting(PoolDecisions.Reboot::machineId)
           .containsExactly(w1);
-      assertThat(recorded()).containsExactly("MachineState warm → rebooting", "CommandQueued reboot");
+      assertThat(recorded())
+          .containsExactly("MachineState warm → rebooting", "CommandQueued reboot");
       assertThat(fx.notices).containsExactly(new Committed(List.of(w1), false));
 
       assertThat(lifecycle.reconcilePools().await().reboot()).isEmpty();
@@ -1368,11 +1519,23 @@ class LifecycleTest {
       report(command(agent.id(), "reset"), true);
       report(command(agent.id(), "prepare"), true);
 
-      assertThat(states("MachineState", agent.id())).containsExactly("enrolling", "enrolling → standby",
-          "standby → preparing", "preparing → warm", "warm → joining", "joining → in-use", "in-use → resetting",
-          "resetting → preparing", "preparing → warm");
-      assertThat(states("InstanceState", i.id())).containsExactly("pending", "pending → running",
-          "running → shutting-down", "shutting-down → terminated");
+      assertThat(states("MachineState", agent.id()))
+          .containsExactly(
+              "enrolling",
+              "enrolling → standby",
+              "standby → preparing",
+              "preparing → warm",
+              "warm → joining",
+              "joining → in-use",
+              "in-use → resetting",
+              "resetting → preparing",
+              "preparing → warm");
+      assertThat(states("InstanceState", i.id()))
+          .containsExactly(
+              "pending",
+              "pending → running",
+              "running → shutting-down",
+              "shutting-down → terminated");
     }
   }
 
@@ -1382,7 +1545,10 @@ class LifecycleTest {
   private record Agent(String id, String serial) {}
 
   private static JsonObject facts(int cpus, int memoryGiB) {
-    return new JsonObject().put("cpus", cpus).put("memoryMiB", memoryGiB * 1024).put("arch", "x86_64");
+    return new JsonObject()
+        .put("cpus", cpus)
+        .put("memoryMiB", memoryGiB * 1024)
+        .put("arch", "x86_64");
   }
 
   /** A new server of {@link #SHAPE}, with an identity of its own. */
@@ -1392,7 +1558,8 @@ class LifecycleTest {
 
   private Host host(JsonObject facts) {
     int n = ++hosts;
-    return new Host("node-" + n, "192.0.2." + n, facts, "uuid-" + n, String.format("02:00:00:00:00:%02x", n));
+    return new Host(
+        "node-" + n, "192.0.2." + n, facts, "uuid-" + n, String.format("02:00:00:00:00:%02x", n));
   }
 
   private String register(Host host, boolean prepared) {
@@ -1404,7 +1571,11 @@ class LifecycleTest {
   }
 
   private void pool(int minWarm, int maxWarm) {
-    fx.sql("INSERT INTO pools (shape, min_warm, max_warm) VALUES ($1, $2, $3)", SHAPE, minWarm, maxWarm);
+    fx.sql(
+        "INSERT INTO pools (shape, min_warm, max_warm) VALUES ($1, $2, $3)",
+        SHAPE,
+        minWarm,
+        maxWarm);
   }
 
   /** A registered machine its pool is preparing. */
@@ -1424,7 +1595,10 @@ class LifecycleTest {
     return m;
   }
 
-  /** The agent goes silent (its machine offline), then is heard again: its machine is back in {@code state}. */
+  /**
+   * The agent goes silent (its machine offline), then is heard again: its machine is back in {@code
+   * state}.
+   */
   private void offlineAndBack(Agent agent, MachineState state) {
     assertThat(machine(agent.id()).state()).isEqualTo(state);
     assertThat(lifecycle.markSilentOffline(ZERO, HOUR).await()).isOne();
@@ -1470,7 +1644,10 @@ class LifecycleTest {
     return instance(i.id());
   }
 
-  /** An instance launched on warm machine {@code m}, joined and terminated: the machine is resetting. */
+  /**
+   * An instance launched on warm machine {@code m}, joined and terminated: the machine is
+   * resetting.
+   */
   private Instance shuttingDown(String m) {
     Instance i = running(m);
     lifecycle.terminate(i.id(), CLIENT).await();
@@ -1479,7 +1656,8 @@ class LifecycleTest {
 
   /** An instance launched on the agent's standby machine, prepared and joined. */
   private Instance runningOn(Agent agent) {
-    Instance i = lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
+    Instance i =
+        lifecycle.launch(launch(CLIENT, SHAPE).allowStandby().build()).await().instances().get(0);
     report(command(agent.id(), "prepare"), true);
     report(command(agent.id(), "join"), true);
     return instance(i.id());
@@ -1491,7 +1669,8 @@ class LifecycleTest {
 
   /** As the agent channel marks a command it sent. */
   private void delivered(String commandId) {
-    fx.sql("UPDATE commands SET status = 'delivered', delivered_at = now() WHERE id = $1", commandId);
+    fx.sql(
+        "UPDATE commands SET status = 'delivered', delivered_at = now() WHERE id = $1", commandId);
   }
 
   private Machine machine(String id) {
@@ -1505,15 +1684,25 @@ class LifecycleTest {
   /** The types of the machine's open (queued or delivered) commands, in the order it runs them. */
   private List<String> open(String machineId) {
     List<String> types = new ArrayList<>();
-    fx.db.preparedQuery("SELECT type FROM commands WHERE machine_id = $1 AND status IN ('queued', 'delivered') "
-        + "ORDER BY seq").execute(Tuple.of(machineId)).await().forEach(r -> types.add(r.getString("type")));
+    fx.db
+        .preparedQuery(
+            "SELECT type FROM commands WHERE machine_id = $1 AND status IN ('queued', 'delivered') "
+                + "ORDER BY seq")
+        .execute(Tuple.of(machineId))
+        .await()
+        .forEach(r -> types.add(r.getString("type")));
     return types;
   }
 
   /** The id of the machine's open command of a type. */
   private String command(String machineId, String type) {
-    var rows = fx.db.preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = $2 "
-        + "AND status IN ('queued', 'delivered')").execute(Tuple.of(machineId, type)).await();
+    var rows =
+        fx.db
+            .preparedQuery(
+                "SELECT id FROM commands WHERE machine_id = $1 AND type = $2 "
+                    + "AND status IN ('queued', 'delivered')")
+            .execute(Tuple.of(machineId, type))
+            .await();
     assertThat(rows.size()).as("open %s commands of %s", type, machineId).isOne();
     return rows.iterator().next().getString("id");
   }
@@ -1526,34 +1715,46 @@ class LifecycleTest {
 
   /**
    * The events recorded since {@link #mark()}, in order: {@code "MachineState warm → joining"} (or
-   * {@code "MachineState warm"} for a first state), {@code "CommandQueued join"}, {@code "CommandResult join
-   * succeeded"}, else the event's type.
+   * {@code "MachineState warm"} for a first state), {@code "CommandQueued join"}, {@code
+   * "CommandResult join succeeded"}, else the event's type.
    */
   private List<String> recorded() {
     List<String> events = new ArrayList<>();
-    fx.db.preparedQuery("""
+    fx.db
+        .preparedQuery(
+            """
             SELECT e.type, e.from_state, e.to_state, c.type AS command
             FROM events e LEFT JOIN commands c ON c.id = e.subject
             WHERE e.seq > $1 ORDER BY e.seq""")
-        .execute(Tuple.of(mark)).await()
-        .forEach(r -> {
-          String type = r.getString("type");
-          events.add(switch (type) {
-            case "MachineState", "InstanceState" -> type + " " + change(r.getString("from_state"),
-                r.getString("to_state"));
-            case "CommandQueued" -> type + " " + r.getString("command");
-            case "CommandResult" -> type + " " + r.getString("command") + " " + r.getString("to_state");
-            default -> type;
-          });
-        });
+        .execute(Tuple.of(mark))
+        .await()
+        .forEach(
+            r -> {
+              String type = r.getString("type");
+              events.add(
+                  switch (type) {
+                    case "MachineState", "InstanceState" ->
+                        type + " " + change(r.getString("from_state"), r.getString("to_state"));
+                    case "CommandQueued" -> type + " " + r.getString("command");
+                    case "CommandResult" ->
+                        type + " " + r.getString("command") + " " + r.getString("to_state");
+                    default -> type;
+                  });
+            });
     return events;
   }
 
-  /** Every change of one kind ({@code MachineState}, {@code InstanceState}) its subject went through. */
+  /**
+   * Every change of one kind ({@code MachineState}, {@code InstanceState}) its subject went
+   * through.
+   */
   private List<String> states(String type, String subject) {
     List<String> changes = new ArrayList<>();
-    fx.db.preparedQuery("SELECT from_state, to_state FROM events WHERE type = $1 AND subject = $2 ORDER BY seq")
-        .execute(Tuple.of(type, subject)).await()
+    fx.db
+        .preparedQuery(
+            "SELECT from_state, to_state FROM events WHERE type = $1 AND subject = $2 ORDER BY seq")
+        .execute(Tuple.of(type, subject))
+        .await()
         .forEach(r -> changes.add(change(r.getString("from_state"), r.getString("to_state"))));
     return changes;
   }
@@ -1574,8 +1775,11 @@ class LifecycleTest {
   }
 
   private static X509Certificate certificate(AgentCertificate cert) throws Exception {
-    return (X509Certificate) CertificateFactory.getInstance("X.509")
-        .generateCertificate(new ByteArrayInputStream(cert.certificatePem().getBytes(StandardCharsets.US_ASCII)));
+    return (X509Certificate)
+        CertificateFactory.getInstance("X.509")
+            .generateCertificate(
+                new ByteArrayInputStream(
+                    cert.certificatePem().getBytes(StandardCharsets.US_ASCII)));
   }
 
   private static String serial(AgentCertificate cert) {
@@ -1591,8 +1795,9 @@ class LifecycleTest {
     KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
     generator.initialize(new ECGenParameterSpec("secp256r1"));
     KeyPair keys = generator.generateKeyPair();
-    var request = new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=agent"), keys.getPublic())
-        .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate()));
+    var request =
+        new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=agent"), keys.getPublic())
+            .build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate()));
     return CertificateAuthority.pem(request);
   }
 }

@@ -16,7 +16,10 @@ import io.warmmetal.api.lifecycle.PoolSnapshot.Target;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The pools' decisions over snapshots, without a database. Machines are listed oldest first, as snapshots are. */
+/**
+ * The pools' decisions over snapshots, without a database. Machines are listed oldest first, as
+ * snapshots are.
+ */
 class PoolPlannerTest {
   private static final String S = "x86-16c-64g";
   private static final String OTHER = "arm-8c-32g";
@@ -35,8 +38,12 @@ class PoolPlannerTest {
 
   @Test
   void belowMinWarmTheOldestStandbyMachinesArePreparedAndTheRestIsTheDeficit() {
-    PoolDecisions d = decide(List.of(new Target(S, 4, 10, 0)),
-        free("w1", WARM), free("s1", STANDBY), free("s2", STANDBY));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 4, 10, 0)),
+            free("w1", WARM),
+            free("s1", STANDBY),
+            free("s2", STANDBY));
 
     assertThat(d.prepare()).containsExactly("s1", "s2");
     assertThat(d.deficits()).containsExactly(new Deficit(S, 4, 1, true));
@@ -45,9 +52,14 @@ class PoolPlannerTest {
 
   @Test
   void newHardwareWaitingForAcceptanceIsNeverPreparedCountedOrSwitched() {
-    // A pool short of machines, with only new hardware of its shape (one with power control, switched on).
-    PoolDecisions d = decide(List.of(new Target(S, 2, 10, 0, "v2")),
-        free("n1", NEW), powered("n2", NEW, true, false), powered("n3", NEW, true, true));
+    // A pool short of machines, with only new hardware of its shape (one with power control,
+    // switched on).
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 2, 10, 0, "v2")),
+            free("n1", NEW),
+            powered("n2", NEW, true, false),
+            powered("n3", NEW, true, true));
 
     assertThat(d.prepare()).isEmpty();
     assertThat(d.deficits()).containsExactly(new Deficit(S, 2, 2, true));
@@ -59,8 +71,12 @@ class PoolPlannerTest {
 
   @Test
   void preparingMachinesCountTowardsMinWarm() {
-    PoolDecisions d = decide(List.of(new Target(S, 2, 10, 0)),
-        free("p1", PREPARING), free("w1", WARM), free("s1", STANDBY));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 2, 10, 0)),
+            free("p1", PREPARING),
+            free("w1", WARM),
+            free("s1", STANDBY));
 
     assertThat(d.prepare()).isEmpty();
     assertThat(d.deficits()).containsExactly(new Deficit(S, 2, 0, false));
@@ -68,8 +84,13 @@ class PoolPlannerTest {
 
   @Test
   void aboveMaxWarmTheNewestWarmMachinesAreParked() {
-    PoolDecisions d = decide(List.of(new Target(S, 1, 2, 0)),
-        free("w1", WARM), free("w2", WARM), free("w3", WARM), free("w4", WARM));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 1, 2, 0)),
+            free("w1", WARM),
+            free("w2", WARM),
+            free("w3", WARM),
+            free("w4", WARM));
 
     assertThat(d.park()).containsExactly("w4", "w3");
     assertThat(d.prepare()).isEmpty();
@@ -77,10 +98,12 @@ class PoolPlannerTest {
 
   @Test
   void cordonedOrClaimedMachinesNeitherCountNorMove() {
-    PoolDecisions d = decide(List.of(new Target(S, 2, 2, 0)),
-        new Member("w1", S, WARM, false, false, false),
-        new Member("s1", S, STANDBY, false, false, false),
-        free("s2", STANDBY));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 2, 2, 0)),
+            new Member("w1", S, WARM, false, false, false),
+            new Member("s1", S, STANDBY, false, false, false),
+            free("s2", STANDBY));
 
     assertThat(d.prepare()).containsExactly("s2");
     assertThat(d.deficits()).containsExactly(new Deficit(S, 2, 1, true));
@@ -88,11 +111,15 @@ class PoolPlannerTest {
 
   @Test
   void eachPoolCountsOnlyItsShape() {
-    PoolDecisions d = decide(List.of(new Target(S, 1, 1, 0), new Target(OTHER, 1, 1, 1)),
-        new Member("o1", OTHER, WARM, true, false, false), free("s1", STANDBY));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 1, 1, 0), new Target(OTHER, 1, 1, 1)),
+            new Member("o1", OTHER, WARM, true, false, false),
+            free("s1", STANDBY));
 
     assertThat(d.prepare()).containsExactly("s1");
-    assertThat(d.deficits()).containsExactly(new Deficit(S, 1, 0, false), new Deficit(OTHER, 1, 0, true));
+    assertThat(d.deficits())
+        .containsExactly(new Deficit(S, 1, 0, false), new Deficit(OTHER, 1, 0, true));
   }
 
   @Test
@@ -104,11 +131,13 @@ class PoolPlannerTest {
 
   @Test
   void idleStandbyMachinesWithPowerControlGoOffAndOnlyThose() {
-    PoolDecisions d = decide(List.of(),
-        powered("on-idle", STANDBY, true, false),
-        powered("already-off", STANDBY, true, true),
-        powered("cordoned", STANDBY, false, false),
-        new Member("no-control", S, STANDBY, true, false, false));
+    PoolDecisions d =
+        decide(
+            List.of(),
+            powered("on-idle", STANDBY, true, false),
+            powered("already-off", STANDBY, true, true),
+            powered("cordoned", STANDBY, false, false),
+            new Member("no-control", S, STANDBY, true, false, false));
 
     assertThat(d.powerOff()).containsExactly("on-idle");
     assertThat(d.powerOn()).isEmpty();
@@ -116,10 +145,12 @@ class PoolPlannerTest {
 
   @Test
   void machinesNeededAgainWhileSwitchedOffGoOn() {
-    PoolDecisions d = decide(List.of(new Target(S, 1, 5, 0)),
-        powered("claimed", JOINING, false, true),
-        powered("busy", IN_USE, false, false),
-        powered("standby-off", STANDBY, true, true));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 1, 5, 0)),
+            powered("claimed", JOINING, false, true),
+            powered("busy", IN_USE, false, false),
+            powered("standby-off", STANDBY, true, true));
 
     assertThat(d.prepare()).containsExactly("standby-off");
     assertThat(d.powerOn()).containsExactly("claimed", "standby-off");
@@ -128,8 +159,11 @@ class PoolPlannerTest {
 
   @Test
   void aParkedMachineWithPowerControlIsSwitchedOffInTheSamePass() {
-    PoolDecisions d = decide(List.of(new Target(S, 0, 1, 0)),
-        powered("w1", WARM, true, false), powered("w2", WARM, true, false));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 0, 1, 0)),
+            powered("w1", WARM, true, false),
+            powered("w2", WARM, true, false));
 
     assertThat(d.park()).containsExactly("w2");
     assertThat(d.powerOff()).containsExactly("w2");
@@ -142,13 +176,16 @@ class PoolPlannerTest {
   @Test
   void aPoolNamingAnImageRebootsOneMachineOnAnotherAtATimeStandbyBeforeWarm() {
     Target pool = new Target(S, 1, 5, 0, "v2");
-    PoolDecisions d = decide(List.of(pool), on("w1", WARM, "v1"), on("s1", STANDBY, "v1"), on("w2", WARM, "v2"));
+    PoolDecisions d =
+        decide(List.of(pool), on("w1", WARM, "v1"), on("s1", STANDBY, "v1"), on("w2", WARM, "v2"));
     assertThat(d.reboot()).containsExactly(new Reboot("s1", STANDBY, "v2"));
 
     // Standby done: the oldest warm one next; never two at once.
     d = decide(List.of(pool), on("w1", WARM, "v1"), on("w3", WARM, null), on("w2", WARM, "v2"));
     assertThat(d.reboot()).containsExactly(new Reboot("w1", WARM, "v2"));
-    d = decide(List.of(pool), on("w1", WARM, "v1"), on("r1", REBOOTING, null), on("w2", WARM, "v2"));
+    d =
+        decide(
+            List.of(pool), on("w1", WARM, "v1"), on("r1", REBOOTING, null), on("w2", WARM, "v2"));
     assertThat(d.reboot()).isEmpty();
 
     // All on it, or no image named: nothing to do.
@@ -158,18 +195,27 @@ class PoolPlannerTest {
 
   @Test
   void aMachineBeingRebootedDoesNotCountAsWarmAndStandbyOnAnotherImageIsNotPrepared() {
-    // The only warm machine is on the old image: when its turn comes it reboots, and a standby machine on the new
+    // The only warm machine is on the old image: when its turn comes it reboots, and a standby
+    // machine on the new
     // image is prepared to keep minWarm.
-    PoolDecisions d = decide(List.of(new Target(S, 1, 5, 0, "v2")), on("w1", WARM, "v1"), on("s1", STANDBY, "v2"));
+    PoolDecisions d =
+        decide(
+            List.of(new Target(S, 1, 5, 0, "v2")), on("w1", WARM, "v1"), on("s1", STANDBY, "v2"));
     assertThat(d.reboot()).extracting(Reboot::machineId).containsExactly("w1");
     assertThat(d.prepare()).containsExactly("s1");
     // Short of warm machines, a standby one on the old image is not prepared: it is rebooted first.
-    d = decide(List.of(new Target(S, 2, 5, 0, "v2")), on("w1", WARM, "v2"), on("s2", STANDBY, "v1"));
+    d =
+        decide(
+            List.of(new Target(S, 2, 5, 0, "v2")), on("w1", WARM, "v2"), on("s2", STANDBY, "v1"));
     assertThat(d.reboot()).extracting(Reboot::machineId).containsExactly("s2");
     assertThat(d.prepare()).isEmpty();
 
-    // A machine switched off is not rebooted (it boots the pool's image when switched on), nor prepared.
-    d = decide(List.of(new Target(S, 1, 5, 0, "v2")), new Member("s3", S, STANDBY, true, true, true, "v1"));
+    // A machine switched off is not rebooted (it boots the pool's image when switched on), nor
+    // prepared.
+    d =
+        decide(
+            List.of(new Target(S, 1, 5, 0, "v2")),
+            new Member("s3", S, STANDBY, true, true, true, "v1"));
     assertThat(d.reboot()).isEmpty();
     assertThat(d.prepare()).isEmpty();
     assertThat(d.deficits()).containsExactly(new Deficit(S, 1, 1, true));

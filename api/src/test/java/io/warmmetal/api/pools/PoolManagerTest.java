@@ -36,8 +36,10 @@ class PoolManagerTest {
   }
 
   private Response target(int min, int max) {
-    return fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", min)
-        .put("maxWarm", max));
+    return fx.client.put(
+        "/v1/pools/" + SHAPE,
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", min).put("maxWarm", max));
   }
 
   @Test
@@ -63,11 +65,19 @@ class PoolManagerTest {
     fx.registerMachines(3, ApiFixture.facts(16, 64), false);
     target(1, 1);
     fx.reconcilePools();
-    String first = fx.client.get("/v1/machines?state=preparing", ApiFixture.ADMIN).body().getJsonArray("items")
-        .getJsonObject(0).getString("id");
+    String first =
+        fx.client
+            .get("/v1/machines?state=preparing", ApiFixture.ADMIN)
+            .body()
+            .getJsonArray("items")
+            .getJsonObject(0)
+            .getString("id");
     fx.report(fx.openCommands(first, "prepare").get(0), true);
 
-    assertThat(fx.client.post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)).status())
+    assertThat(
+            fx.client
+                .post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
+                .status())
         .isEqualTo(201);
     fx.reconcilePools();
     JsonObject pool = pool();
@@ -84,10 +94,11 @@ class PoolManagerTest {
     fx.reconcilePools();
     fx.reconcilePools();
     assertThat(pool().getInteger("deficit")).isEqualTo(2);
-    assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'PoolDeficit' AND subject = $1", SHAPE))
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM events WHERE type = 'PoolDeficit' AND subject = $1", SHAPE))
         .isEqualTo(1);
-    assertThat(fx.scrape())
-        .contains("warmmetal_pool_deficit{shape=\"" + SHAPE + "\"} 2.0");
+    assertThat(fx.scrape()).contains("warmmetal_pool_deficit{shape=\"" + SHAPE + "\"} 2.0");
 
     fx.registerMachines(2, ApiFixture.facts(16, 64), false);
     fx.reconcilePools();
@@ -125,10 +136,15 @@ class PoolManagerTest {
   void theTimerKeepsPoolsWithoutBeingAsked(Vertx vertx) throws Exception {
     try (ApiFixture fast = ApiFixture.start(vertx, Map.of("WARMMETAL_POOL_INTERVAL_MS", "50"))) {
       fast.registerMachines(2, ApiFixture.facts(16, 64), false);
-      fast.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", 2).put("maxWarm", 2));
-      Await.until("both preparing", () -> fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'")
-          >= 2);
-      assertThat(fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'")).isEqualTo(2);
+      fast.client.put(
+          "/v1/pools/" + SHAPE,
+          ApiFixture.ADMIN,
+          new JsonObject().put("minWarm", 2).put("maxWarm", 2));
+      Await.until(
+          "both preparing",
+          () -> fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'") >= 2);
+      assertThat(fast.count("SELECT count(*) FROM machines WHERE state = 'preparing'"))
+          .isEqualTo(2);
     }
   }
 }

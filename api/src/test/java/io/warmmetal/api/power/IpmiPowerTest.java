@@ -14,7 +14,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Power through IPMI against OpenIPMI's BMC simulator, driven by ipmitool as a real BMC would be. */
+/**
+ * Power through IPMI against OpenIPMI's BMC simulator, driven by ipmitool as a real BMC would be.
+ */
 @ExtendWith(VertxExtension.class)
 @Tag("processes")
 class IpmiPowerTest {
@@ -32,8 +34,11 @@ class IpmiPowerTest {
 
   @Test
   void switchesTheServerOnAndOffAndReportsItsPower(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(SshRunner.outOfBandWorkers(vertx),
-        new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, IpmiSim.PASSWORD), Duration.ofSeconds(20));
+    PowerDriver power =
+        PowerDriver.ipmi(
+            SshRunner.outOfBandWorkers(vertx),
+            new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, IpmiSim.PASSWORD),
+            Duration.ofSeconds(20));
     assertThat(power.status().await()).isEqualTo(PowerState.OFF);
 
     power.on().await();
@@ -47,9 +52,13 @@ class IpmiPowerTest {
 
   @Test
   void aWrongPasswordIsRefusedWithoutShowingIt(Vertx vertx) throws Exception {
-    PowerDriver power = PowerDriver.ipmi(SshRunner.outOfBandWorkers(vertx),
-        new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, "not-the-password"), Duration.ofSeconds(20));
-    assertThatThrownBy(() -> power.on().await()).hasMessageContaining("refused 'chassis power on'")
+    PowerDriver power =
+        PowerDriver.ipmi(
+            SshRunner.outOfBandWorkers(vertx),
+            new IpmiTarget("127.0.0.1", bmc.port, IpmiSim.USER, "not-the-password"),
+            Duration.ofSeconds(20));
+    assertThatThrownBy(() -> power.on().await())
+        .hasMessageContaining("refused 'chassis power on'")
         .hasMessageNotContaining("not-the-password");
     assertThat(bmc.poweredOn()).isFalse();
   }

@@ -35,7 +35,8 @@ class ObservationsTest {
     assertThat(first.result().reused()).isFalse();
     assertThat(joined.result().reused()).isTrue();
     assertThat(joined.result().observation()).isEqualTo(first.result().observation());
-    assertThat(o.observe("m-1", this::look).result().observation().state()).isEqualTo(PowerState.ON);
+    assertThat(o.observe("m-1", this::look).result().observation().state())
+        .isEqualTo(PowerState.ON);
     assertThat(looks).hasValue(1);
 
     o.forget("m-1"); // switched: the next caller asks again

@@ -28,15 +28,28 @@ class PowerObserveTest {
 
   @Test
   void concurrentAndRepeatedObservationsOfAMachineCostOneBmcSession(Vertx vertx) throws Exception {
-    // A repeat within a minute gets the last answer: a repeat on a loaded machine comes well within it.
-    try (ApiFixture fx = ApiFixture.start(vertx, Map.of("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", "60000"));
+    // A repeat within a minute gets the last answer: a repeat on a loaded machine comes well within
+    // it.
+    try (ApiFixture fx =
+            ApiFixture.start(vertx, Map.of("WARMMETAL_POWER_OBSERVE_MIN_INTERVAL_MS", "60000"));
         RedfishBmc bmc = RedfishBmc.start(vertx)) {
       String machine = fx.registerMachines(1, ApiFixture.facts(8, 32), false).get(0);
       fx.client.post("/v1/machines/" + machine + "/cordon", ApiFixture.ADMIN, null);
       String path = "/v1/machines/" + machine + "/power";
-      assertThat(fx.client.put(path, ApiFixture.ADMIN, new JsonObject().put("driver", "redfish")
-          .put("address", "127.0.0.1").put("port", bmc.port).put("username", RedfishBmc.USER)
-          .put("password", RedfishBmc.PASSWORD).put("tlsPin", bmc.caPin.value())).status()).isEqualTo(200);
+      assertThat(
+              fx.client
+                  .put(
+                      path,
+                      ApiFixture.ADMIN,
+                      new JsonObject()
+                          .put("driver", "redfish")
+                          .put("address", "127.0.0.1")
+                          .put("port", bmc.port)
+                          .put("username", RedfishBmc.USER)
+                          .put("password", RedfishBmc.PASSWORD)
+                          .put("tlsPin", bmc.caPin.value()))
+                  .status())
+          .isEqualTo(200);
       bmc.delayStatus(500); // long enough for all the requests to arrive while the first look runs
 
       List<Future<Response>> calls = new ArrayList<>();
@@ -46,19 +59,25 @@ class PowerObserveTest {
       List<Response> answers = Future.all(calls).await().list();
       assertThat(answers).allSatisfy(r -> assertThat(r.status()).isEqualTo(200));
       assertThat(answers).extracting(r -> r.body().getString("observed")).containsOnly("off");
-      assertThat(answers).extracting(r -> r.body().getString("observedAt")).hasSize(10).containsOnly(
-          answers.get(0).body().getString("observedAt"));
+      assertThat(answers)
+          .extracting(r -> r.body().getString("observedAt"))
+          .hasSize(10)
+          .containsOnly(answers.get(0).body().getString("observedAt"));
       assertThat(answers).filteredOn(r -> !r.body().getBoolean("observationReused")).hasSize(1);
       assertThat(bmc.statusReads()).isEqualTo(1);
 
       // A repeat within the minimum interval gets the last answer.
       JsonObject repeat = fx.client.get(path + "?observe=true", ApiFixture.ADMIN).body();
       assertThat(repeat.getBoolean("observationReused")).isTrue();
-      assertThat(repeat.getString("observedAt")).isEqualTo(answers.get(0).body().getString("observedAt"));
+      assertThat(repeat.getString("observedAt"))
+          .isEqualTo(answers.get(0).body().getString("observedAt"));
       assertThat(bmc.statusReads()).isEqualTo(1);
 
       // A switch makes it stale: the next observation asks the BMC again.
-      assertThat(fx.client.post("/v1/machines/" + machine + "/power-on", ApiFixture.ADMIN, null).status())
+      assertThat(
+              fx.client
+                  .post("/v1/machines/" + machine + "/power-on", ApiFixture.ADMIN, null)
+                  .status())
           .isEqualTo(200);
       JsonObject after = fx.client.get(path + "?observe=true", ApiFixture.ADMIN).body();
       assertThat(after.getString("observed")).isEqualTo("on");
@@ -68,8 +87,8 @@ class PowerObserveTest {
   }
 
   /**
-   * More observations of dead BMCs (each ~6 s of ipmitool retries) than the switching pool has threads: the power-on
-   * of another machine still completes before any of them ends.
+   * More observations of dead BMCs (each ~6 s of ipmitool retries) than the switching pool has
+   * threads: the power-on of another machine still completes before any of them ends.
    */
   @Test
   @Tag("processes") // ipmi_sim and ipmitool
@@ -82,34 +101,59 @@ class PowerObserveTest {
       for (String m : machines) {
         fx.client.post("/v1/machines/" + m + "/cordon", ApiFixture.ADMIN, null);
         boolean live = m.equals(machines.get(0));
-        assertThat(fx.client.put("/v1/machines/" + m + "/power", ApiFixture.ADMIN, new JsonObject()
-            .put("driver", "ipmi").put("address", "127.0.0.1").put("port", live ? bmc.port : silent.getLocalPort())
-            .put("username", IpmiSim.USER).put("password", IpmiSim.PASSWORD)).status()).isEqualTo(200);
+        assertThat(
+                fx.client
+                    .put(
+                        "/v1/machines/" + m + "/power",
+                        ApiFixture.ADMIN,
+                        new JsonObject()
+                            .put("driver", "ipmi")
+                            .put("address", "127.0.0.1")
+                            .put("port", live ? bmc.port : silent.getLocalPort())
+                            .put("username", IpmiSim.USER)
+                            .put("password", IpmiSim.PASSWORD))
+                    .status())
+            .isEqualTo(200);
       }
 
       AtomicLong firstObservationEnded = new AtomicLong(Long.MAX_VALUE);
       List<Future<Response>> observations = new ArrayList<>();
       for (String m : machines.subList(1, machines.size())) {
-        observations.add(fx.client.send(HttpMethod.GET, "/v1/machines/" + m + "/power?observe=true",
-            ApiFixture.ADMIN, null).onComplete(x -> firstObservationEnded.accumulateAndGet(System.nanoTime(),
-                Math::min)));
+        observations.add(
+            fx.client
+                .send(
+                    HttpMethod.GET,
+                    "/v1/machines/" + m + "/power?observe=true",
+                    ApiFixture.ADMIN,
+                    null)
+                .onComplete(
+                    x -> firstObservationEnded.accumulateAndGet(System.nanoTime(), Math::min)));
       }
       awaitIpmitools(16); // the observations hold as many BMC sessions as switching has threads
 
-      Response on = fx.client.post("/v1/machines/" + machines.get(0) + "/power-on", ApiFixture.ADMIN, null);
+      Response on =
+          fx.client.post("/v1/machines/" + machines.get(0) + "/power-on", ApiFixture.ADMIN, null);
       long onEnded = System.nanoTime();
       assertThat(on.status()).as(on.raw()).isEqualTo(200);
       assertThat(bmc.poweredOn()).isTrue();
 
       List<Response> answers = Future.all(observations).await().list();
-      assertThat(answers).allSatisfy(r -> assertThat(r.body().getString("observeError")).isNotNull());
-      assertThat(onEnded).as("the power-on ended before the first observation of a dead BMC")
+      assertThat(answers)
+          .allSatisfy(r -> assertThat(r.body().getString("observeError")).isNotNull());
+      assertThat(onEnded)
+          .as("the power-on ended before the first observation of a dead BMC")
           .isLessThan(firstObservationEnded.get());
     }
   }
 
   private static void awaitIpmitools(int n) throws InterruptedException {
-    Await.until(n + " ipmitool sessions", () -> ProcessHandle.current().descendants()
-        .filter(p -> p.info().command().map(c -> c.endsWith("ipmitool")).orElse(false)).count() >= n);
+    Await.until(
+        n + " ipmitool sessions",
+        () ->
+            ProcessHandle.current()
+                    .descendants()
+                    .filter(p -> p.info().command().map(c -> c.endsWith("ipmitool")).orElse(false))
+                    .count()
+                >= n);
   }
 }

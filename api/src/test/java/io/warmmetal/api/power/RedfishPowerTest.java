@@ -11,11 +11,16 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** The Redfish driver against an HTTPS BMC on loopback: power observed and switched; pins and credentials held to. */
+/**
+ * The Redfish driver against an HTTPS BMC on loopback: power observed and switched; pins and
+ * credentials held to.
+ */
 @ExtendWith(VertxExtension.class)
 class RedfishPowerTest {
   private static PowerDriver driver(Vertx vertx, RedfishBmc bmc, String password, CaPin pin) {
-    return PowerDriver.redfish(vertx, new RedfishTarget("127.0.0.1", bmc.port, RedfishBmc.USER, password, pin, "1"),
+    return PowerDriver.redfish(
+        vertx,
+        new RedfishTarget("127.0.0.1", bmc.port, RedfishBmc.USER, password, pin, "1"),
         Duration.ofSeconds(10));
   }
 
@@ -37,13 +42,15 @@ class RedfishPowerTest {
   }
 
   @Test
-  void anotherCertificateOrAWrongPasswordIsRefusedWithoutSwitchingAnything(Vertx vertx) throws Exception {
+  void anotherCertificateOrAWrongPasswordIsRefusedWithoutSwitchingAnything(Vertx vertx)
+      throws Exception {
     try (RedfishBmc bmc = RedfishBmc.start(vertx)) {
       CaPin stranger = new CaPin("sha256:" + "ab".repeat(32));
       assertThatThrownBy(() -> driver(vertx, bmc, RedfishBmc.PASSWORD, stranger).on().await())
           .hasMessageContaining("could not be reached");
       assertThatThrownBy(() -> driver(vertx, bmc, "wrong-password", bmc.caPin).on().await())
-          .hasMessageContaining("refused the credentials").hasMessageNotContaining("wrong-password");
+          .hasMessageContaining("refused the credentials")
+          .hasMessageNotContaining("wrong-password");
       assertThat(bmc.resets()).isZero();
       assertThat(bmc.poweredOn()).isFalse();
     }

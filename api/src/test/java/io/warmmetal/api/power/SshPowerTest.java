@@ -19,7 +19,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** Power without a BMC: off over a real sshd (the off command is this test's marker), on by Wake-on-LAN. */
+/**
+ * Power without a BMC: off over a real sshd (the off command is this test's marker), on by
+ * Wake-on-LAN.
+ */
 @ExtendWith(VertxExtension.class)
 @Tag("processes")
 class SshPowerTest {
@@ -27,11 +30,21 @@ class SshPowerTest {
   @Test
   void offRunsOverSshOnWakesTheNicAndStatusIsWhetherSshAnswers(Vertx vertx) throws Exception {
     Path marker = Files.createTempDirectory("ssh-power").resolve("powered-off");
-    try (Sshd sshd = Sshd.start(); SshRunner ssh = SshRunner.create(vertx);
+    try (Sshd sshd = Sshd.start();
+        SshRunner ssh = SshRunner.create(vertx);
         DatagramSocket nic = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-      SshTarget target = new SshTarget("127.0.0.1", sshd.port, sshd.user, sshd.clientKey, sshd.hostKeyFingerprint);
-      PowerDriver power = PowerDriver.ssh(vertx, ssh, target, "touch " + marker, "52:54:00:ab:cd:ef", "127.0.0.1",
-          nic.getLocalPort(), Duration.ofSeconds(20));
+      SshTarget target =
+          new SshTarget("127.0.0.1", sshd.port, sshd.user, sshd.clientKey, sshd.hostKeyFingerprint);
+      PowerDriver power =
+          PowerDriver.ssh(
+              vertx,
+              ssh,
+              target,
+              "touch " + marker,
+              "52:54:00:ab:cd:ef",
+              "127.0.0.1",
+              nic.getLocalPort(),
+              Duration.ofSeconds(20));
       assertThat(power.status().await()).isEqualTo(PowerState.ON);
       power.off().await();
       Await.until("the off command ran", () -> Files.exists(marker));

@@ -16,7 +16,8 @@ class WakeOnLanTest {
   void theMagicPacketIsSixFfsThenTheMacSixteenTimes() throws Exception {
     try (DatagramSocket listener = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
       listener.setSoTimeout(5_000);
-      WakeOnLan.wake("52:54:00:12:34:56", InetAddress.getLoopbackAddress(), listener.getLocalPort());
+      WakeOnLan.wake(
+          "52:54:00:12:34:56", InetAddress.getLoopbackAddress(), listener.getLocalPort());
       DatagramPacket received = new DatagramPacket(new byte[256], 256);
       listener.receive(received);
       byte[] p = Arrays.copyOf(received.getData(), received.getLength());
@@ -27,7 +28,9 @@ class WakeOnLanTest {
         assertThat(Arrays.copyOfRange(p, 6 + i * 6, 12 + i * 6)).containsExactly(mac);
       }
     }
-    assertThat(WakeOnLan.packet("52-54-00-12-34-56")).isEqualTo(WakeOnLan.packet("52:54:00:12:34:56"));
-    assertThatThrownBy(() -> WakeOnLan.packet("52:54:00:12:34")).hasMessageContaining("not a MAC address");
+    assertThat(WakeOnLan.packet("52-54-00-12-34-56"))
+        .isEqualTo(WakeOnLan.packet("52:54:00:12:34:56"));
+    assertThatThrownBy(() -> WakeOnLan.packet("52:54:00:12:34"))
+        .hasMessageContaining("not a MAC address");
   }
 }

@@ -39,8 +39,13 @@ class SshRunnerTest {
 
   @Test
   void runsACommandWithItsInputAndReportsBothStreamsAndTheExitStatus() {
-    SshResult r = ssh.run(target(sshd.hostKeyFingerprint), "cat; echo oops >&2; exit 3",
-        "a secret on stdin".getBytes(StandardCharsets.UTF_8), Duration.ofSeconds(20)).await();
+    SshResult r =
+        ssh.run(
+                target(sshd.hostKeyFingerprint),
+                "cat; echo oops >&2; exit 3",
+                "a secret on stdin".getBytes(StandardCharsets.UTF_8),
+                Duration.ofSeconds(20))
+            .await();
     assertThat(r.exitStatus()).isEqualTo(3);
     assertThat(r.stdout()).isEqualTo("a secret on stdin");
     assertThat(r.stderr()).isEqualTo("oops\n");
@@ -51,8 +56,12 @@ class SshRunnerTest {
   @Test
   void aServerWithAnotherHostKeyIsRefused() throws Exception {
     String wrong = sshd.otherFingerprint();
-    assertThatThrownBy(() -> ssh.run(target(wrong), "touch /tmp/should-not-run", null, Duration.ofSeconds(20))
-        .await()).hasMessageContaining("Could not verify").hasMessageContaining("host key");
+    assertThatThrownBy(
+            () ->
+                ssh.run(target(wrong), "touch /tmp/should-not-run", null, Duration.ofSeconds(20))
+                    .await())
+        .hasMessageContaining("Could not verify")
+        .hasMessageContaining("host key");
     assertThatThrownBy(() -> new SshTarget("127.0.0.1", sshd.port, sshd.user, sshd.clientKey, null))
         .isInstanceOf(IllegalArgumentException.class);
   }
@@ -60,13 +69,20 @@ class SshRunnerTest {
   @Test
   void aCommandThatHangsIsStoppedAtItsTimeout() {
     long start = System.nanoTime();
-    // The timeout counts from the connection: 10 s leave a cold JVM on a loaded machine time to log in and start it.
-    SshResult r = ssh.run(target(sshd.hostKeyFingerprint), "echo started; sleep 60", null, Duration.ofSeconds(10))
-        .await();
+    // The timeout counts from the connection: 10 s leave a cold JVM on a loaded machine time to log
+    // in and start it.
+    SshResult r =
+        ssh.run(
+                target(sshd.hostKeyFingerprint),
+                "echo started; sleep 60",
+                null,
+                Duration.ofSeconds(10))
+            .await();
     assertThat(r.timedOut()).isTrue();
     assertThat(r.exitStatus()).isNull();
     assertThat(r.stdout()).isEqualTo("started\n");
-    // At its 10 s timeout, not when the command would end (60 s): the bound leaves room for a loaded machine.
+    // At its 10 s timeout, not when the command would end (60 s): the bound leaves room for a
+    // loaded machine.
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(40));
   }
 }

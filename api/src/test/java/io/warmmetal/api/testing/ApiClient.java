@@ -18,8 +18,8 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * An HTTP client for the API that checks every response of a contract operation against openapi.yaml: a response
- * the contract does not allow fails the test.
+ * An HTTP client for the API that checks every response of a contract operation against
+ * openapi.yaml: a response the contract does not allow fails the test.
  */
 public final class ApiClient {
   private final WebClient http;
@@ -29,13 +29,24 @@ public final class ApiClient {
   private final String project;
 
   public ApiClient(Vertx vertx, int port, OpenAPIContract contract) {
-    // Idle connections kept for less than the server's idle timeout, so none is reused just as the server closes it.
-    this(WebClient.create(vertx, new WebClientOptions().setKeepAlive(true).setKeepAliveTimeout(30),
+    // Idle connections kept for less than the server's idle timeout, so none is reused just as the
+    // server closes it.
+    this(
+        WebClient.create(
+            vertx,
+            new WebClientOptions().setKeepAlive(true).setKeepAliveTimeout(30),
             new PoolOptions().setHttp1MaxSize(600)),
-        port, contract, ResponseValidator.create(vertx, contract), null);
+        port,
+        contract,
+        ResponseValidator.create(vertx, contract),
+        null);
   }
 
-  private ApiClient(WebClient http, int port, OpenAPIContract contract, ResponseValidator validator,
+  private ApiClient(
+      WebClient http,
+      int port,
+      OpenAPIContract contract,
+      ResponseValidator validator,
       String project) {
     this.http = http;
     this.port = port;
@@ -44,7 +55,9 @@ public final class ApiClient {
     this.project = project;
   }
 
-  /** This client naming {@code project} in the {@code WarmMetal-Project} header of every request. */
+  /**
+   * This client naming {@code project} in the {@code WarmMetal-Project} header of every request.
+   */
   public ApiClient inProject(String project) {
     return new ApiClient(http, port, contract, validator, project);
   }
@@ -72,7 +85,8 @@ public final class ApiClient {
     } else {
       sent = request.sendJsonObject((JsonObject) body);
     }
-    return sent.compose(resp -> checkContract(method, pathAndQuery, resp).map(x -> toResponse(resp)));
+    return sent.compose(
+        resp -> checkContract(method, pathAndQuery, resp).map(x -> toResponse(resp)));
   }
 
   public Response call(HttpMethod method, String pathAndQuery, String token, Object body) {
@@ -95,22 +109,41 @@ public final class ApiClient {
     return call(HttpMethod.DELETE, path, token, null);
   }
 
-  private Future<Void> checkContract(HttpMethod method, String pathAndQuery, HttpResponse<Buffer> resp) {
-    String path = pathAndQuery.contains("?") ? pathAndQuery.substring(0, pathAndQuery.indexOf('?')) : pathAndQuery;
+  private Future<Void> checkContract(
+      HttpMethod method, String pathAndQuery, HttpResponse<Buffer> resp) {
+    String path =
+        pathAndQuery.contains("?")
+            ? pathAndQuery.substring(0, pathAndQuery.indexOf('?'))
+            : pathAndQuery;
     Operation op = path.startsWith("/v1/") ? contract.findOperation(path, method) : null;
     if (op == null) {
       return Future.succeededFuture(); // not a contract operation (health, metrics, 404s)
     }
     Map<String, String> headers = new HashMap<>();
     resp.headers().forEach(h -> headers.put(h.getKey(), h.getValue()));
-    ValidatableResponse validatable = resp.body() == null || resp.body().length() == 0
-        ? ValidatableResponse.create(resp.statusCode(), headers)
-        : ValidatableResponse.create(resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type"));
-    return validator.validate(validatable, op.getOperationId())
+    ValidatableResponse validatable =
+        resp.body() == null || resp.body().length() == 0
+            ? ValidatableResponse.create(resp.statusCode(), headers)
+            : ValidatableResponse.create(
+                resp.statusCode(), headers, resp.body(), resp.getHeader("Content-Type"));
+    return validator
+        .validate(validatable, op.getOperationId())
         .<Void>mapEmpty()
-        .recover(err -> Future.failedFuture(new AssertionError(method + " " + pathAndQuery + " answered "
-            + resp.statusCode() + " outside the contract (" + op.getOperationId() + "): " + err.getMessage() + "\n"
-            + resp.bodyAsString())));
+        .recover(
+            err ->
+                Future.failedFuture(
+                    new AssertionError(
+                        method
+                            + " "
+                            + pathAndQuery
+                            + " answered "
+                            + resp.statusCode()
+                            + " outside the contract ("
+                            + op.getOperationId()
+                            + "): "
+                            + err.getMessage()
+                            + "\n"
+                            + resp.bodyAsString())));
   }
 
   private static Response toResponse(HttpResponse<Buffer> resp) {

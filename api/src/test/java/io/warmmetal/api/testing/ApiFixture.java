@@ -18,8 +18,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A real API server on a loopback port with its own fresh PostgreSQL database, a known admin token and a client that
- * checks responses against the contract. The pool manager's timer is slow; tests call {@link #reconcilePools()}.
+ * A real API server on a loopback port with its own fresh PostgreSQL database, a known admin token
+ * and a client that checks responses against the contract. The pool manager's timer is slow; tests
+ * call {@link #reconcilePools()}.
  */
 public final class ApiFixture implements AutoCloseable {
   public static final String ADMIN = "test-admin-token-0123456789abcdef";
@@ -27,13 +28,20 @@ public final class ApiFixture implements AutoCloseable {
   public final Vertx vertx;
   public final WarmMetalApi api;
   public final ApiClient client;
+
   /** A client of the management port ({@code /metrics}, {@code /healthz}, {@code /readyz}). */
   public final ApiClient management;
+
   public final Path dataDir;
 
   private final boolean ownDataDir;
 
-  private ApiFixture(Vertx vertx, WarmMetalApi api, ApiClient client, ApiClient management, Path dataDir,
+  private ApiFixture(
+      Vertx vertx,
+      WarmMetalApi api,
+      ApiClient client,
+      ApiClient management,
+      Path dataDir,
       boolean ownDataDir) {
     this.vertx = vertx;
     this.api = api;
@@ -73,8 +81,13 @@ public final class ApiFixture implements AutoCloseable {
       throw e;
     }
     OpenAPIContract contract = OpenAPIContract.from(vertx, WarmMetalApi.CONTRACT).await();
-    return new ApiFixture(vertx, api, new ApiClient(vertx, api.port(), contract),
-        new ApiClient(vertx, api.metricsPort(), contract), dataDir, ownDataDir);
+    return new ApiFixture(
+        vertx,
+        api,
+        new ApiClient(vertx, api.port(), contract),
+        new ApiClient(vertx, api.metricsPort(), contract),
+        dataDir,
+        ownDataDir);
   }
 
   /** The Prometheus text the management port serves now. */
@@ -91,16 +104,24 @@ public final class ApiFixture implements AutoCloseable {
     return registerMachines(n, facts, prepared, new JsonObject());
   }
 
-  /** Registers {@code n} machines of the given facts carrying these labels; prepared ones go straight to warm. */
-  public List<String> registerMachines(int n, JsonObject facts, boolean prepared, JsonObject labels) {
+  /**
+   * Registers {@code n} machines of the given facts carrying these labels; prepared ones go
+   * straight to warm.
+   */
+  public List<String> registerMachines(
+      int n, JsonObject facts, boolean prepared, JsonObject labels) {
     List<String> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      var r = client.post("/v1/machines", ADMIN, new JsonObject()
-          .put("name", "node-" + UUID.randomUUID())
-          .put("address", "192.0.2." + (i % 250 + 1))
-          .put("facts", facts)
-          .put("labels", labels)
-          .put("prepared", prepared));
+      var r =
+          client.post(
+              "/v1/machines",
+              ADMIN,
+              new JsonObject()
+                  .put("name", "node-" + UUID.randomUUID())
+                  .put("address", "192.0.2." + (i % 250 + 1))
+                  .put("facts", facts)
+                  .put("labels", labels)
+                  .put("prepared", prepared));
       if (r.status() != 201) {
         throw new AssertionError("registration failed: " + r.raw());
       }
@@ -110,7 +131,10 @@ public final class ApiFixture implements AutoCloseable {
   }
 
   public static JsonObject facts(int cpus, int memoryGiB) {
-    return new JsonObject().put("cpus", cpus).put("memoryMiB", memoryGiB * 1024).put("arch", "x86_64");
+    return new JsonObject()
+        .put("cpus", cpus)
+        .put("memoryMiB", memoryGiB * 1024)
+        .put("arch", "x86_64");
   }
 
   public static JsonObject gpuFacts(int cpus, int memoryGiB, int gpus, String model) {
@@ -134,16 +158,22 @@ public final class ApiFixture implements AutoCloseable {
   /** The machine's open commands of a type, oldest first. */
   public List<String> openCommands(String machineId, String type) {
     List<String> ids = new ArrayList<>();
-    db().preparedQuery("SELECT id FROM commands WHERE machine_id = $1 AND type = $2 AND status = 'queued' "
-            + "ORDER BY seq").execute(Tuple.of(machineId, type)).await()
+    db().preparedQuery(
+            "SELECT id FROM commands WHERE machine_id = $1 AND type = $2 AND status = 'queued' "
+                + "ORDER BY seq")
+        .execute(Tuple.of(machineId, type))
+        .await()
         .forEach(r -> ids.add(r.getString("id")));
     return ids;
   }
 
   /** Reports a command's result as an agent (or operator) would. */
   public void report(String commandId, boolean ok) {
-    var r = client.post("/v1/commands/" + commandId + "/result", ADMIN,
-        new JsonObject().put("status", ok ? "succeeded" : "failed"));
+    var r =
+        client.post(
+            "/v1/commands/" + commandId + "/result",
+            ADMIN,
+            new JsonObject().put("status", ok ? "succeeded" : "failed"));
     if (r.status() != 200) {
       throw new AssertionError("reporting " + commandId + " failed: " + r.raw());
     }
@@ -156,8 +186,14 @@ public final class ApiFixture implements AutoCloseable {
 
   /** Mints a token with a role in a project (which must exist) and returns its secret. */
   public String token(String role, String project) {
-    var r = client.post("/v1/tokens", ADMIN, new JsonObject().put("name", role + "-token").put("role", role)
-        .put("project", project));
+    var r =
+        client.post(
+            "/v1/tokens",
+            ADMIN,
+            new JsonObject()
+                .put("name", role + "-token")
+                .put("role", role)
+                .put("project", project));
     if (r.status() != 201) {
       throw new AssertionError("token creation failed: " + r.raw());
     }

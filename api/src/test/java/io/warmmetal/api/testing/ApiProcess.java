@@ -25,12 +25,14 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The API as operators run it, a separate JVM ({@code io.warmmetal.api.Main} on this JVM's classpath: the code under
- * test, also where {@code mvn verify} has not packaged the jar yet), on loopback ports, that a test can kill -9.
+ * The API as operators run it, a separate JVM ({@code io.warmmetal.api.Main} on this JVM's
+ * classpath: the code under test, also where {@code mvn verify} has not packaged the jar yet), on
+ * loopback ports, that a test can kill -9.
  */
 public final class ApiProcess implements AutoCloseable {
   /** A test's replica: a small heap and a quick start. */
-  private static final List<String> TEST_JVM = List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+  private static final List<String> TEST_JVM =
+      List.of("-Xmx256m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 
   public final String name;
   public final int httpPort;
@@ -51,7 +53,9 @@ public final class ApiProcess implements AutoCloseable {
     this.log = log;
   }
 
-  /** Starts a test replica on fresh loopback ports; {@code settings} are its WARMMETAL_* variables. */
+  /**
+   * Starts a test replica on fresh loopback ports; {@code settings} are its WARMMETAL_* variables.
+   */
   public static ApiProcess start(String name, Map<String, String> settings) throws Exception {
     Map<String, String> env = new HashMap<>(settings);
     env.putIfAbsent("WARMMETAL_HTTP_VERTICLES", "2");
@@ -59,7 +63,10 @@ public final class ApiProcess implements AutoCloseable {
     return start(name, env, TEST_JVM);
   }
 
-  /** Starts a replica on fresh loopback ports with these JVM options (a benchmark's heap and collector). */
+  /**
+   * Starts a replica on fresh loopback ports with these JVM options (a benchmark's heap and
+   * collector).
+   */
   public static ApiProcess start(String name, Map<String, String> settings, List<String> jvmOptions)
       throws Exception {
     Map<String, String> env = new HashMap<>(settings);
@@ -69,7 +76,8 @@ public final class ApiProcess implements AutoCloseable {
     env.put("WARMMETAL_AGENT_PORT", String.valueOf(freePort()));
     env.put("WARMMETAL_METRICS_HOST", "127.0.0.1");
     env.put("WARMMETAL_METRICS_PORT", String.valueOf(freePort()));
-    ApiProcess api = new ApiProcess(name, env, jvmOptions, Files.createTempFile("warmmetal-" + name, ".log"));
+    ApiProcess api =
+        new ApiProcess(name, env, jvmOptions, Files.createTempFile("warmmetal-" + name, ".log"));
     api.start();
     return api;
   }
@@ -81,13 +89,14 @@ public final class ApiProcess implements AutoCloseable {
   }
 
   /**
-   * This JVM's classpath for a child JVM: under {@code mvn exec:java} the project's is its class loader's, not
-   * {@code java.class.path} (Maven's own).
+   * This JVM's classpath for a child JVM: under {@code mvn exec:java} the project's is its class
+   * loader's, not {@code java.class.path} (Maven's own).
    */
   public static String classpath() {
     if (Thread.currentThread().getContextClassLoader() instanceof URLClassLoader loader
         && loader.getURLs().length > 0) {
-      return Arrays.stream(loader.getURLs()).map(url -> Path.of(URI.create(url.toString())).toString())
+      return Arrays.stream(loader.getURLs())
+          .map(url -> Path.of(URI.create(url.toString())).toString())
           .collect(Collectors.joining(File.pathSeparator));
     }
     return System.getProperty("java.class.path");
@@ -103,8 +112,10 @@ public final class ApiProcess implements AutoCloseable {
     List<String> command = new ArrayList<>(List.of(java()));
     command.addAll(jvmOptions);
     command.addAll(List.of("-cp", classpath(), "io.warmmetal.api.Main"));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    ProcessBuilder pb =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     pb.environment().keySet().removeIf(k -> k.startsWith("WARMMETAL_"));
     pb.environment().putAll(env);
     process = pb.start();
@@ -119,8 +130,12 @@ public final class ApiProcess implements AutoCloseable {
         throw new AssertionError(name + " exited with " + process.exitValue() + ":\n" + tail());
       }
       try {
-        var r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
-            .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
+        var r =
+            client.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
+                    .timeout(Duration.ofSeconds(2))
+                    .build(),
+                HttpResponse.BodyHandlers.discarding());
         if (r.statusCode() == 200) {
           return;
         }
@@ -132,7 +147,10 @@ public final class ApiProcess implements AutoCloseable {
     throw new AssertionError(name + " not ready within " + timeout + ":\n" + tail());
   }
 
-  /** kill -9: {@link Process#destroyForcibly()} is SIGKILL on Linux; nothing of the process runs after it. */
+  /**
+   * kill -9: {@link Process#destroyForcibly()} is SIGKILL on Linux; nothing of the process runs
+   * after it.
+   */
   public void kill() throws InterruptedException {
     process.destroyForcibly().waitFor();
   }
@@ -165,8 +183,15 @@ public final class ApiProcess implements AutoCloseable {
   /** A JDBC connection to a {@code postgresql://} database, for checking invariants in SQL. */
   public static Connection jdbc(String url) throws Exception {
     var options = Database.connectOptions(url);
-    return DriverManager.getConnection("jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/"
-        + options.getDatabase(), options.getUser(), options.getPassword());
+    return DriverManager.getConnection(
+        "jdbc:postgresql://"
+            + options.getHost()
+            + ":"
+            + options.getPort()
+            + "/"
+            + options.getDatabase(),
+        options.getUser(),
+        options.getPassword());
   }
 
   /** A query's single number. */

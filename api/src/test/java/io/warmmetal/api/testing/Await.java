@@ -11,18 +11,21 @@ public final class Await {
     until(what, condition, 30_000);
   }
 
-  public static void until(String what, BooleanSupplier condition, long timeoutMillis) throws InterruptedException {
+  public static void until(String what, BooleanSupplier condition, long timeoutMillis)
+      throws InterruptedException {
     until(what, condition, timeoutMillis, () -> "");
   }
 
   /** As above; a timeout's message also says {@code why} (logs, events: what was going on). */
-  public static void until(String what, BooleanSupplier condition, long timeoutMillis, Supplier<String> why)
+  public static void until(
+      String what, BooleanSupplier condition, long timeoutMillis, Supplier<String> why)
       throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMillis;
     while (!condition.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) {
         String context = why.get();
-        throw new AssertionError("timed out waiting until " + what + (context.isEmpty() ? "" : "\n" + context));
+        throw new AssertionError(
+            "timed out waiting until " + what + (context.isEmpty() ? "" : "\n" + context));
       }
       Thread.sleep(25);
     }

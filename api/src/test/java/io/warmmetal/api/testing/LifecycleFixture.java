@@ -28,10 +28,11 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The core alone: a {@link Lifecycle} on its own fresh, migrated PostgreSQL database (the same {@link TestDatabase}
- * and {@link Database} calls the server makes), with no HTTP, no agent channel and no pool manager — nothing moves a
- * machine but the test. Its two ports are the test's: {@link Grants} hands out what each enrollment token grants,
- * {@link Hardware} holds the hardware records. Every {@link Committed} notice is kept in {@link #notices}.
+ * The core alone: a {@link Lifecycle} on its own fresh, migrated PostgreSQL database (the same
+ * {@link TestDatabase} and {@link Database} calls the server makes), with no HTTP, no agent channel
+ * and no pool manager — nothing moves a machine but the test. Its two ports are the test's: {@link
+ * Grants} hands out what each enrollment token grants, {@link Hardware} holds the hardware records.
+ * Every {@link Committed} notice is kept in {@link #notices}.
  */
 public final class LifecycleFixture implements AutoCloseable {
   public final Lifecycle lifecycle;
@@ -43,13 +44,22 @@ public final class LifecycleFixture implements AutoCloseable {
   private final String databaseUrl;
   private final Path dataDir;
 
-  private LifecycleFixture(Vertx vertx, String databaseUrl, Pool db, Path dataDir) throws Exception {
+  private LifecycleFixture(Vertx vertx, String databaseUrl, Pool db, Path dataDir)
+      throws Exception {
     this.databaseUrl = databaseUrl;
     this.db = db;
     this.dataDir = dataDir;
-    this.lifecycle = Lifecycle.create(vertx, db, SecretBox.load(Optional.empty(), dataDir), new FleetMetrics(),
-        CertificateAuthority.loadOrCreate(dataDir, Optional.empty(), Optional.empty()), Duration.ofDays(1), grants,
-        hardware, new LaunchBatching(32, 4));
+    this.lifecycle =
+        Lifecycle.create(
+            vertx,
+            db,
+            SecretBox.load(Optional.empty(), dataDir),
+            new FleetMetrics(),
+            CertificateAuthority.loadOrCreate(dataDir, Optional.empty(), Optional.empty()),
+            Duration.ofDays(1),
+            grants,
+            hardware,
+            new LaunchBatching(32, 4));
     lifecycle.onCommit(notices::add);
   }
 
@@ -57,7 +67,10 @@ public final class LifecycleFixture implements AutoCloseable {
     String url = TestDatabase.freshDatabaseUrl();
     PgConnectOptions options = Database.connectOptions(url);
     Database.migrate(vertx, options).await();
-    return new LifecycleFixture(vertx, url, Database.pool(vertx, options, 4),
+    return new LifecycleFixture(
+        vertx,
+        url,
+        Database.pool(vertx, options, 4),
         Files.createTempDirectory("warmmetal-lifecycle-test"));
   }
 
@@ -66,7 +79,9 @@ public final class LifecycleFixture implements AutoCloseable {
     return db.preparedQuery(sql).execute(Tuple.wrap(args)).await().iterator().next().getLong(0);
   }
 
-  /** Runs a statement standing for what an edge owns (a pool's target, a delivery by the channel). */
+  /**
+   * Runs a statement standing for what an edge owns (a pool's target, a delivery by the channel).
+   */
   public void sql(String sql, Object... args) {
     db.preparedQuery(sql).execute(Tuple.wrap(args)).await();
   }
@@ -78,9 +93,13 @@ public final class LifecycleFixture implements AutoCloseable {
     TestDatabase.drop(databaseUrl);
   }
 
-  /** The enrollment tokens, as the core sees them: a token grants what the test said, once per {@link #put}. */
+  /**
+   * The enrollment tokens, as the core sees them: a token grants what the test said, once per
+   * {@link #put}.
+   */
   public static final class Grants implements EnrollmentGrants {
     private final Map<String, List<Grant>> unused = new ConcurrentHashMap<>();
+
     /** Each grant used, with the machine it enrolled. */
     public final Map<String, String> enrolled = new ConcurrentHashMap<>();
 
@@ -92,7 +111,8 @@ public final class LifecycleFixture implements AutoCloseable {
     public Future<Grant> consume(SqlConnection tx, String token) {
       List<Grant> left = unused.getOrDefault(token, List.of());
       if (left.isEmpty()) {
-        return Future.failedFuture(Refusal.of(Refusal.Reason.Unauthorized, "the enrollment token is unknown"));
+        return Future.failedFuture(
+            Refusal.of(Refusal.Reason.Unauthorized, "the enrollment token is unknown"));
       }
       return Future.succeededFuture(left.remove(0));
     }
@@ -115,7 +135,8 @@ public final class LifecycleFixture implements AutoCloseable {
     @Override
     public Future<Optional<Match>> admit(SqlConnection tx, Host host, String machineId) {
       JsonObject labels = host.primaryMac() == null ? null : byMac.get(host.primaryMac());
-      return Future.succeededFuture(Optional.ofNullable(labels).map(l -> new Match(host.primaryMac(), l)));
+      return Future.succeededFuture(
+          Optional.ofNullable(labels).map(l -> new Match(host.primaryMac(), l)));
     }
   }
 }

@@ -36,15 +36,18 @@ import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 
 /**
- * HTTP/1.1 over raw sockets (plain, or TLS with or without a client certificate), byte by byte if need be: what a
- * slow or hostile client does, which no HTTP client library will.
+ * HTTP/1.1 over raw sockets (plain, or TLS with or without a client certificate), byte by byte if
+ * need be: what a slow or hostile client does, which no HTTP client library will.
  */
 public final class RawHttp {
   private static final Pattern CONTENT_LENGTH = Pattern.compile("(?i)content-length: *(\\d+)");
 
   private RawHttp() {}
 
-  /** A plain connection to a loopback port, from {@code from} (any 127.0.0.0/8 address), reads polling every 100 ms. */
+  /**
+   * A plain connection to a loopback port, from {@code from} (any 127.0.0.0/8 address), reads
+   * polling every 100 ms.
+   */
   public static Socket connect(int port, String from) throws IOException {
     Socket s = new Socket();
     s.bind(new InetSocketAddress(InetAddress.getByName(from), 0));
@@ -58,19 +61,25 @@ public final class RawHttp {
   }
 
   /**
-   * A TLS connection to the agent port, handshake done: it trusts the CA by its pin, and presents {@code identity}'s
-   * client certificate if one is given.
+   * A TLS connection to the agent port, handshake done: it trusts the CA by its pin, and presents
+   * {@code identity}'s client certificate if one is given.
    */
-  public static SSLSocket connectTls(int port, String from, CaPin pin, AgentIdentity identity) throws Exception {
+  public static SSLSocket connectTls(int port, String from, CaPin pin, AgentIdentity identity)
+      throws Exception {
     return startTls(connect(port, from), pin, identity);
   }
 
   /** TLS over a connection already open, handshake done, as {@link #connectTls}. */
-  public static SSLSocket startTls(Socket plain, CaPin pin, AgentIdentity identity) throws Exception {
+  public static SSLSocket startTls(Socket plain, CaPin pin, AgentIdentity identity)
+      throws Exception {
     SSLContext context = SSLContext.getInstance("TLSv1.3");
-    context.init(identity == null ? null : keyManagers(identity), new TrustManager[] {new PinnedTrustManager(pin)},
+    context.init(
+        identity == null ? null : keyManagers(identity),
+        new TrustManager[] {new PinnedTrustManager(pin)},
         null);
-    SSLSocket s = (SSLSocket) context.getSocketFactory().createSocket(plain, "127.0.0.1", plain.getPort(), true);
+    SSLSocket s =
+        (SSLSocket)
+            context.getSocketFactory().createSocket(plain, "127.0.0.1", plain.getPort(), true);
     s.setSoTimeout(5000);
     s.startHandshake();
     s.setSoTimeout(100);
@@ -82,18 +91,26 @@ public final class RawHttp {
     try (PEMParser pem = new PEMParser(new StringReader(identity.keyPem()))) {
       key = new JcaPEMKeyConverter().getPrivateKey((PrivateKeyInfo) pem.readObject());
     }
-    Certificate[] chain = CertificateFactory.getInstance("X.509").generateCertificates(new ByteArrayInputStream(
-        identity.certificatePem().getBytes(StandardCharsets.US_ASCII))).toArray(Certificate[]::new);
+    Certificate[] chain =
+        CertificateFactory.getInstance("X.509")
+            .generateCertificates(
+                new ByteArrayInputStream(
+                    identity.certificatePem().getBytes(StandardCharsets.US_ASCII)))
+            .toArray(Certificate[]::new);
     KeyStore store = KeyStore.getInstance("PKCS12");
     store.load(null, null);
     char[] password = "test".toCharArray();
     store.setKeyEntry("agent", key, password, chain);
-    KeyManagerFactory factory = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+    KeyManagerFactory factory =
+        KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     factory.init(store, password);
     return new KeyManager[] {new Insistent((X509ExtendedKeyManager) factory.getKeyManagers()[0])};
   }
 
-  /** Presents its one certificate whatever CAs the server says it accepts, as a hostile client would. */
+  /**
+   * Presents its one certificate whatever CAs the server says it accepts, as a hostile client
+   * would.
+   */
   private static final class Insistent extends X509ExtendedKeyManager {
     private final X509ExtendedKeyManager keys;
 
@@ -144,8 +161,8 @@ public final class RawHttp {
   }
 
   /**
-   * Sends a byte about every 300 ms until the server closes the connection; the milliseconds from the first byte to
-   * the close. Fails if it is still open after the limit.
+   * Sends a byte about every 300 ms until the server closes the connection; the milliseconds from
+   * the first byte to the close. Fails if it is still open after the limit.
    */
   public static long trickleUntilClosed(Socket s, int limitSeconds) throws Exception {
     long started = System.nanoTime();
@@ -161,10 +178,14 @@ public final class RawHttp {
         return elapsedMillis(started);
       }
     }
-    throw new AssertionError("the connection is still open after " + limitSeconds + "s of trickling");
+    throw new AssertionError(
+        "the connection is still open after " + limitSeconds + "s of trickling");
   }
 
-  /** Everything the server sends until it closes the connection; fails if it is still open after the limit. */
+  /**
+   * Everything the server sends until it closes the connection; fails if it is still open after the
+   * limit.
+   */
   public static String readUntilClosed(Socket s, int limitSeconds) throws IOException {
     long deadline = System.nanoTime() + limitSeconds * 1_000_000_000L;
     InputStream in = s.getInputStream();
@@ -184,7 +205,8 @@ public final class RawHttp {
       }
       text.append(new String(buf, 0, n, StandardCharsets.UTF_8));
     }
-    throw new AssertionError("the connection is still open after " + limitSeconds + "s; read: " + text);
+    throw new AssertionError(
+        "the connection is still open after " + limitSeconds + "s; read: " + text);
   }
 
   /** One response with a Content-Length, the connection left open. */
@@ -215,14 +237,16 @@ public final class RawHttp {
   }
 
   /**
-   * A port's open connections as {@code /metrics} on the management port says ({@code port}: api, agents); the
-   * connection asking is the management port's, counted in neither.
+   * A port's open connections as {@code /metrics} on the management port says ({@code port}: api,
+   * agents); the connection asking is the management port's, counted in neither.
    */
   public static int openConnections(int metricsPort, String port) {
     try (Socket s = connect(metricsPort, "127.0.0.1")) {
       send(s, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
       String answer = readUntilClosed(s, 5);
-      Matcher m = Pattern.compile("warmmetal_connections_open\\{port=\"" + port + "\"} (\\d+)").matcher(answer);
+      Matcher m =
+          Pattern.compile("warmmetal_connections_open\\{port=\"" + port + "\"} (\\d+)")
+              .matcher(answer);
       if (!m.find()) {
         throw new AssertionError("no open-connections gauge for " + port + " in " + answer);
       }

@@ -18,16 +18,19 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A Redfish BMC on a loopback HTTPS port, as far as power goes: {@code GET /redfish/v1/Systems/1} and the
- * {@code ComputerSystem.Reset} action, behind basic authentication, with a certificate from a throwaway CA. No
- * Redfish emulator is installable here (sushy-tools needs PyPI), and this is not one of our components.
+ * A Redfish BMC on a loopback HTTPS port, as far as power goes: {@code GET /redfish/v1/Systems/1}
+ * and the {@code ComputerSystem.Reset} action, behind basic authentication, with a certificate from
+ * a throwaway CA. No Redfish emulator is installable here (sushy-tools needs PyPI), and this is not
+ * one of our components.
  */
 public final class RedfishBmc implements AutoCloseable {
   public static final String USER = "root";
   public static final String PASSWORD = "bmc-secret";
   public final int port;
+
   /** Pins of the CA that signed the BMC's certificate, and of the certificate's own key. */
   public final CaPin caPin;
+
   public final CaPin leafPin;
   private final HttpServer server;
   private volatile String powerState = "Off";
@@ -45,24 +48,37 @@ public final class RedfishBmc implements AutoCloseable {
   }
 
   public static RedfishBmc start(Vertx vertx) throws Exception {
-    CertificateAuthority ca = CertificateAuthority.loadOrCreate(Files.createTempDirectory("redfish-ca"),
-        Optional.empty(), Optional.empty());
+    CertificateAuthority ca =
+        CertificateAuthority.loadOrCreate(
+            Files.createTempDirectory("redfish-ca"), Optional.empty(), Optional.empty());
     CertificateAuthority.Issued cert = ca.issueServer(List.of("127.0.0.1"), Duration.ofDays(1));
     RedfishBmc[] self = new RedfishBmc[1];
-    HttpServer server = vertx.createHttpServer(new HttpServerOptions().setSsl(true).setHost("127.0.0.1").setPort(0)
-            .setKeyCertOptions(new PemKeyCertOptions()
-                .addKeyValue(Buffer.buffer(CertificateAuthority.pem(cert.key())))
-                .addCertValue(Buffer.buffer(CertificateAuthority.pem(cert.certificate())
-                    + CertificateAuthority.pem(ca.certificate())))))
-        .requestHandler(req -> self[0].handle(req))
-        .listen().await();
+    HttpServer server =
+        vertx
+            .createHttpServer(
+                new HttpServerOptions()
+                    .setSsl(true)
+                    .setHost("127.0.0.1")
+                    .setPort(0)
+                    .setKeyCertOptions(
+                        new PemKeyCertOptions()
+                            .addKeyValue(Buffer.buffer(CertificateAuthority.pem(cert.key())))
+                            .addCertValue(
+                                Buffer.buffer(
+                                    CertificateAuthority.pem(cert.certificate())
+                                        + CertificateAuthority.pem(ca.certificate())))))
+            .requestHandler(req -> self[0].handle(req))
+            .listen()
+            .await();
     self[0] = new RedfishBmc(vertx, server, ca.pin(), CaPin.of(cert.certificate()));
     return self[0];
   }
 
   private void handle(HttpServerRequest req) {
-    String expected = "Basic " + Base64.getEncoder().encodeToString((USER + ":" + PASSWORD)
-        .getBytes(StandardCharsets.UTF_8));
+    String expected =
+        "Basic "
+            + Base64.getEncoder()
+                .encodeToString((USER + ":" + PASSWORD).getBytes(StandardCharsets.UTF_8));
     if (!expected.equals(req.getHeader("Authorization"))) {
       req.response().setStatusCode(401).end();
       return;
@@ -70,8 +86,11 @@ public final class RedfishBmc implements AutoCloseable {
     if (req.path().equals("/redfish/v1/Systems/1") && req.method().name().equals("GET")) {
       statusReads.incrementAndGet();
       String state = powerState;
-      Runnable answer = () -> req.response().putHeader("Content-Type", "application/json")
-          .end(new JsonObject().put("Id", "1").put("PowerState", state).encode());
+      Runnable answer =
+          () ->
+              req.response()
+                  .putHeader("Content-Type", "application/json")
+                  .end(new JsonObject().put("Id", "1").put("PowerState", state).encode());
       if (statusDelayMillis > 0) {
         vertx.setTimer(statusDelayMillis, t -> answer.run());
       } else {
@@ -79,19 +98,21 @@ public final class RedfishBmc implements AutoCloseable {
       }
     } else if (req.path().equals("/redfish/v1/Systems/1/Actions/ComputerSystem.Reset")
         && req.method().name().equals("POST")) {
-      req.body().onSuccess(body -> {
-        String type = body.toJsonObject().getString("ResetType");
-        switch (type) {
-          case "On" -> powerState = "On";
-          case "ForceOff", "GracefulShutdown" -> powerState = "Off";
-          default -> {
-            req.response().setStatusCode(400).end();
-            return;
-          }
-        }
-        resets++;
-        req.response().setStatusCode(204).end();
-      });
+      req.body()
+          .onSuccess(
+              body -> {
+                String type = body.toJsonObject().getString("ResetType");
+                switch (type) {
+                  case "On" -> powerState = "On";
+                  case "ForceOff", "GracefulShutdown" -> powerState = "Off";
+                  default -> {
+                    req.response().setStatusCode(400).end();
+                    return;
+                  }
+                }
+                resets++;
+                req.response().setStatusCode(204).end();
+              });
     } else {
       req.response().setStatusCode(404).end();
     }
@@ -105,7 +126,9 @@ public final class RedfishBmc implements AutoCloseable {
     return resets;
   }
 
-  /** How many times the system's power was read (each a BMC session a real BMC would have to serve). */
+  /**
+   * How many times the system's power was read (each a BMC session a real BMC would have to serve).
+   */
   public int statusReads() {
     return statusReads.get();
   }

@@ -5,8 +5,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * What a test tier needs of the machine (docs/testing.md). Missing, it fails the test that needs it — never skips it:
- * a tier that was asked for runs whole, or says what to install.
+ * What a test tier needs of the machine (docs/testing.md). Missing, it fails the test that needs it
+ * — never skips it: a tier that was asked for runs whole, or says what to install.
  */
 public final class RequiredTool {
   private static final String HOW = " (.ci/run installs every tier's tools; docs/testing.md)";
@@ -31,7 +31,9 @@ public final class RequiredTool {
     throw new AssertionError(name + " is not on PATH: apt-get install " + debianPackage + HOW);
   }
 
-  /** A directory a Debian package installs (firmware, ROMs); else fails naming it and the package. */
+  /**
+   * A directory a Debian package installs (firmware, ROMs); else fails naming it and the package.
+   */
   public static Path directory(Path path, String debianPackage) {
     if (!Files.isDirectory(path)) {
       throw new AssertionError(path + " is missing: apt-get install " + debianPackage + HOW);
@@ -42,8 +44,11 @@ public final class RequiredTool {
   /** Root; else fails saying what needs it. */
   public static void root(String what) {
     if (!"root".equals(System.getProperty("user.name"))) {
-      throw new AssertionError(what + " needs root; this JVM runs as " + System.getProperty("user.name")
-          + " (the cluster tier: sudo mvn -B verify -Pcluster; docs/testing.md)");
+      throw new AssertionError(
+          what
+              + " needs root; this JVM runs as "
+              + System.getProperty("user.name")
+              + " (the cluster tier: sudo mvn -B verify -Pcluster; docs/testing.md)");
     }
   }
 }

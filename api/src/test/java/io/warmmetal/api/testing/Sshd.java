@@ -10,20 +10,24 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real OpenSSH {@code sshd} (Debian's openssh-server, which CI installs) on a free loopback port, with a
- * throwaway host key, taking one throwaway client key for the user running the tests. For tests of what WarmMetal
- * does over SSH.
+ * A real OpenSSH {@code sshd} (Debian's openssh-server, which CI installs) on a free loopback port,
+ * with a throwaway host key, taking one throwaway client key for the user running the tests. For
+ * tests of what WarmMetal does over SSH.
  */
 public final class Sshd implements AutoCloseable {
   public static final Path SSHD = Path.of("/usr/sbin/sshd");
   public final int port;
   public final String user = System.getProperty("user.name");
+
   /** The host key's fingerprint as {@code ssh-keygen -lf} prints it ({@code SHA256:…}). */
   public final String hostKeyFingerprint;
+
   /** The client's private key (OpenSSH format) that sshd accepts. */
   public final String clientKey;
+
   /** Its public half, as in authorized_keys ({@code ssh-ed25519 AAAA…}, without the comment). */
   public final String clientPublicKey;
+
   private final Path dir;
   private final Process process;
 
@@ -45,23 +49,41 @@ public final class Sshd implements AutoCloseable {
     keygen(dir.resolve("client_ed25519"));
     Files.copy(dir.resolve("client_ed25519.pub"), dir.resolve("authorized_keys"));
     if ("root".equals(System.getProperty("user.name"))) {
-      Files.createDirectories(Path.of("/run/sshd")); // root's sshd chroots there (privilege separation); others' do not
+      Files.createDirectories(
+          Path.of("/run/sshd")); // root's sshd chroots there (privilege separation); others' do not
     }
     int port;
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
     Path config = dir.resolve("sshd_config");
-    Files.writeString(config, String.join("\n",
-        "Port " + port, "ListenAddress 127.0.0.1", "HostKey " + dir.resolve("host_ed25519"),
-        "PidFile " + dir.resolve("sshd.pid"), "UsePAM no", "PubkeyAuthentication yes", "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no", "AuthenticationMethods publickey", "PermitRootLogin prohibit-password",
-        "AuthorizedKeysFile " + dir.resolve("authorized_keys"), "StrictModes no", "Subsystem sftp internal-sftp",
-        ""));
-    Process sshd = new ProcessBuilder(SSHD.toString(), "-D", "-e", "-f", config.toString())
-        .redirectErrorStream(true).redirectOutput(dir.resolve("sshd.log").toFile()).start();
-    String fingerprint = run("ssh-keygen", "-lf", dir.resolve("host_ed25519.pub").toString()).split(" ")[1];
-    Sshd server = new Sshd(dir, port, fingerprint, Files.readString(dir.resolve("client_ed25519")), sshd);
+    Files.writeString(
+        config,
+        String.join(
+            "\n",
+            "Port " + port,
+            "ListenAddress 127.0.0.1",
+            "HostKey " + dir.resolve("host_ed25519"),
+            "PidFile " + dir.resolve("sshd.pid"),
+            "UsePAM no",
+            "PubkeyAuthentication yes",
+            "PasswordAuthentication no",
+            "KbdInteractiveAuthentication no",
+            "AuthenticationMethods publickey",
+            "PermitRootLogin prohibit-password",
+            "AuthorizedKeysFile " + dir.resolve("authorized_keys"),
+            "StrictModes no",
+            "Subsystem sftp internal-sftp",
+            ""));
+    Process sshd =
+        new ProcessBuilder(SSHD.toString(), "-D", "-e", "-f", config.toString())
+            .redirectErrorStream(true)
+            .redirectOutput(dir.resolve("sshd.log").toFile())
+            .start();
+    String fingerprint =
+        run("ssh-keygen", "-lf", dir.resolve("host_ed25519.pub").toString()).split(" ")[1];
+    Sshd server =
+        new Sshd(dir, port, fingerprint, Files.readString(dir.resolve("client_ed25519")), sshd);
     long deadline = System.currentTimeMillis() + 60_000;
     while (true) {
       try (Socket probe = new Socket("127.0.0.1", port)) {
@@ -69,7 +91,8 @@ public final class Sshd implements AutoCloseable {
       } catch (IOException notYet) {
         if (!sshd.isAlive() || System.currentTimeMillis() > deadline) {
           server.close();
-          throw new IllegalStateException("sshd did not start: " + Files.readString(dir.resolve("sshd.log")));
+          throw new IllegalStateException(
+              "sshd did not start: " + Files.readString(dir.resolve("sshd.log")));
         }
         Thread.sleep(20);
       }

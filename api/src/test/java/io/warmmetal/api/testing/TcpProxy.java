@@ -9,9 +9,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * A TCP forwarder on 127.0.0.1 in front of a real server (the database), which a test can cut — listener closed and
- * every open connection dropped, so clients see refused and reset connections as in an outage — and restore on the
- * same port.
+ * A TCP forwarder on 127.0.0.1 in front of a real server (the database), which a test can cut —
+ * listener closed and every open connection dropped, so clients see refused and reset connections
+ * as in an outage — and restore on the same port.
  */
 public final class TcpProxy implements AutoCloseable {
   private final Vertx vertx;
@@ -47,7 +47,10 @@ public final class TcpProxy implements AutoCloseable {
     open.clear();
   }
 
-  /** New connections go to {@code port} from now on (a server restarted elsewhere); open ones stay as they are. */
+  /**
+   * New connections go to {@code port} from now on (a server restarted elsewhere); open ones stay
+   * as they are.
+   */
   public void retarget(int port) {
     targetPort = port;
   }
@@ -58,7 +61,9 @@ public final class TcpProxy implements AutoCloseable {
   }
 
   private synchronized void listen(int onPort) {
-    server = vertx.createNetServer(new NetServerOptions().setHost("127.0.0.1").setPort(onPort).setReuseAddress(true));
+    server =
+        vertx.createNetServer(
+            new NetServerOptions().setHost("127.0.0.1").setPort(onPort).setReuseAddress(true));
     server.connectHandler(this::forward);
     port = server.listen().await().actualPort();
   }
@@ -66,19 +71,22 @@ public final class TcpProxy implements AutoCloseable {
   private void forward(NetSocket front) {
     front.pause();
     open.add(front);
-    client.connect(targetPort, targetHost).onComplete(ar -> {
-      if (ar.failed()) {
-        front.close();
-        return;
-      }
-      NetSocket back = ar.result();
-      open.add(back);
-      front.pipeTo(back).onComplete(x -> back.close());
-      back.pipeTo(front).onComplete(x -> front.close());
-      front.closeHandler(v -> open.remove(front));
-      back.closeHandler(v -> open.remove(back));
-      front.resume();
-    });
+    client
+        .connect(targetPort, targetHost)
+        .onComplete(
+            ar -> {
+              if (ar.failed()) {
+                front.close();
+                return;
+              }
+              NetSocket back = ar.result();
+              open.add(back);
+              front.pipeTo(back).onComplete(x -> back.close());
+              back.pipeTo(front).onComplete(x -> front.close());
+              front.closeHandler(v -> open.remove(front));
+              back.closeHandler(v -> open.remove(back));
+              front.resume();
+            });
   }
 
   @Override

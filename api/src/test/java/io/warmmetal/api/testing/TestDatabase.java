@@ -14,12 +14,13 @@ import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * The real PostgreSQL the tests run against, one per test JVM, with a fresh database per fixture:
+ *
  * <ul>
- *   <li>{@code WARMMETAL_TEST_DATABASE_URL} (a {@code postgresql://} URL with rights to create databases): that
- *       server;</li>
- *   <li>{@code WARMMETAL_TEST_TESTCONTAINERS=true} where a Docker daemon answers: a {@code postgres:17}
- *       container;</li>
- *   <li>otherwise the embedded PostgreSQL the product itself ships.</li>
+ *   <li>{@code WARMMETAL_TEST_DATABASE_URL} (a {@code postgresql://} URL with rights to create
+ *       databases): that server;
+ *   <li>{@code WARMMETAL_TEST_TESTCONTAINERS=true} where a Docker daemon answers: a {@code
+ *       postgres:17} container;
+ *   <li>otherwise the embedded PostgreSQL the product itself ships.
  * </ul>
  */
 public final class TestDatabase {
@@ -36,32 +37,52 @@ public final class TestDatabase {
     String name = "wmtest_" + ProcessHandle.current().pid() + "_" + COUNTER.incrementAndGet();
     var options = Database.connectOptions(serverUrl);
     String jdbcBase = "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/";
-    try (Connection c = DriverManager.getConnection(jdbcBase + options.getDatabase(), options.getUser(),
-        options.getPassword())) {
+    try (Connection c =
+        DriverManager.getConnection(
+            jdbcBase + options.getDatabase(), options.getUser(), options.getPassword())) {
       c.createStatement().execute("CREATE DATABASE " + name);
     }
-    return "postgresql://" + options.getUser() + ":" + options.getPassword() + "@" + options.getHost() + ":"
-        + options.getPort() + "/" + name;
+    return "postgresql://"
+        + options.getUser()
+        + ":"
+        + options.getPassword()
+        + "@"
+        + options.getHost()
+        + ":"
+        + options.getPort()
+        + "/"
+        + name;
   }
 
-  /** Drops a database {@link #freshDatabaseUrl} made, so a long run does not leave its files to the server's end. */
+  /**
+   * Drops a database {@link #freshDatabaseUrl} made, so a long run does not leave its files to the
+   * server's end.
+   */
   public static void drop(String url) throws Exception {
     PgConnectOptions options = PgConnectOptions.fromUri(url);
-    try (Connection c = DriverManager.getConnection(jdbcUrl(new PgConnectOptions(options).setDatabase("postgres")),
-        options.getUser(), options.getPassword())) {
-      c.createStatement().execute("DROP DATABASE IF EXISTS " + options.getDatabase() + " WITH (FORCE)");
+    try (Connection c =
+        DriverManager.getConnection(
+            jdbcUrl(new PgConnectOptions(options).setDatabase("postgres")),
+            options.getUser(),
+            options.getPassword())) {
+      c.createStatement()
+          .execute("DROP DATABASE IF EXISTS " + options.getDatabase() + " WITH (FORCE)");
     }
   }
 
   /**
-   * A {@code postgresql://} URL of a new database migrated up to {@code version} only: the schema of an older
-   * release, for a test to fill before the API migrates it the rest of the way.
+   * A {@code postgresql://} URL of a new database migrated up to {@code version} only: the schema
+   * of an older release, for a test to fill before the API migrates it the rest of the way.
    */
   public static String freshDatabaseAt(String version) throws Exception {
     String url = freshDatabaseUrl();
     PgConnectOptions options = PgConnectOptions.fromUri(url);
-    Flyway.configure().dataSource(jdbcUrl(options), options.getUser(), options.getPassword())
-        .locations("classpath:db/migration").target(version).load().migrate();
+    Flyway.configure()
+        .dataSource(jdbcUrl(options), options.getUser(), options.getPassword())
+        .locations("classpath:db/migration")
+        .target(version)
+        .load()
+        .migrate();
     return url;
   }
 
@@ -72,7 +93,12 @@ public final class TestDatabase {
   }
 
   private static String jdbcUrl(PgConnectOptions options) {
-    return "jdbc:postgresql://" + options.getHost() + ":" + options.getPort() + "/" + options.getDatabase();
+    return "jdbc:postgresql://"
+        + options.getHost()
+        + ":"
+        + options.getPort()
+        + "/"
+        + options.getDatabase();
   }
 
   private static String startServer() throws Exception {
@@ -84,17 +110,29 @@ public final class TestDatabase {
       var container = new PostgreSQLContainer("postgres:17-alpine");
       container.start();
       Runtime.getRuntime().addShutdownHook(new Thread(container::stop));
-      return "postgresql://" + container.getUsername() + ":" + container.getPassword() + "@" + container.getHost()
-          + ":" + container.getMappedPort(5432) + "/" + container.getDatabaseName();
+      return "postgresql://"
+          + container.getUsername()
+          + ":"
+          + container.getPassword()
+          + "@"
+          + container.getHost()
+          + ":"
+          + container.getMappedPort(5432)
+          + "/"
+          + container.getDatabaseName();
     }
     Path dir = Files.createTempDirectory("warmmetal-test-pg");
-    // Traversable, so the embedded server (run as an unprivileged user when tests run as root) can reach it.
+    // Traversable, so the embedded server (run as an unprivileged user when tests run as root) can
+    // reach it.
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
     EmbeddedPostgres pg = EmbeddedPostgres.start(dir);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      pg.close();
-      ApiFixture.deleteTree(dir);
-    }));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  pg.close();
+                  ApiFixture.deleteTree(dir);
+                }));
     return pg.url("postgres");
   }
 }

@@ -22,16 +22,17 @@ public final class TestEnv {
   }
 
   /**
-   * A benchmark server's settings: the machine's WARMMETAL_* variables (e.g. the pool size) apply, then loopback, a
-   * fresh data directory and database, the given admin token, and no per-address cap on the agents' port (but its
-   * total) unless one is set.
+   * A benchmark server's settings: the machine's WARMMETAL_* variables (e.g. the pool size) apply,
+   * then loopback, a fresh data directory and database, the given admin token, and no per-address
+   * cap on the agents' port (but its total) unless one is set.
    */
   public static ApiConfig benchmark(String adminToken) throws Exception {
     Map<String, String> env = loopback(System.getenv());
     env.put("WARMMETAL_DATA_DIR", Files.createTempDirectory("warmmetal-bench").toString());
     env.put("WARMMETAL_ADMIN_TOKEN", adminToken);
     env.put("WARMMETAL_DATABASE_URL", TestDatabase.freshDatabaseUrl());
-    // Thousands of simulated agents enroll and connect at once, all from loopback: a whole fleet behind one
+    // Thousands of simulated agents enroll and connect at once, all from loopback: a whole fleet
+    // behind one
     // load-balancer address, connecting together, is more than the default per-address cap is for.
     env.putIfAbsent("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", "1000000");
     return ApiConfig.fromEnv(env);

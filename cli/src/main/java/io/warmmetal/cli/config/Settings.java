@@ -28,7 +28,14 @@ public record Settings(String api, String token, String project, String caFile) 
   /** Never the token itself: this is printed by {@code config view}. */
   @Override
   public String toString() {
-    return "Settings[api=" + api + ", token=" + (token == null ? "unset" : "set") + ", project=" + project
-        + ", caFile=" + caFile + "]";
+    return "Settings[api="
+        + api
+        + ", token="
+        + (token == null ? "unset" : "set")
+        + ", project="
+        + project
+        + ", caFile="
+        + caFile
+        + "]";
   }
 }

@@ -1,7 +1,7 @@
 package io.warmmetal.cli.events;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
@@ -12,9 +12,9 @@ import java.io.UncheckedIOException;
 import java.util.List;
 
 /**
- * Events as they arrive: one aligned line each (a stream cannot be padded to its widest cell, so columns are
- * fixed-width); with {@code -o json} one object per line, with {@code -o yaml} one sequence item each, so that
- * {@code --follow} output stays parseable however long it runs.
+ * Events as they arrive: one aligned line each (a stream cannot be padded to its widest cell, so
+ * columns are fixed-width); with {@code -o json} one object per line, with {@code -o yaml} one
+ * sequence item each, so that {@code --follow} output stays parseable however long it runs.
  */
 public final class EventFormat {
   private static final ObjectMapper YAML =
@@ -30,7 +30,8 @@ public final class EventFormat {
       events.forEach(e -> out.print(yamlItem(e)));
     } else {
       if (header) {
-        out.println(String.format(LINE, "TIME", "TYPE", "SUBJECT", "FROM", "TO", "REASON").stripTrailing());
+        out.println(
+            String.format(LINE, "TIME", "TYPE", "SUBJECT", "FROM", "TO", "REASON").stripTrailing());
       }
       events.forEach(e -> out.println(line(e)));
     }
@@ -46,7 +47,14 @@ public final class EventFormat {
   }
 
   public static String line(JsonNode e) {
-    return String.format(LINE, e.path("at").asText(), e.path("type").asText(), e.path("subject").asText(),
-        Cells.text(e.get("from")), Cells.text(e.get("to")), Cells.text(e.get("reason"))).stripTrailing();
+    return String.format(
+            LINE,
+            e.path("at").asText(),
+            e.path("type").asText(),
+            e.path("subject").asText(),
+            Cells.text(e.get("from")),
+            Cells.text(e.get("to")),
+            Cells.text(e.get("reason")))
+        .stripTrailing();
   }
 }

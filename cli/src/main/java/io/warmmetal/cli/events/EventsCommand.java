@@ -8,22 +8,39 @@ import java.time.Duration;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code warmmetal events [--machine M] [--instance I] [--follow]}: the event log, read on with its since-cursor. */
-@Command(name = "events", description = "Show state changes, oldest first; --follow keeps reading (Ctrl-C ends).")
+/**
+ * {@code warmmetal events [--machine M] [--instance I] [--follow]}: the event log, read on with its
+ * since-cursor.
+ */
+@Command(
+    name = "events",
+    description = "Show state changes, oldest first; --follow keeps reading (Ctrl-C ends).")
 public final class EventsCommand extends SessionCommand {
   @Option(names = "--machine", paramLabel = "MACHINE", description = "only this machine's events")
   String machine;
 
-  @Option(names = "--instance", paramLabel = "INSTANCE", description = "only this instance's events")
+  @Option(
+      names = "--instance",
+      paramLabel = "INSTANCE",
+      description = "only this instance's events")
   String instance;
 
-  @Option(names = "--since", paramLabel = "CURSOR", description = "start after this cursor (an event's seq)")
+  @Option(
+      names = "--since",
+      paramLabel = "CURSOR",
+      description = "start after this cursor (an event's seq)")
   String since;
 
-  @Option(names = {"-f", "--follow"}, description = "keep polling for new events until interrupted")
+  @Option(
+      names = {"-f", "--follow"},
+      description = "keep polling for new events until interrupted")
   boolean follow;
 
-  @Option(names = "--interval", defaultValue = "2", paramLabel = "SECONDS", description = "polling interval (default 2)")
+  @Option(
+      names = "--interval",
+      defaultValue = "2",
+      paramLabel = "SECONDS",
+      description = "polling interval (default 2)")
   double interval;
 
   @Override

@@ -13,21 +13,28 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * {@code warmmetal hardware ls|get|add|delete}: servers the operator expects to network-boot. One whose MAC (and
- * system UUID, if the record has one) matches a record is admitted when it enrolls; anything else waits as new
- * hardware for {@code machines accept}.
+ * {@code warmmetal hardware ls|get|add|delete}: servers the operator expects to network-boot. One
+ * whose MAC (and system UUID, if the record has one) matches a record is admitted when it enrolls;
+ * anything else waits as new hardware for {@code machines accept}.
  */
-@Command(name = "hardware", description = "Register the servers you expect to network-boot (admitted on enrollment).",
-    subcommands = {HardwareCommand.Ls.class, HardwareCommand.Get.class, HardwareCommand.Add.class,
-        HardwareCommand.Delete.class})
+@Command(
+    name = "hardware",
+    description = "Register the servers you expect to network-boot (admitted on enrollment).",
+    subcommands = {
+      HardwareCommand.Ls.class,
+      HardwareCommand.Get.class,
+      HardwareCommand.Add.class,
+      HardwareCommand.Delete.class
+    })
 public final class HardwareCommand extends GroupCommand {
-  static final List<Column> COLUMNS = List.of(
-      Column.field("ID", "id"),
-      Column.field("MAC", "primaryMac"),
-      Column.field("SYSTEM-UUID", "systemUuid"),
-      Column.field("MACHINE", "machineId"),
-      Column.of("LABELS", r -> Cells.pairs(r.get("labels"))),
-      Column.wide("CREATED", r -> Cells.text(r.get("createdAt"))));
+  static final List<Column> COLUMNS =
+      List.of(
+          Column.field("ID", "id"),
+          Column.field("MAC", "primaryMac"),
+          Column.field("SYSTEM-UUID", "systemUuid"),
+          Column.field("MACHINE", "machineId"),
+          Column.of("LABELS", r -> Cells.pairs(r.get("labels"))),
+          Column.wide("CREATED", r -> Cells.text(r.get("createdAt"))));
 
   @Command(name = "ls", aliases = "list", description = "List the hardware records.")
   static final class Ls extends SessionCommand {
@@ -48,19 +55,33 @@ public final class HardwareCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "add", aliases = "set",
+  @Command(
+      name = "add",
+      aliases = "set",
       description = "Register (or replace) a server by its MAC or system UUID, before it boots.")
   static final class Add extends SessionCommand {
-    @Parameters(index = "0", paramLabel = "MAC-OR-UUID", description = "what the record is named by")
+    @Parameters(
+        index = "0",
+        paramLabel = "MAC-OR-UUID",
+        description = "what the record is named by")
     String id;
 
-    @Option(names = "--mac", paramLabel = "MAC", description = "for a record named by its UUID: its MAC must match too")
+    @Option(
+        names = "--mac",
+        paramLabel = "MAC",
+        description = "for a record named by its UUID: its MAC must match too")
     String mac;
 
-    @Option(names = "--uuid", paramLabel = "UUID", description = "for a record named by its MAC: its UUID must match too")
+    @Option(
+        names = "--uuid",
+        paramLabel = "UUID",
+        description = "for a record named by its MAC: its UUID must match too")
     String uuid;
 
-    @Option(names = "--label", paramLabel = "KEY=VALUE", description = "a label the machine gets (repeatable)")
+    @Option(
+        names = "--label",
+        paramLabel = "KEY=VALUE",
+        description = "a label the machine gets (repeatable)")
     Map<String, String> labels;
 
     @Override
@@ -79,7 +100,10 @@ public final class HardwareCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "delete", aliases = "rm", description = "Delete records (machines they admitted stay admitted).")
+  @Command(
+      name = "delete",
+      aliases = "rm",
+      description = "Delete records (machines they admitted stay admitted).")
   static final class Delete extends SessionCommand {
     @Parameters(paramLabel = "MAC-OR-UUID", arity = "1..*")
     List<String> ids;

@@ -81,17 +81,21 @@ public final class ApiClient {
   /** {@code path?k=v&…} with the null values left out and the rest encoded. */
   public static String query(String path, Map<String, ?> params) {
     StringJoiner q = new StringJoiner("&");
-    params.forEach((k, v) -> {
-      if (v != null) {
-        q.add(k + "=" + URLEncoder.encode(String.valueOf(v), StandardCharsets.UTF_8));
-      }
-    });
+    params.forEach(
+        (k, v) -> {
+          if (v != null) {
+            q.add(k + "=" + URLEncoder.encode(String.valueOf(v), StandardCharsets.UTF_8));
+          }
+        });
     return q.length() == 0 ? path : path + "?" + q;
   }
 
   private JsonNode send(String method, String path, Object body) {
-    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(TIMEOUT)
-        .header("Accept", "application/json").header("User-Agent", "warmmetal-cli/0.1.0");
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(TIMEOUT)
+            .header("Accept", "application/json")
+            .header("User-Agent", "warmmetal-cli/0.1.0");
     if (token != null) {
       request.header("Authorization", "Bearer " + token);
     }
@@ -102,10 +106,12 @@ public final class ApiClient {
       if (body == null) {
         request.method(method, HttpRequest.BodyPublishers.noBody());
       } else {
-        request.header("Content-Type", "application/json")
+        request
+            .header("Content-Type", "application/json")
             .method(method, HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
       }
-      HttpResponse<byte[]> response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+      HttpResponse<byte[]> response =
+          http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
       return answer(path, response);
     } catch (IOException e) {
       throw new ApiUnreachable("cannot reach the API at " + base + ": " + describe(e), e);
@@ -131,15 +137,22 @@ public final class ApiClient {
     if (status >= 200 && status < 300) {
       return body;
     }
-    Integer retryAfter = response.headers().firstValue("Retry-After").map(ApiClient::seconds).orElse(null);
+    Integer retryAfter =
+        response.headers().firstValue("Retry-After").map(ApiClient::seconds).orElse(null);
     String code = body.path("code").asText("HTTP" + status);
     String message = body.path("message").asText("HTTP status " + status);
     String field = body.hasNonNull("field") ? body.get("field").asText() : null;
     if (field != null) {
       message += " (field " + field + ")";
     }
-    throw new ApiException(status, code, message, new ApiException.Request(path, project), field,
-        body.get("details"), retryAfter);
+    throw new ApiException(
+        status,
+        code,
+        message,
+        new ApiException.Request(path, project),
+        field,
+        body.get("details"),
+        retryAfter);
   }
 
   private static Integer seconds(String value) {

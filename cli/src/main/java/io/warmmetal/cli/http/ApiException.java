@@ -15,13 +15,26 @@ public final class ApiException extends RuntimeException {
   /** What was asked: the path, and the project the request named (WarmMetal-Project), or null. */
   public record Request(String path, String project) {}
 
-  public ApiException(int status, String code, String message, Request request, String field, JsonNode details,
+  public ApiException(
+      int status,
+      String code,
+      String message,
+      Request request,
+      String field,
+      JsonNode details,
       Integer retryAfter) {
     this(status, code, message, request, field, details, retryAfter, null);
   }
 
-  private ApiException(int status, String code, String message, Request request, String field, JsonNode details,
-      Integer retryAfter, String hint) {
+  private ApiException(
+      int status,
+      String code,
+      String message,
+      Request request,
+      String field,
+      JsonNode details,
+      Integer retryAfter,
+      String hint) {
     super(message);
     this.status = status;
     this.code = code;
@@ -32,9 +45,12 @@ public final class ApiException extends RuntimeException {
     this.hint = hint;
   }
 
-  /** The same error with what to do about it, from a command that knows more than the error says. */
+  /**
+   * The same error with what to do about it, from a command that knows more than the error says.
+   */
   public ApiException withHint(String commandHint) {
-    return new ApiException(status, code, getMessage(), request, field, details, retryAfter, commandHint);
+    return new ApiException(
+        status, code, getMessage(), request, field, details, retryAfter, commandHint);
   }
 
   public int status() {
@@ -69,7 +85,10 @@ public final class ApiException extends RuntimeException {
     return retryAfter;
   }
 
-  /** The hint a command gave (see {@link #withHint}), or null: {@link ErrorHints} then says what it can. */
+  /**
+   * The hint a command gave (see {@link #withHint}), or null: {@link ErrorHints} then says what it
+   * can.
+   */
   public String hint() {
     return hint;
   }

@@ -16,8 +16,8 @@ import javax.net.ssl.TrustManagerFactory;
 import javax.net.ssl.X509TrustManager;
 
 /**
- * TLS trust: the JDK's trust store, plus a private CA from a PEM file. There is deliberately no way to turn
- * verification off: a token goes with every request.
+ * TLS trust: the JDK's trust store, plus a private CA from a PEM file. There is deliberately no way
+ * to turn verification off: a token goes with every request.
  */
 public final class Trust {
   private Trust() {}
@@ -30,7 +30,8 @@ public final class Trust {
       ctx.init(null, new TrustManager[] {trust}, null);
       return ctx;
     } catch (GeneralSecurityException | IOException e) {
-      throw new IllegalArgumentException("cannot use --ca-file " + caFile + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "cannot use --ca-file " + caFile + ": " + e.getMessage(), e);
     }
   }
 
@@ -50,7 +51,8 @@ public final class Trust {
   }
 
   private static X509TrustManager manager(KeyStore store) throws GeneralSecurityException {
-    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory tmf =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     tmf.init(store); // null: the JDK's own trust store
     for (TrustManager tm : tmf.getTrustManagers()) {
       if (tm instanceof X509TrustManager x) {
@@ -64,12 +66,14 @@ public final class Trust {
   private static X509TrustManager either(X509TrustManager first, X509TrustManager second) {
     return new X509TrustManager() {
       @Override
-      public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+      public void checkClientTrusted(X509Certificate[] chain, String authType)
+          throws CertificateException {
         throw new CertificateException("client certificates are not checked here");
       }
 
       @Override
-      public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+      public void checkServerTrusted(X509Certificate[] chain, String authType)
+          throws CertificateException {
         try {
           first.checkServerTrusted(chain, authType);
         } catch (CertificateException e) {

@@ -23,7 +23,8 @@ public final class Durations implements ITypeConverter<Duration> {
         case 's' -> Duration.ofSeconds(n);
         case 'm' -> Duration.ofMinutes(n);
         case 'h' -> Duration.ofHours(n);
-        default -> throw new TypeConversionException("'" + value + "': use s, m or h, e.g. 90s or 10m");
+        default ->
+            throw new TypeConversionException("'" + value + "': use s, m or h, e.g. 90s or 10m");
       };
     } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
       throw new TypeConversionException("'" + value + "' is not a duration such as 90s or 10m");

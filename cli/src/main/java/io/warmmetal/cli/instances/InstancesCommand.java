@@ -15,9 +15,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code warmmetal instances launch|ls|get|terminate}. */
-@Command(name = "instances", description = "Launch, list and terminate instances.",
-    subcommands = {LaunchCommand.class, InstancesCommand.Ls.class, InstancesCommand.Get.class,
-        InstancesCommand.Terminate.class})
+@Command(
+    name = "instances",
+    description = "Launch, list and terminate instances.",
+    subcommands = {
+      LaunchCommand.class,
+      InstancesCommand.Ls.class,
+      InstancesCommand.Get.class,
+      InstancesCommand.Terminate.class
+    })
 public final class InstancesCommand extends GroupCommand {
   static List<Column> columns(Instant now) {
     return List.of(
@@ -34,10 +40,12 @@ public final class InstancesCommand extends GroupCommand {
 
   @Command(name = "ls", aliases = "list", description = "List instances.")
   static final class Ls extends SessionCommand {
-    @Mixin
-    Filters filters;
+    @Mixin Filters filters;
 
-    @Option(names = "--machine", paramLabel = "MACHINE", description = "only the instance on this machine")
+    @Option(
+        names = "--machine",
+        paramLabel = "MACHINE",
+        description = "only the instance on this machine")
     String machine;
 
     @Override
@@ -59,7 +67,9 @@ public final class InstancesCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "terminate", description = "Terminate instances (idempotent); their machines reset and return.")
+  @Command(
+      name = "terminate",
+      description = "Terminate instances (idempotent); their machines reset and return.")
   static final class Terminate extends SessionCommand {
     @Parameters(paramLabel = "INSTANCE", arity = "1..*")
     List<String> ids;

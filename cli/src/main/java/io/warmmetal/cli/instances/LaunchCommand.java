@@ -19,12 +19,18 @@ import java.util.UUID;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code warmmetal instances launch}: {@code POST /v1/instances}, optionally waiting until they run. */
+/**
+ * {@code warmmetal instances launch}: {@code POST /v1/instances}, optionally waiting until they
+ * run.
+ */
 @Command(name = "launch", description = "Launch instances on warm machines.")
 final class LaunchCommand extends SessionCommand {
   private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
-  @Option(names = "--shape", required = true, paramLabel = "SHAPE",
+  @Option(
+      names = "--shape",
+      required = true,
+      paramLabel = "SHAPE",
       description = "shape name or alias; repeat for fallbacks in order of preference")
   List<String> shapes;
 
@@ -37,54 +43,86 @@ final class LaunchCommand extends SessionCommand {
   @Option(names = "--max", paramLabel = "N", description = "at most N (default: --min)")
   Integer max;
 
-  @Option(names = "--label", paramLabel = "KEY=VALUE", description = "a label for the instances (repeatable)")
+  @Option(
+      names = "--label",
+      paramLabel = "KEY=VALUE",
+      description = "a label for the instances (repeatable)")
   Map<String, String> labels;
 
-  @Option(names = "--machine-label", paramLabel = "KEY=VALUE",
+  @Option(
+      names = "--machine-label",
+      paramLabel = "KEY=VALUE",
       description = "take only machines carrying this label (repeatable)")
   Map<String, String> machineLabels;
 
-  @Option(names = "--client-token", paramLabel = "TOKEN",
+  @Option(
+      names = "--client-token",
+      paramLabel = "TOKEN",
       description = "idempotency token; default a random one, printed so a retry can reuse it")
   String clientToken;
 
   @Option(names = "--allow-preparing", description = "also take machines still being prepared")
   boolean allowPreparing;
 
-  @Option(names = "--allow-standby", description = "also take standby machines (switched on and prepared first)")
+  @Option(
+      names = "--allow-standby",
+      description = "also take standby machines (switched on and prepared first)")
   boolean allowStandby;
 
-  @Option(names = "--join-file", paramLabel = "FILE",
-      description = "the kubernetes join block (apiServer, caCertHash, bootstrapToken, ...) as YAML or JSON")
+  @Option(
+      names = "--join-file",
+      paramLabel = "FILE",
+      description =
+          "the kubernetes join block (apiServer, caCertHash, bootstrapToken, ...) as YAML or JSON")
   Path joinFile;
 
-  @Option(names = "--user-data-file", paramLabel = "FILE", description = "a script the agent runs instead of a join")
+  @Option(
+      names = "--user-data-file",
+      paramLabel = "FILE",
+      description = "a script the agent runs instead of a join")
   Path userDataFile;
 
-  @Option(names = "--wait", description = "wait until the instances run (progress on stderr); exit 4 on failure")
+  @Option(
+      names = "--wait",
+      description = "wait until the instances run (progress on stderr); exit 4 on failure")
   boolean await;
 
-  @Option(names = "--timeout", defaultValue = "10m", paramLabel = "DURATION", converter = Durations.class,
+  @Option(
+      names = "--timeout",
+      defaultValue = "10m",
+      paramLabel = "DURATION",
+      converter = Durations.class,
       description = "how long --wait waits: 90s, 10m, 1h (default 10m)")
   Duration timeout;
 
-  @Option(names = "--poll-interval", defaultValue = "1s", paramLabel = "DURATION", converter = Durations.class,
+  @Option(
+      names = "--poll-interval",
+      defaultValue = "1s",
+      paramLabel = "DURATION",
+      converter = Durations.class,
       hidden = true)
   Duration interval;
 
   @Override
   public Integer call() throws IOException {
     ObjectNode body = request();
-    // Printed before the request: if the answer is lost, the same token retried cannot launch twice.
-    session().err().println("client token: " + body.get("clientToken").asText()
-        + " (retry with --client-token to get the same launch)");
+    // Printed before the request: if the answer is lost, the same token retried cannot launch
+    // twice.
+    session()
+        .err()
+        .println(
+            "client token: "
+                + body.get("clientToken").asText()
+                + " (retry with --client-token to get the same launch)");
     session().err().flush();
     JsonNode launch = api().post("/v1/instances", body);
     JsonNode instances = launch.path("instances");
     var printer = session().printer();
-    boolean raw = session().output() == OutputFormat.JSON || session().output() == OutputFormat.YAML;
+    boolean raw =
+        session().output() == OutputFormat.JSON || session().output() == OutputFormat.YAML;
     if (!await) {
-      printer.print(raw ? launch : instances, InstancesCommand.columns(session().clock().instant()));
+      printer.print(
+          raw ? launch : instances, InstancesCommand.columns(session().clock().instant()));
       return 0;
     }
     List<String> ids = new ArrayList<>();

@@ -17,12 +17,17 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * {@code --wait}: polls each instance until it runs, fails or the time is up, and shows progress on stderr — every
- * state change, and the instance's events (its machine's join, a power-on) as they are recorded.
+ * {@code --wait}: polls each instance until it runs, fails or the time is up, and shows progress on
+ * stderr — every state change, and the instance's events (its machine's join, a power-on) as they
+ * are recorded.
  */
 final class LaunchWaiter {
-  /** Beyond this many instances, following each one's events costs more requests than the progress is worth. */
+  /**
+   * Beyond this many instances, following each one's events costs more requests than the progress
+   * is worth.
+   */
   private static final int MAX_FOLLOWED = 8;
+
   private static final Set<String> FAILED = Set.of("failed", "terminated", "shutting-down");
 
   record Outcome(int exitCode, ArrayNode instances) {}
@@ -47,7 +52,9 @@ final class LaunchWaiter {
     if (ids.size() <= MAX_FOLLOWED) {
       ids.forEach(id -> feeds.put(id, new EventFeed(api, null, id, null)));
     }
-    progress(start, "waiting for " + ids.size() + " instance(s) to run (timeout " + Cells.age(timeout) + ")");
+    progress(
+        start,
+        "waiting for " + ids.size() + " instance(s) to run (timeout " + Cells.age(timeout) + ")");
     while (true) {
       feeds.values().forEach(f -> f.next().forEach(e -> progress(start, "  " + event(e))));
       for (String id : ids) {
@@ -55,14 +62,18 @@ final class LaunchWaiter {
         latest.put(id, instance);
         String state = instance.path("state").asText();
         if (!state.equals(states.put(id, state))) {
-          String reason = instance.hasNonNull("stateReason") ? " (" + instance.get("stateReason").asText() + ")" : "";
+          String reason =
+              instance.hasNonNull("stateReason")
+                  ? " (" + instance.get("stateReason").asText() + ")"
+                  : "";
           progress(start, id + " " + state + " on " + instance.path("machineId").asText() + reason);
         }
       }
       ArrayNode all = JsonNodeFactory.instance.arrayNode();
       latest.values().forEach(all::add);
       if (states.values().stream().anyMatch(FAILED::contains)) {
-        progress(start, "Error: an instance did not come up: `warmmetal events --instance ID` says why");
+        progress(
+            start, "Error: an instance did not come up: `warmmetal events --instance ID` says why");
         return new Outcome(ExitCode.WAIT_FAILED, all);
       }
       if (states.values().stream().allMatch("running"::equals)) {
@@ -70,8 +81,11 @@ final class LaunchWaiter {
         return new Outcome(ExitCode.OK, all);
       }
       if (Duration.between(start, clock.instant()).compareTo(timeout) >= 0) {
-        progress(start, "Error: timed out after " + Cells.age(timeout)
-            + "; the instances keep going: `warmmetal instances get ID`");
+        progress(
+            start,
+            "Error: timed out after "
+                + Cells.age(timeout)
+                + "; the instances keep going: `warmmetal instances get ID`");
         return new Outcome(ExitCode.WAIT_FAILED, all);
       }
       if (!EventFeed.pause(interval)) {
@@ -82,9 +96,13 @@ final class LaunchWaiter {
   }
 
   private static String event(JsonNode e) {
-    StringBuilder b = new StringBuilder(e.path("type").asText()).append(' ').append(e.path("subject").asText());
+    StringBuilder b =
+        new StringBuilder(e.path("type").asText()).append(' ').append(e.path("subject").asText());
     if (e.hasNonNull("from") || e.hasNonNull("to")) {
-      b.append(' ').append(Cells.text(e.get("from"))).append(" -> ").append(Cells.text(e.get("to")));
+      b.append(' ')
+          .append(Cells.text(e.get("from")))
+          .append(" -> ")
+          .append(Cells.text(e.get("to")));
     }
     if (e.hasNonNull("reason")) {
       b.append(": ").append(e.get("reason").asText());

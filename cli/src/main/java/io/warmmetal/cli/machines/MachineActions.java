@@ -20,7 +20,9 @@ final class MachineActions {
     public Integer call() {
       var done = JsonNodeFactory.instance.arrayNode();
       for (String id : ids) {
-        done.add(ResetPending.explained(api(), id, () -> api().post("/v1/machines/" + id + "/" + action(), null)));
+        done.add(
+            ResetPending.explained(
+                api(), id, () -> api().post("/v1/machines/" + id + "/" + action(), null)));
       }
       return print(done, MachinesCommand.columns(session().clock().instant()));
     }
@@ -42,7 +44,9 @@ final class MachineActions {
     }
   }
 
-  @Command(name = "retire", description = "Take the machines out of the fleet for good (refused under an instance).")
+  @Command(
+      name = "retire",
+      description = "Take the machines out of the fleet for good (refused under an instance).")
   static final class Retire extends Action {
     @Override
     String action() {
@@ -50,8 +54,11 @@ final class MachineActions {
     }
   }
 
-  @Command(name = "accept", description = "Admit new hardware (state new) that enrolled through a network boot: "
-      + "it goes standby, where its pool prepares it. Check its facts and identity first (`machines get -o yaml`).")
+  @Command(
+      name = "accept",
+      description =
+          "Admit new hardware (state new) that enrolled through a network boot: "
+              + "it goes standby, where its pool prepares it. Check its facts and identity first (`machines get -o yaml`).")
   static final class Accept extends Action {
     @Override
     String action() {
@@ -59,8 +66,11 @@ final class MachineActions {
     }
   }
 
-  @Command(name = "reject", description = "Refuse new hardware waiting for acceptance: it is retired and its "
-      + "identity released.")
+  @Command(
+      name = "reject",
+      description =
+          "Refuse new hardware waiting for acceptance: it is retired and its "
+              + "identity released.")
   static final class Reject extends Action {
     @Override
     String action() {
@@ -68,8 +78,11 @@ final class MachineActions {
     }
   }
 
-  @Command(name = "reboot", description = "Tell the machines' agents to reboot: a network-booted server comes back "
-      + "with its pool's image (refused under an instance).")
+  @Command(
+      name = "reboot",
+      description =
+          "Tell the machines' agents to reboot: a network-booted server comes back "
+              + "with its pool's image (refused under an instance).")
   static final class Reboot extends Action {
     @Override
     String action() {

@@ -15,8 +15,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /**
- * A machine's commands (prepare, join, reset, reboot), and an operator reporting one's outcome for a machine whose
- * agent cannot: {@code POST /v1/commands/{id}/result}, as the agent would.
+ * A machine's commands (prepare, join, reset, reboot), and an operator reporting one's outcome for
+ * a machine whose agent cannot: {@code POST /v1/commands/{id}/result}, as the agent would.
  */
 final class MachineCommands {
   private MachineCommands() {}
@@ -31,35 +31,54 @@ final class MachineCommands {
         Column.field("MESSAGE", "message"));
   }
 
-  @Command(name = "commands", description = "List a machine's commands, oldest first (queued and delivered ones "
-      + "are open: the agent has not reported them).")
+  @Command(
+      name = "commands",
+      description =
+          "List a machine's commands, oldest first (queued and delivered ones "
+              + "are open: the agent has not reported them).")
   static final class Ls extends SessionCommand {
     @Parameters(index = "0", paramLabel = "MACHINE")
     String id;
 
     @Override
     public Integer call() {
-      return print(api().list("/v1/machines/" + id + "/commands", Map.of()), columns(session().clock().instant()));
+      return print(
+          api().list("/v1/machines/" + id + "/commands", Map.of()),
+          columns(session().clock().instant()));
     }
   }
 
-  @Command(name = "report", description = "Report the outcome of a machine's open command for an agent that cannot "
-      + "(it is gone, or you ran the reset by hand): succeeded moves the machine on, failed quarantines it.")
+  @Command(
+      name = "report",
+      description =
+          "Report the outcome of a machine's open command for an agent that cannot "
+              + "(it is gone, or you ran the reset by hand): succeeded moves the machine on, failed quarantines it.")
   static final class Report extends SessionCommand {
     @Parameters(index = "0", paramLabel = "MACHINE")
     String id;
 
-    @Option(names = "--status", required = true, paramLabel = "succeeded|failed", description = "the outcome")
+    @Option(
+        names = "--status",
+        required = true,
+        paramLabel = "succeeded|failed",
+        description = "the outcome")
     Outcome status;
 
     @Option(names = "--message", description = "why (kept with the command and its event)")
     String message;
 
-    @Option(names = "--command", paramLabel = "COMMAND", description = "which open command (needed when it has "
-        + "several; `machines commands MACHINE` lists them)")
+    @Option(
+        names = "--command",
+        paramLabel = "COMMAND",
+        description =
+            "which open command (needed when it has "
+                + "several; `machines commands MACHINE` lists them)")
     String command;
 
-    enum Outcome { succeeded, failed }
+    enum Outcome {
+      succeeded,
+      failed
+    }
 
     @Override
     public Integer call() {
@@ -69,7 +88,9 @@ final class MachineCommands {
       if (message != null) {
         body.put("message", message);
       }
-      return print(api().post("/v1/commands/" + commandId + "/result", body), columns(session().clock().instant()));
+      return print(
+          api().post("/v1/commands/" + commandId + "/result", body),
+          columns(session().clock().instant()));
     }
 
     /** The machine's one open command; none or several is for the user to sort out. */
@@ -82,12 +103,23 @@ final class MachineCommands {
         }
       }
       if (open.isEmpty()) {
-        throw new UsageProblem("machine " + id + " has no open command: nothing to report (`warmmetal machines "
-            + "commands " + id + "` lists its commands)");
+        throw new UsageProblem(
+            "machine "
+                + id
+                + " has no open command: nothing to report (`warmmetal machines "
+                + "commands "
+                + id
+                + "` lists its commands)");
       }
       if (open.size() > 1) {
-        throw new UsageProblem("machine " + id + " has " + open.size() + " open commands, " + String.join(", ", open)
-            + ": name one with --command (the oldest first: a later one waits for it)");
+        throw new UsageProblem(
+            "machine "
+                + id
+                + " has "
+                + open.size()
+                + " open commands, "
+                + String.join(", ", open)
+                + ": name one with --command (the oldest first: a later one waits for it)");
       }
       return open.get(0).substring(0, open.get(0).indexOf(' '));
     }

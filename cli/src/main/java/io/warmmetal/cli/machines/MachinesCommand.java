@@ -14,11 +14,23 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code warmmetal machines …}: the fleet's servers. */
-@Command(name = "machines", description = "List and manage the fleet's machines.",
-    subcommands = {MachinesCommand.Ls.class, MachinesCommand.Get.class, MachineActions.Cordon.class,
-        MachineActions.Uncordon.class, MachineActions.Retire.class, MachineActions.Reboot.class,
-        MachineActions.Accept.class, MachineActions.Reject.class, PowerCommand.class, RecoverCommand.class,
-        MachineCommands.Ls.class, MachineCommands.Report.class})
+@Command(
+    name = "machines",
+    description = "List and manage the fleet's machines.",
+    subcommands = {
+      MachinesCommand.Ls.class,
+      MachinesCommand.Get.class,
+      MachineActions.Cordon.class,
+      MachineActions.Uncordon.class,
+      MachineActions.Retire.class,
+      MachineActions.Reboot.class,
+      MachineActions.Accept.class,
+      MachineActions.Reject.class,
+      PowerCommand.class,
+      RecoverCommand.class,
+      MachineCommands.Ls.class,
+      MachineCommands.Report.class
+    })
 public final class MachinesCommand extends GroupCommand {
   static List<Column> columns(Instant now) {
     return List.of(
@@ -36,10 +48,12 @@ public final class MachinesCommand extends GroupCommand {
 
   @Command(name = "ls", aliases = "list", description = "List machines.")
   static final class Ls extends SessionCommand {
-    @Mixin
-    Filters filters;
+    @Mixin Filters filters;
 
-    @Option(names = "--cordoned", arity = "0..1", description = "only cordoned (or, =false, uncordoned) machines")
+    @Option(
+        names = "--cordoned",
+        arity = "0..1",
+        description = "only cordoned (or, =false, uncordoned) machines")
     Boolean cordoned;
 
     @Override

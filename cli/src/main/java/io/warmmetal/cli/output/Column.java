@@ -3,7 +3,10 @@ package io.warmmetal.cli.output;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.function.Function;
 
-/** A table column: its upper-case header, how to get its cell from an item, and whether only {@code -o wide} shows it. */
+/**
+ * A table column: its upper-case header, how to get its cell from an item, and whether only {@code
+ * -o wide} shows it.
+ */
 public record Column(String header, Function<JsonNode, String> cell, boolean wide) {
 
   public static Column of(String header, Function<JsonNode, String> cell) {

@@ -13,7 +13,8 @@ import java.util.List;
 
 /** Prints API objects: as a table of columns, or the objects themselves as JSON or YAML. */
 public final class Printer {
-  private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
   private static final ObjectMapper YAML =
       new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER));
 

@@ -17,21 +17,32 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code warmmetal projects ls|get|set}: projects and their quotas (live instances per shape). */
-@Command(name = "projects", description = "List projects, show one, or create one and set its quotas.",
+@Command(
+    name = "projects",
+    description = "List projects, show one, or create one and set its quotas.",
     subcommands = {ProjectsCommand.Ls.class, ProjectsCommand.Get.class, ProjectsCommand.Set.class})
 public final class ProjectsCommand extends GroupCommand {
-  static final List<Column> COLUMNS = List.of(
-      Column.field("NAME", "name"),
-      Column.of("QUOTAS (IN-USE/MAX)", p -> quotas(p.get("quotas"))),
-      Column.field("CREATED", "createdAt"));
+  static final List<Column> COLUMNS =
+      List.of(
+          Column.field("NAME", "name"),
+          Column.of("QUOTAS (IN-USE/MAX)", p -> quotas(p.get("quotas"))),
+          Column.field("CREATED", "createdAt"));
 
   private static String quotas(JsonNode quotas) {
     if (quotas == null || quotas.isEmpty()) {
       return Cells.NONE;
     }
     StringJoiner j = new StringJoiner(",");
-    quotas.fields().forEachRemaining(e -> j.add(e.getKey() + "=" + e.getValue().path("inUse").asText() + "/"
-        + e.getValue().path("maxInstances").asText()));
+    quotas
+        .fields()
+        .forEachRemaining(
+            e ->
+                j.add(
+                    e.getKey()
+                        + "="
+                        + e.getValue().path("inUse").asText()
+                        + "/"
+                        + e.getValue().path("maxInstances").asText()));
     return j.toString();
   }
 
@@ -57,12 +68,18 @@ public final class ProjectsCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "set", description = "Create a project, or replace all its quotas: name every one to keep (a shape not named has no limit).")
+  @Command(
+      name = "set",
+      description =
+          "Create a project, or replace all its quotas: name every one to keep (a shape not named has no limit).")
   static final class Set extends SessionCommand {
     @Parameters(index = "0", paramLabel = "PROJECT")
     String name;
 
-    @Option(names = "--quota", paramLabel = "SHAPE=N", description = "at most N live instances of SHAPE (repeatable)")
+    @Option(
+        names = "--quota",
+        paramLabel = "SHAPE=N",
+        description = "at most N live instances of SHAPE (repeatable)")
     Map<String, Integer> quotas;
 
     @Override

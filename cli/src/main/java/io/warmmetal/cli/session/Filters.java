@@ -4,7 +4,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
-/** The filters machine and instance lists share, as a picocli mixin: state, shape, label selector. */
+/**
+ * The filters machine and instance lists share, as a picocli mixin: state, shape, label selector.
+ */
 public final class Filters {
   @Option(names = "--state", description = "only those in this state")
   String state;
@@ -12,7 +14,9 @@ public final class Filters {
   @Option(names = "--shape", description = "only those of this shape")
   String shape;
 
-  @Option(names = {"-l", "--selector"}, description = "label selector, e.g. team=ml,env!=dev,!spot")
+  @Option(
+      names = {"-l", "--selector"},
+      description = "label selector, e.g. team=ml,env!=dev,!spot")
   String selector;
 
   /** The list's query parameters (null ones are left out of the URL). */

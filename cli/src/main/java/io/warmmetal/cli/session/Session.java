@@ -12,8 +12,8 @@ import java.time.Clock;
 import java.util.Map;
 
 /**
- * One run of the tool: its environment, its output streams and the global flags. Passed in rather than read from
- * {@code System}, so tests run the CLI in-process with their own.
+ * One run of the tool: its environment, its output streams and the global flags. Passed in rather
+ * than read from {@code System}, so tests run the CLI in-process with their own.
  */
 public final class Session {
   /** The root command, which owns the session; subcommands reach it through picocli's spec. */
@@ -33,7 +33,8 @@ public final class Session {
   private OutputFormat output = OutputFormat.TABLE;
   private ApiClient client;
 
-  public Session(Map<String, String> env, InputStream in, PrintWriter out, PrintWriter err, Clock clock) {
+  public Session(
+      Map<String, String> env, InputStream in, PrintWriter out, PrintWriter err, Clock clock) {
     this.env = Map.copyOf(env);
     this.in = in;
     this.out = out;
@@ -94,15 +95,21 @@ public final class Session {
   }
 
   /**
-   * Flags over environment over the config file. A config file holding a token that others may read is refused, as
-   * ssh refuses a private key others can read: a secret on a shared machine is not left there without a word.
+   * Flags over environment over the config file. A config file holding a token that others may read
+   * is refused, as ssh refuses a private key others can read: a secret on a shared machine is not
+   * left there without a word.
    */
   public Settings settings() {
     ConfigFile file = configFile();
     String exposed = file.exposedToken();
     if (exposed != null) {
-      throw new UsageProblem(file.path() + " holds a token and others may read it (" + exposed + "); run `chmod 600 "
-          + file.path() + "` (and if someone may have read the token, revoke it and set a new one)");
+      throw new UsageProblem(
+          file.path()
+              + " holds a token and others may read it ("
+              + exposed
+              + "); run `chmod 600 "
+              + file.path()
+              + "` (and if someone may have read the token, revoke it and set a new one)");
     }
     return Settings.resolve(new Settings.Flags(api, token, project, caFile), env, file.read());
   }
@@ -112,9 +119,12 @@ public final class Session {
     if (client == null) {
       Settings s = settings();
       if (s.api() == null) {
-        throw new UsageProblem("no API URL: give --api, set WARMMETAL_API, or `warmmetal config set api URL`");
+        throw new UsageProblem(
+            "no API URL: give --api, set WARMMETAL_API, or `warmmetal config set api URL`");
       }
-      client = new ApiClient(s.api(), s.token(), s.project(), s.caFile() == null ? null : Path.of(s.caFile()));
+      client =
+          new ApiClient(
+              s.api(), s.token(), s.project(), s.caFile() == null ? null : Path.of(s.caFile()));
     }
     return client;
   }

@@ -10,8 +10,7 @@ import picocli.CommandLine.Spec;
 
 /** A command that runs in the root command's {@link Session}. */
 public abstract class SessionCommand implements Callable<Integer> {
-  @Spec
-  protected CommandSpec spec;
+  @Spec protected CommandSpec spec;
 
   protected Session session() {
     return ((Session.Holder) spec.root().userObject()).session();

@@ -14,17 +14,22 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code warmmetal tokens ls|create|revoke}: API bearer tokens (admin). */
-@Command(name = "tokens", description = "List, mint and revoke API tokens.",
+@Command(
+    name = "tokens",
+    description = "List, mint and revoke API tokens.",
     subcommands = {TokensCommand.Ls.class, TokensCommand.Create.class, TokensCommand.Revoke.class})
 public final class TokensCommand extends GroupCommand {
-  static final List<Column> COLUMNS = List.of(
-      Column.field("ID", "id"),
-      Column.field("NAME", "name"),
-      Column.field("ROLE", "role"),
-      Column.field("PROJECT", "project"),
-      Column.wide("MACHINE-LABELS", t -> t.has("machineLabels") ? Cells.pairs(t.get("machineLabels")) : Cells.NONE),
-      Column.field("CREATED", "createdAt"),
-      Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
+  static final List<Column> COLUMNS =
+      List.of(
+          Column.field("ID", "id"),
+          Column.field("NAME", "name"),
+          Column.field("ROLE", "role"),
+          Column.field("PROJECT", "project"),
+          Column.wide(
+              "MACHINE-LABELS",
+              t -> t.has("machineLabels") ? Cells.pairs(t.get("machineLabels")) : Cells.NONE),
+          Column.field("CREATED", "createdAt"),
+          Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
 
   @Command(name = "ls", aliases = "list", description = "List tokens (never their secrets).")
   static final class Ls extends ListCommand {
@@ -38,12 +43,18 @@ public final class TokensCommand extends GroupCommand {
     @Parameters(index = "0", paramLabel = "NAME")
     String name;
 
-    @Option(names = "--role", required = true, description = "admin, fleet-reader, client, read-only or boot")
+    @Option(
+        names = "--role",
+        required = true,
+        description = "admin, fleet-reader, client, read-only or boot")
     String role;
 
-    @Option(names = "--machine-label", paramLabel = "KEY=VALUE",
-        description = "boot tokens: a label of the machines it boots (repeatable); a boot URL may narrow them, "
-            + "never add one")
+    @Option(
+        names = "--machine-label",
+        paramLabel = "KEY=VALUE",
+        description =
+            "boot tokens: a label of the machines it boots (repeatable); a boot URL may narrow them, "
+                + "never add one")
     Map<String, String> machineLabels;
 
     @Override
@@ -62,7 +73,9 @@ public final class TokensCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "revoke", description = "Revoke tokens (idempotent): their tok-… ids, as `tokens ls` shows them.")
+  @Command(
+      name = "revoke",
+      description = "Revoke tokens (idempotent): their tok-… ids, as `tokens ls` shows them.")
   static final class Revoke extends RevokeCommand {
     Revoke() {
       super("/v1/tokens/");

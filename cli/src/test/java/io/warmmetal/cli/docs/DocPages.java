@@ -10,7 +10,9 @@ import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
-/** The pages whose commands the docs tests check: the README, then {@code docs/*.md} in name order. */
+/**
+ * The pages whose commands the docs tests check: the README, then {@code docs/*.md} in name order.
+ */
 final class DocPages {
   /** The repository root (the tests run in the cli module). */
   static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
@@ -20,7 +22,10 @@ final class DocPages {
   static List<String> pages() throws IOException {
     List<String> pages = new ArrayList<>(List.of("README.md"));
     try (Stream<Path> docs = Files.list(ROOT.resolve("docs"))) {
-      docs.map(p -> "docs/" + p.getFileName()).filter(p -> p.endsWith(".md")).sorted().forEach(pages::add);
+      docs.map(p -> "docs/" + p.getFileName())
+          .filter(p -> p.endsWith(".md"))
+          .sorted()
+          .forEach(pages::add);
     }
     return pages;
   }
@@ -39,11 +44,14 @@ final class DocPages {
   }
 
   /**
-   * The page as a bash script whose line numbers are the page's: each given block's lines where they stand, its
-   * opening fence line replaced by {@code fence} (a command, or empty), every other line empty — so bash's errors and
-   * {@code $LINENO} name page lines.
+   * The page as a bash script whose line numbers are the page's: each given block's lines where
+   * they stand, its opening fence line replaced by {@code fence} (a command, or empty), every other
+   * line empty — so bash's errors and {@code $LINENO} name page lines.
    */
-  static String script(int pageLines, List<ShellBlock> blocks, Function<ShellBlock, String> fence,
+  static String script(
+      int pageLines,
+      List<ShellBlock> blocks,
+      Function<ShellBlock, String> fence,
       UnaryOperator<String> rewrite) {
     String[] script = new String[pageLines + 1];
     Arrays.fill(script, "");

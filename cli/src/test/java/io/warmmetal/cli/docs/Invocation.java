@@ -6,21 +6,27 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A simple command a shell block runs, with its arguments — among them this project's own ({@link #ours}: the
- * {@code warmmetal} CLI, {@code java -jar} of the API, fleet or agent jar) — found by a small shell lexer: comments, quotes, line continuations,
- * pipes, lists, redirections, {@code $(…)} and {@code <(…)} (searched too), and leading variable assignments.
- * Expansions ({@code $I}, {@code "$(cat f)"}) become {@value #EXPANDED}, a value any option accepts as text or number.
+ * A simple command a shell block runs, with its arguments — among them this project's own ({@link
+ * #ours}: the {@code warmmetal} CLI, {@code java -jar} of the API, fleet or agent jar) — found by a
+ * small shell lexer: comments, quotes, line continuations, pipes, lists, redirections, {@code $(…)}
+ * and {@code <(…)} (searched too), and leading variable assignments. Expansions ({@code $I}, {@code
+ * "$(cat f)"}) become {@value #EXPANDED}, a value any option accepts as text or number.
  *
- * @param program the command's file name ({@code warmmetal}, {@code curl}), or for {@code java -jar} the jar's
+ * @param program the command's file name ({@code warmmetal}, {@code curl}), or for {@code java
+ *     -jar} the jar's
  */
 public record Invocation(String page, int line, String program, List<String> args) {
   static final String EXPANDED = "1";
+
   /** The jars whose command lines are checked, by file name. */
-  static final Set<String> JARS = Set.of("warmmetal-api.jar", "warmmetal-fleet.jar", "warmmetal-agent.jar",
-      "warmmetal-cli.jar");
-  private static final Set<String> PREFIXES = Set.of("exec", "time", "env", "nohup", "command", "sudo", "!");
-  private static final Set<String> KEYWORDS = Set.of("do", "then", "else", "elif", "{", "(", "!", "if", "while",
-      "until");
+  static final Set<String> JARS =
+      Set.of(
+          "warmmetal-api.jar", "warmmetal-fleet.jar", "warmmetal-agent.jar", "warmmetal-cli.jar");
+
+  private static final Set<String> PREFIXES =
+      Set.of("exec", "time", "env", "nohup", "command", "sudo", "!");
+  private static final Set<String> KEYWORDS =
+      Set.of("do", "then", "else", "elif", "{", "(", "!", "if", "while", "until");
   private static final Map<String, String> ALIASES = Map.of("warmmetal-cli.jar", "warmmetal");
 
   /** How it reads in the page, for messages. */
@@ -52,7 +58,10 @@ public record Invocation(String page, int line, String program, List<String> arg
     return found;
   }
 
-  /** Splits a command line into simple commands (words between operators) and keeps those of this project. */
+  /**
+   * Splits a command line into simple commands (words between operators) and keeps those of this
+   * project.
+   */
   static void scan(String page, int line, String text, List<Invocation> found) {
     List<String> words = new ArrayList<>();
     int i = 0;
@@ -69,14 +78,23 @@ public record Invocation(String page, int line, String program, List<String> arg
         i++;
       } else if ((c == '<' || c == '>') && i + 1 < n && text.charAt(i + 1) == '(') {
         StringBuilder substituted = new StringBuilder();
-        i = substitution(text, i + 1, substituted, page, line, found); // <(cmd): an argument naming its output
+        i =
+            substitution(
+                text,
+                i + 1,
+                substituted,
+                page,
+                line,
+                found); // <(cmd): an argument naming its output
         words.add(substituted.toString());
       } else if (c == '<' || c == '>') {
         i = skipRedirection(text, i, page, line, found);
       } else {
         StringBuilder word = new StringBuilder();
         i = word(text, i, word, page, line, found);
-        if (word.toString().matches("\\d+") && i < n && (text.charAt(i) == '>' || text.charAt(i) == '<')) {
+        if (word.toString().matches("\\d+")
+            && i < n
+            && (text.charAt(i) == '>' || text.charAt(i) == '<')) {
           continue; // a file descriptor: 2>&1
         }
         words.add(word.toString());
@@ -86,8 +104,10 @@ public record Invocation(String page, int line, String program, List<String> arg
 
   private static void command(String page, int line, List<String> words, List<Invocation> found) {
     int k = 0;
-    while (k < words.size() && (KEYWORDS.contains(words.get(k)) || PREFIXES.contains(words.get(k))
-        || words.get(k).matches("[A-Za-z_][A-Za-z0-9_]*=.*"))) {
+    while (k < words.size()
+        && (KEYWORDS.contains(words.get(k))
+            || PREFIXES.contains(words.get(k))
+            || words.get(k).matches("[A-Za-z_][A-Za-z0-9_]*=.*"))) {
       k++;
     }
     if (k >= words.size()) {
@@ -99,8 +119,12 @@ public record Invocation(String page, int line, String program, List<String> arg
       for (int j = k + 1; j + 1 < words.size(); j++) {
         if (words.get(j).equals("-jar")) {
           String jar = words.get(j + 1).substring(words.get(j + 1).lastIndexOf('/') + 1);
-          found.add(new Invocation(page, line, ALIASES.getOrDefault(jar, jar),
-              List.copyOf(words.subList(j + 2, words.size()))));
+          found.add(
+              new Invocation(
+                  page,
+                  line,
+                  ALIASES.getOrDefault(jar, jar),
+                  List.copyOf(words.subList(j + 2, words.size()))));
           return;
         }
       }
@@ -114,7 +138,8 @@ public record Invocation(String page, int line, String program, List<String> arg
   }
 
   /** {@code >file}, {@code >>file}, {@code 2>&1}, {@code <file}, {@code <<EOF}: skipped whole. */
-  private static int skipRedirection(String text, int i, String page, int line, List<Invocation> found) {
+  private static int skipRedirection(
+      String text, int i, String page, int line, List<Invocation> found) {
     int n = text.length();
     while (i < n && (text.charAt(i) == '<' || text.charAt(i) == '>' || text.charAt(i) == '&')) {
       i++;
@@ -127,12 +152,13 @@ public record Invocation(String page, int line, String program, List<String> arg
   }
 
   /** Reads one word from {@code i}; returns the index after it. */
-  private static int word(String text, int i, StringBuilder word, String page, int line, List<Invocation> found) {
+  private static int word(
+      String text, int i, StringBuilder word, String page, int line, List<Invocation> found) {
     int n = text.length();
     while (i < n) {
       char c = text.charAt(i);
-      if (c == ' ' || c == '\t' || c == ';' || c == '|' || c == '&' || c == '<' || c == '>' || c == ')'
-          || c == '(') {
+      if (c == ' ' || c == '\t' || c == ';' || c == '|' || c == '&' || c == '<' || c == '>'
+          || c == ')' || c == '(') {
         return i;
       } else if (c == '\\' && i + 1 < n) {
         word.append(text.charAt(i + 1));
@@ -172,8 +198,8 @@ public record Invocation(String page, int line, String program, List<String> arg
   }
 
   /** {@code $NAME}, {@code ${…}}, {@code $(…)}, {@code $((…))}: {@value #EXPANDED} in the word. */
-  private static int expansion(String text, int i, StringBuilder word, String page, int line,
-      List<Invocation> found) {
+  private static int expansion(
+      String text, int i, StringBuilder word, String page, int line, List<Invocation> found) {
     int n = text.length();
     if (i + 1 < n && text.charAt(i + 1) == '(') {
       return substitution(text, i + 1, word, page, line, found);
@@ -198,9 +224,11 @@ public record Invocation(String page, int line, String program, List<String> arg
     return j;
   }
 
-  /** From the {@code (} at {@code open} to its match: the inside is searched as commands of its own. */
-  private static int substitution(String text, int open, StringBuilder word, String page, int line,
-      List<Invocation> found) {
+  /**
+   * From the {@code (} at {@code open} to its match: the inside is searched as commands of its own.
+   */
+  private static int substitution(
+      String text, int open, StringBuilder word, String page, int line, List<Invocation> found) {
     int depth = 0;
     int n = text.length();
     int j = open;

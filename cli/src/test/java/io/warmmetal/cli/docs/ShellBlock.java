@@ -10,9 +10,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A {@code ```sh} or {@code ```bash} block of a Markdown page: where it is (the line of its opening fence, 1-based),
- * its lines, and — if the line before it (blank lines aside) is {@code <!-- not run: reason -->} — why the docs
- * tests do not run it. Other fenced blocks are skipped whole, so a fence inside them is not mistaken for a block.
+ * A {@code ```sh} or {@code ```bash} block of a Markdown page: where it is (the line of its opening
+ * fence, 1-based), its lines, and — if the line before it (blank lines aside) is {@code <!-- not
+ * run: reason -->} — why the docs tests do not run it. Other fenced blocks are skipped whole, so a
+ * fence inside them is not mistaken for a block.
  */
 public record ShellBlock(String page, int fenceLine, List<String> lines, String notRun) {
   private static final Pattern OPENING = Pattern.compile("^(\\s*)(`{3,}|~{3,})\\s*([^\\s`]*).*$");
@@ -46,7 +47,10 @@ public record ShellBlock(String page, int fenceLine, List<String> lines, String 
     return parse(page, Files.readAllLines(root.resolve(page)));
   }
 
-  /** The page's shell blocks, in order; an unclosed block runs to the end of the page, as Markdown renders it. */
+  /**
+   * The page's shell blocks, in order; an unclosed block runs to the end of the page, as Markdown
+   * renders it.
+   */
   public static List<ShellBlock> parse(String page, List<String> pageLines) {
     List<ShellBlock> blocks = new ArrayList<>();
     String lastText = "";
@@ -70,8 +74,12 @@ public record ShellBlock(String page, int fenceLine, List<String> lines, String 
       }
       if (lang.equals("sh") || lang.equals("bash")) {
         Matcher marker = NOT_RUN.matcher(lastText);
-        blocks.add(new ShellBlock(page, i + 1, List.copyOf(content), marker.matches() ? marker.group(1).strip()
-            : null));
+        blocks.add(
+            new ShellBlock(
+                page,
+                i + 1,
+                List.copyOf(content),
+                marker.matches() ? marker.group(1).strip() : null));
       }
       lastText = "";
       i = j;

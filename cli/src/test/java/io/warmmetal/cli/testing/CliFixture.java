@@ -22,11 +22,13 @@ import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * The real API on loopback (embedded PostgreSQL) and the CLI run in-process against it, with its own environment
- * (admin token, API URL, a config file in a temporary directory) and captured output. A JUnit extension:
- * {@code @RegisterExtension static} for one API per class, an instance field for one per test.
+ * The real API on loopback (embedded PostgreSQL) and the CLI run in-process against it, with its
+ * own environment (admin token, API URL, a config file in a temporary directory) and captured
+ * output. A JUnit extension: {@code @RegisterExtension static} for one API per class, an instance
+ * field for one per test.
  */
-public final class CliFixture implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
+public final class CliFixture
+    implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
   public Vertx vertx;
   public ApiFixture api;
   public Path home;
@@ -90,7 +92,10 @@ public final class CliFixture implements BeforeAllCallback, AfterAllCallback, Be
     return run;
   }
 
-  /** Runs the CLI on a thread of its own (for --wait and --follow); its output can be read while it runs. */
+  /**
+   * Runs the CLI on a thread of its own (for --wait and --follow); its output can be read while it
+   * runs.
+   */
   public Run background(String... args) {
     Run run = new Run();
     Map<String, String> env = env();
@@ -108,8 +113,13 @@ public final class CliFixture implements BeforeAllCallback, AfterAllCallback, Be
     private int code;
 
     private int start(Map<String, String> env, String... args) {
-      Session session = new Session(env, new ByteArrayInputStream(new byte[0]), new PrintWriter(out, true),
-          new PrintWriter(err, true), Clock.systemUTC());
+      Session session =
+          new Session(
+              env,
+              new ByteArrayInputStream(new byte[0]),
+              new PrintWriter(out, true),
+              new PrintWriter(err, true),
+              Clock.systemUTC());
       return Cli.run(session, args);
     }
 

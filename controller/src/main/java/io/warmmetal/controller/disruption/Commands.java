@@ -22,17 +22,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Disruptions that replace before they remove, as upstream's orchestration queue: the nodes chosen are tainted
- * {@code karpenter.sh/disrupted} (no new pods), their replacements launched, and only once every replacement is
- * initialized are they deleted (and drained). A replacement that goes away, or does not come up within
- * {@link #TIMEOUT}, gives the command up: the taint is lifted, the nodes stay. The command lives in annotations on the
- * NodeClaims it disrupts, so a restarted or new leader carries it on.
+ * Disruptions that replace before they remove, as upstream's orchestration queue: the nodes chosen
+ * are tainted {@code karpenter.sh/disrupted} (no new pods), their replacements launched, and only
+ * once every replacement is initialized are they deleted (and drained). A replacement that goes
+ * away, or does not come up within {@link #TIMEOUT}, gives the command up: the taint is lifted, the
+ * nodes stay. The command lives in annotations on the NodeClaims it disrupts, so a restarted or new
+ * leader carries it on.
  */
 final class Commands {
   private static final Logger LOG = LoggerFactory.getLogger(Commands.class);
   static final String REPLACED_BY = "warmmetal.io/replaced-by";
   static final String REASON = "warmmetal.io/disruption-reason";
   static final String STARTED = "warmmetal.io/disruption-started";
+
   /** Upstream waits ten minutes for replacements to initialize. */
   static final Duration TIMEOUT = Duration.ofMinutes(10);
 
@@ -48,10 +50,18 @@ final class Commands {
     return annotation(claim, REPLACED_BY) != null;
   }
 
-  /** Starts a command: marks the candidates (their Nodes tainted first) as replaced by the claims launched. */
-  void start(List<NodeClaim> candidates, List<NodeClaim> replacements, String reason, Map<String, Node> nodes,
+  /**
+   * Starts a command: marks the candidates (their Nodes tainted first) as replaced by the claims
+   * launched.
+   */
+  void start(
+      List<NodeClaim> candidates,
+      List<NodeClaim> replacements,
+      String reason,
+      Map<String, Node> nodes,
       Instant now) {
-    String names = String.join(",", replacements.stream().map(c -> c.getMetadata().getName()).toList());
+    String names =
+        String.join(",", replacements.stream().map(c -> c.getMetadata().getName()).toList());
     for (NodeClaim candidate : candidates) {
       // The command first, then the taint: a taint never outlives a command that would lift it.
       annotate(candidate, Map.of(REPLACED_BY, names, REASON, reason, STARTED, now.toString()));
@@ -59,18 +69,34 @@ final class Commands {
       if (node != null) {
         DisruptedTaint.apply(kube, node);
       }
-      replacements.forEach(r -> events.publish(new Event(candidate, Event.NORMAL, "DisruptionLaunching",
-          "Launching NodeClaim: " + reason, List.of(candidate.getMetadata().getUid(), reason),
-          Duration.ofMinutes(2))));
-      LOG.info("NodeClaim {}: {}; replaced by {} once initialized", candidate.getMetadata().getName(), reason, names);
+      replacements.forEach(
+          r ->
+              events.publish(
+                  new Event(
+                      candidate,
+                      Event.NORMAL,
+                      "DisruptionLaunching",
+                      "Launching NodeClaim: " + reason,
+                      List.of(candidate.getMetadata().getUid(), reason),
+                      Duration.ofMinutes(2))));
+      LOG.info(
+          "NodeClaim {}: {}; replaced by {} once initialized",
+          candidate.getMetadata().getName(),
+          reason,
+          names);
     }
   }
 
   /**
-   * Carries every command under way one step: deletes (through {@code disrupt}) the candidates whose replacements
-   * are all initialized, gives up those whose replacements are gone or late. Returns whether one is still waiting.
+   * Carries every command under way one step: deletes (through {@code disrupt}) the candidates
+   * whose replacements are all initialized, gives up those whose replacements are gone or late.
+   * Returns whether one is still waiting.
    */
-  boolean advance(List<NodeClaim> claims, Map<String, Node> nodes, Instant now, BiConsumer<NodeClaim, String> disrupt) {
+  boolean advance(
+      List<NodeClaim> claims,
+      Map<String, Node> nodes,
+      Instant now,
+      BiConsumer<NodeClaim, String> disrupt) {
     Map<String, NodeClaim> byName = new HashMap<>();
     claims.forEach(c -> byName.put(c.getMetadata().getName(), c));
     boolean waiting = false;
@@ -78,16 +104,23 @@ final class Commands {
       if (candidate.getMetadata().getDeletionTimestamp() != null || !underway(candidate)) {
         continue;
       }
-      List<NodeClaim> replacements = Arrays.stream(annotation(candidate, REPLACED_BY).split(","))
-          .map(byName::get).toList();
+      List<NodeClaim> replacements =
+          Arrays.stream(annotation(candidate, REPLACED_BY).split(",")).map(byName::get).toList();
       Node node = candidate.getStatus() == null ? null : nodes.get(candidate.getStatus().nodeName);
       String reason = annotation(candidate, REASON);
-      if (replacements.stream().anyMatch(r -> r == null || r.getMetadata().getDeletionTimestamp() != null)
+      if (replacements.stream()
+              .anyMatch(r -> r == null || r.getMetadata().getDeletionTimestamp() != null)
           || Instant.parse(annotation(candidate, STARTED)).plus(TIMEOUT).isBefore(now)) {
-        LOG.info("NodeClaim {}: its replacement is gone or late; {} disruption given up",
-            candidate.getMetadata().getName(), reason);
-        events.publish(KarpenterEvents.disruptionBlocked(candidate, "Replacement NodeClaim " + annotation(candidate,
-            REPLACED_BY) + " did not initialize; disruption given up"));
+        LOG.info(
+            "NodeClaim {}: its replacement is gone or late; {} disruption given up",
+            candidate.getMetadata().getName(),
+            reason);
+        events.publish(
+            KarpenterEvents.disruptionBlocked(
+                candidate,
+                "Replacement NodeClaim "
+                    + annotation(candidate, REPLACED_BY)
+                    + " did not initialize; disruption given up"));
         if (node != null) {
           DisruptedTaint.remove(kube, node); // the taint first, then the command that owns it
         }
@@ -96,38 +129,55 @@ final class Commands {
         clear.put(REASON, null);
         clear.put(STARTED, null);
         annotate(candidate, clear);
-      } else if (replacements.stream().allMatch(r -> r.getStatus() != null
-          && Conditions.isTrue(r.getStatus().conditions, Conditions.INITIALIZED))) {
+      } else if (replacements.stream()
+          .allMatch(
+              r ->
+                  r.getStatus() != null
+                      && Conditions.isTrue(r.getStatus().conditions, Conditions.INITIALIZED))) {
         disrupt.accept(candidate, reason);
       } else {
         waiting = true;
         if (node != null) {
-          DisruptedTaint.apply(kube, node); // as soon as it is chosen: no new pod lands there meanwhile
+          DisruptedTaint.apply(
+              kube, node); // as soon as it is chosen: no new pod lands there meanwhile
         }
-        events.publish(new Event(candidate, Event.NORMAL, "DisruptionWaitingReadiness",
-            "Waiting on readiness to continue disruption", List.of(candidate.getMetadata().getUid()),
-            Duration.ofMinutes(2)));
+        events.publish(
+            new Event(
+                candidate,
+                Event.NORMAL,
+                "DisruptionWaitingReadiness",
+                "Waiting on readiness to continue disruption",
+                List.of(candidate.getMetadata().getUid()),
+                Duration.ofMinutes(2)));
       }
     }
     return waiting;
   }
 
   private void annotate(NodeClaim claim, Map<String, String> annotations) {
-    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).patch(PatchContext.of(PatchType.JSON_MERGE),
-        Serialization.asJson(Map.of("metadata", Map.of("annotations", annotations))));
-    Map<String, String> mine = claim.getMetadata().getAnnotations() == null ? new HashMap<>()
-        : new HashMap<>(claim.getMetadata().getAnnotations());
-    annotations.forEach((k, v) -> {
-      if (v == null) {
-        mine.remove(k);
-      } else {
-        mine.put(k, v);
-      }
-    });
+    kube.resources(NodeClaim.class)
+        .withName(claim.getMetadata().getName())
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            Serialization.asJson(Map.of("metadata", Map.of("annotations", annotations))));
+    Map<String, String> mine =
+        claim.getMetadata().getAnnotations() == null
+            ? new HashMap<>()
+            : new HashMap<>(claim.getMetadata().getAnnotations());
+    annotations.forEach(
+        (k, v) -> {
+          if (v == null) {
+            mine.remove(k);
+          } else {
+            mine.put(k, v);
+          }
+        });
     claim.getMetadata().setAnnotations(mine);
   }
 
   private static String annotation(NodeClaim claim, String key) {
-    return claim.getMetadata().getAnnotations() == null ? null : claim.getMetadata().getAnnotations().get(key);
+    return claim.getMetadata().getAnnotations() == null
+        ? null
+        : claim.getMetadata().getAnnotations().get(key);
   }
 }

@@ -6,19 +6,31 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * A Kubernetes Event to publish, as upstream's {@code events.Event}: about an object, Normal or Warning, a reason and a
- * message; events with the same reason and dedupe values are published once per dedupe timeout.
+ * A Kubernetes Event to publish, as upstream's {@code events.Event}: about an object, Normal or
+ * Warning, a reason and a message; events with the same reason and dedupe values are published once
+ * per dedupe timeout.
  */
-public record Event(HasMetadata involved, String type, String reason, String message, List<String> dedupeValues,
-    Duration dedupeTimeout, RateLimit limit) {
-  public Event(HasMetadata involved, String type, String reason, String message, List<String> dedupeValues,
+public record Event(
+    HasMetadata involved,
+    String type,
+    String reason,
+    String message,
+    List<String> dedupeValues,
+    Duration dedupeTimeout,
+    RateLimit limit) {
+  public Event(
+      HasMetadata involved,
+      String type,
+      String reason,
+      String message,
+      List<String> dedupeValues,
       Duration dedupeTimeout) {
     this(involved, type, reason, message, dedupeValues, dedupeTimeout, null);
   }
 
   /**
-   * A token bucket shared by every event that names it (upstream's client-go flowcontrol limiter): events beyond it
-   * are dropped, so a burst of pods does not become a burst of API writes.
+   * A token bucket shared by every event that names it (upstream's client-go flowcontrol limiter):
+   * events beyond it are dropped, so a burst of pods does not become a burst of API writes.
    */
   public static final class RateLimit {
     private final double perSecond;

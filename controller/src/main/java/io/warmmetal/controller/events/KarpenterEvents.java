@@ -10,8 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The events Karpenter publishes, with its reasons, messages and dedupe rules (upstream's {@code pkg/events} and the
- * controllers' {@code events.go}), so dashboards and alerts written for Karpenter read ours.
+ * The events Karpenter publishes, with its reasons, messages and dedupe rules (upstream's {@code
+ * pkg/events} and the controllers' {@code events.go}), so dashboards and alerts written for
+ * Karpenter read ours.
  */
 public final class KarpenterEvents {
   // provisioning/scheduling
@@ -42,61 +43,112 @@ public final class KarpenterEvents {
     if (node != null) {
       on.append(on.length() > 0 ? ", " : "").append("node/").append(node.getMetadata().getName());
     }
-    return new Event(pod, Event.NORMAL, NOMINATED, "Pod should schedule on: " + on, List.of(uid(pod)),
-        Event.DEFAULT_DEDUPE, NOMINATIONS);
+    return new Event(
+        pod,
+        Event.NORMAL,
+        NOMINATED,
+        "Pod should schedule on: " + on,
+        List.of(uid(pod)),
+        Event.DEFAULT_DEDUPE,
+        NOMINATIONS);
   }
 
   public static Event failedScheduling(Pod pod, String why) {
-    return new Event(pod, Event.WARNING, FAILED_SCHEDULING, "Failed to schedule pod, " + why, List.of(uid(pod)),
+    return new Event(
+        pod,
+        Event.WARNING,
+        FAILED_SCHEDULING,
+        "Failed to schedule pod, " + why,
+        List.of(uid(pod)),
         Duration.ofMinutes(5));
   }
 
   public static Event noCompatibleInstanceTypes(NodePool pool) {
-    return new Event(pool, Event.WARNING, NO_COMPATIBLE_INSTANCE_TYPES,
-        "NodePool requirements filtered out all compatible available instance types", List.of(uid(pool)),
+    return new Event(
+        pool,
+        Event.WARNING,
+        NO_COMPATIBLE_INSTANCE_TYPES,
+        "NodePool requirements filtered out all compatible available instance types",
+        List.of(uid(pool)),
         Duration.ofMinutes(1));
   }
 
   public static Event insufficientCapacity(NodeClaim claim, String why) {
-    return new Event(claim, Event.WARNING, INSUFFICIENT_CAPACITY_ERROR,
-        "NodeClaim " + claim.getMetadata().getName() + " event: " + why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);
+    return new Event(
+        claim,
+        Event.WARNING,
+        INSUFFICIENT_CAPACITY_ERROR,
+        "NodeClaim " + claim.getMetadata().getName() + " event: " + why,
+        List.of(uid(claim)),
+        Event.DEFAULT_DEDUPE);
   }
 
   public static Event nodeClassNotReady(NodeClaim claim, String why) {
-    return new Event(claim, Event.WARNING, NODE_CLASS_NOT_READY, why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);
+    return new Event(
+        claim, Event.WARNING, NODE_CLASS_NOT_READY, why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);
   }
 
   /** On the Node and on its NodeClaim: "Disrupting Node: Empty" and the like. */
   public static List<Event> disruptionTerminating(Node node, NodeClaim claim, String reason) {
-    String why = reason.isEmpty() ? reason : Character.toUpperCase(reason.charAt(0)) + reason.substring(1);
+    String why =
+        reason.isEmpty() ? reason : Character.toUpperCase(reason.charAt(0)) + reason.substring(1);
     List<Event> events = new ArrayList<>();
     if (node != null) {
-      events.add(new Event(node, Event.NORMAL, DISRUPTION_TERMINATING, "Disrupting Node: " + why,
-          List.of(uid(node), reason), Event.DEFAULT_DEDUPE));
+      events.add(
+          new Event(
+              node,
+              Event.NORMAL,
+              DISRUPTION_TERMINATING,
+              "Disrupting Node: " + why,
+              List.of(uid(node), reason),
+              Event.DEFAULT_DEDUPE));
     }
-    events.add(new Event(claim, Event.NORMAL, DISRUPTION_TERMINATING, "Disrupting NodeClaim: " + why,
-        List.of(uid(claim), reason), Event.DEFAULT_DEDUPE));
+    events.add(
+        new Event(
+            claim,
+            Event.NORMAL,
+            DISRUPTION_TERMINATING,
+            "Disrupting NodeClaim: " + why,
+            List.of(uid(claim), reason),
+            Event.DEFAULT_DEDUPE));
     return events;
   }
 
   public static Event disruptionBlocked(NodeClaim claim, String why) {
-    return new Event(claim, Event.NORMAL, DISRUPTION_BLOCKED, why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);
+    return new Event(
+        claim, Event.NORMAL, DISRUPTION_BLOCKED, why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);
   }
 
   public static Event evicted(Pod pod, String reason) {
-    return new Event(pod, Event.NORMAL, EVICTED, "Evicted pod: " + reason, List.of(pod.getMetadata().getName()),
+    return new Event(
+        pod,
+        Event.NORMAL,
+        EVICTED,
+        "Evicted pod: " + reason,
+        List.of(pod.getMetadata().getName()),
         Event.DEFAULT_DEDUPE);
   }
 
   public static Event disrupted(Pod pod, String terminationTime) {
-    return new Event(pod, Event.NORMAL, DISRUPTED, "Deleting the pod to accommodate the terminationTime "
-        + terminationTime + " of the node. This bypasses the PDB of the pod and the do-not-disrupt annotation.",
-        List.of(pod.getMetadata().getName()), Event.DEFAULT_DEDUPE);
+    return new Event(
+        pod,
+        Event.NORMAL,
+        DISRUPTED,
+        "Deleting the pod to accommodate the terminationTime "
+            + terminationTime
+            + " of the node. This bypasses the PDB of the pod and the do-not-disrupt annotation.",
+        List.of(pod.getMetadata().getName()),
+        Event.DEFAULT_DEDUPE);
   }
 
   public static Event terminationGracePeriodExpiring(NodeClaim claim, String terminationTime) {
-    return new Event(claim, Event.WARNING, TERMINATION_GRACE_PERIOD_EXPIRING, "All pods will be deleted by "
-        + terminationTime, List.of(claim.getMetadata().getName()), Event.DEFAULT_DEDUPE);
+    return new Event(
+        claim,
+        Event.WARNING,
+        TERMINATION_GRACE_PERIOD_EXPIRING,
+        "All pods will be deleted by " + terminationTime,
+        List.of(claim.getMetadata().getName()),
+        Event.DEFAULT_DEDUPE);
   }
 
   private static String uid(HasMetadata o) {

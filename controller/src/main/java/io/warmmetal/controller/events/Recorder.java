@@ -15,10 +15,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Publishes Kubernetes Events ({@code core/v1}, source {@code karpenter}) as upstream's recorder does: deduplicated
- * by reason and dedupe values within the event's timeout, written off the reconcile thread (a slow API server delays
- * no pass), dropped rather than queued without bound when it falls behind. Events on cluster-scoped objects go to
- * {@code default}, as client-go puts them.
+ * Publishes Kubernetes Events ({@code core/v1}, source {@code karpenter}) as upstream's recorder
+ * does: deduplicated by reason and dedupe values within the event's timeout, written off the
+ * reconcile thread (a slow API server delays no pass), dropped rather than queued without bound
+ * when it falls behind. Events on cluster-scoped objects go to {@code default}, as client-go puts
+ * them.
  */
 public final class Recorder implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Recorder.class);
@@ -26,12 +27,19 @@ public final class Recorder implements AutoCloseable {
 
   private final KubernetesClient kube;
   private final Map<String, Instant> published = new ConcurrentHashMap<>();
-  private final ThreadPoolExecutor writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
-      new ArrayBlockingQueue<>(1000), r -> {
-        Thread t = new Thread(r, "warmmetal-events");
-        t.setDaemon(true);
-        return t;
-      }, new ThreadPoolExecutor.DiscardPolicy());
+  private final ThreadPoolExecutor writer =
+      new ThreadPoolExecutor(
+          1,
+          1,
+          0,
+          TimeUnit.SECONDS,
+          new ArrayBlockingQueue<>(1000),
+          r -> {
+            Thread t = new Thread(r, "warmmetal-events");
+            t.setDaemon(true);
+            return t;
+          },
+          new ThreadPoolExecutor.DiscardPolicy());
 
   public Recorder(KubernetesClient kube) {
     this.kube = kube;
@@ -50,7 +58,9 @@ public final class Recorder implements AutoCloseable {
       }
       published.put(event.dedupeKey(), now);
       if (published.size() > 10_000) {
-        published.values().removeIf(at -> at.plus(Event.DEFAULT_DEDUPE.multipliedBy(3)).isBefore(now));
+        published
+            .values()
+            .removeIf(at -> at.plus(Event.DEFAULT_DEDUPE.multipliedBy(3)).isBefore(now));
       }
     }
     if (event.limit() != null && !event.limit().tryAcquire()) {
@@ -61,20 +71,46 @@ public final class Recorder implements AutoCloseable {
 
   private void write(Event event, Instant at) {
     HasMetadata o = event.involved();
-    String namespace = o.getMetadata().getNamespace() == null ? "default" : o.getMetadata().getNamespace();
-    ObjectReference ref = new ObjectReferenceBuilder().withApiVersion(o.getApiVersion())
-        .withKind(o.getKind()).withName(o.getMetadata().getName()).withNamespace(o.getMetadata().getNamespace())
-        .withUid(o.getMetadata().getUid()).withResourceVersion(o.getMetadata().getResourceVersion()).build();
+    String namespace =
+        o.getMetadata().getNamespace() == null ? "default" : o.getMetadata().getNamespace();
+    ObjectReference ref =
+        new ObjectReferenceBuilder()
+            .withApiVersion(o.getApiVersion())
+            .withKind(o.getKind())
+            .withName(o.getMetadata().getName())
+            .withNamespace(o.getMetadata().getNamespace())
+            .withUid(o.getMetadata().getUid())
+            .withResourceVersion(o.getMetadata().getResourceVersion())
+            .build();
     String time = at.toString();
     try {
-      kube.v1().events().inNamespace(namespace).resource(new EventBuilder().withNewMetadata()
-          .withName(o.getMetadata().getName() + "." + Long.toHexString(System.nanoTime())).withNamespace(namespace)
-          .endMetadata().withInvolvedObject(ref).withType(event.type()).withReason(event.reason())
-          .withMessage(event.message()).withNewSource().withComponent(COMPONENT).endSource()
-          .withFirstTimestamp(time).withLastTimestamp(time).withCount(1)
-          .build()).create();
+      kube.v1()
+          .events()
+          .inNamespace(namespace)
+          .resource(
+              new EventBuilder()
+                  .withNewMetadata()
+                  .withName(o.getMetadata().getName() + "." + Long.toHexString(System.nanoTime()))
+                  .withNamespace(namespace)
+                  .endMetadata()
+                  .withInvolvedObject(ref)
+                  .withType(event.type())
+                  .withReason(event.reason())
+                  .withMessage(event.message())
+                  .withNewSource()
+                  .withComponent(COMPONENT)
+                  .endSource()
+                  .withFirstTimestamp(time)
+                  .withLastTimestamp(time)
+                  .withCount(1)
+                  .build())
+          .create();
     } catch (RuntimeException e) {
-      LOG.debug("Event {} on {} not written: {}", event.reason(), o.getMetadata().getName(), e.getMessage());
+      LOG.debug(
+          "Event {} on {} not written: {}",
+          event.reason(),
+          o.getMetadata().getName(),
+          e.getMessage());
     }
   }
 

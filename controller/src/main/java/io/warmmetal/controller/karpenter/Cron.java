@@ -6,13 +6,27 @@ import java.util.BitSet;
 import java.util.Map;
 
 /**
- * A standard five-field cron schedule (minute hour day-of-month month day-of-week; {@code *}, lists, ranges, steps,
- * and the {@code @daily}-style macros), as Karpenter's disruption budgets use it. Times are UTC, as Karpenter's.
+ * A standard five-field cron schedule (minute hour day-of-month month day-of-week; {@code *},
+ * lists, ranges, steps, and the {@code @daily}-style macros), as Karpenter's disruption budgets use
+ * it. Times are UTC, as Karpenter's.
  */
 public final class Cron {
-  private static final Map<String, String> MACROS = Map.of("@yearly", "0 0 1 1 *", "@annually", "0 0 1 1 *",
-      "@monthly", "0 0 1 * *", "@weekly", "0 0 * * 0", "@daily", "0 0 * * *", "@midnight", "0 0 * * *",
-      "@hourly", "0 * * * *");
+  private static final Map<String, String> MACROS =
+      Map.of(
+          "@yearly",
+          "0 0 1 1 *",
+          "@annually",
+          "0 0 1 1 *",
+          "@monthly",
+          "0 0 1 * *",
+          "@weekly",
+          "0 0 * * 0",
+          "@daily",
+          "0 0 * * *",
+          "@midnight",
+          "0 0 * * *",
+          "@hourly",
+          "0 * * * *");
 
   private final BitSet minutes;
   private final BitSet hours;
@@ -39,7 +53,8 @@ public final class Cron {
     String expanded = MACROS.getOrDefault(text.trim(), text.trim());
     String[] fields = expanded.split("\\s+");
     if (fields.length != 5) {
-      throw new IllegalArgumentException("not a cron schedule: '" + text + "' (five fields, or @daily etc.)");
+      throw new IllegalArgumentException(
+          "not a cron schedule: '" + text + "' (five fields, or @daily etc.)");
     }
     return new Cron(fields);
   }
@@ -48,11 +63,18 @@ public final class Cron {
     boolean day = days.get(t.getDayOfMonth());
     boolean weekday = weekdays.get(t.getDayOfWeek().getValue() % 7);
     // As in cron: when both day fields are restricted, either may match.
-    boolean dayOk = anyDay && anyWeekday ? true : anyDay ? weekday : anyWeekday ? day : day || weekday;
-    return minutes.get(t.getMinute()) && hours.get(t.getHour()) && months.get(t.getMonthValue()) && dayOk;
+    boolean dayOk =
+        anyDay && anyWeekday ? true : anyDay ? weekday : anyWeekday ? day : day || weekday;
+    return minutes.get(t.getMinute())
+        && hours.get(t.getHour())
+        && months.get(t.getMonthValue())
+        && dayOk;
   }
 
-  /** Whether a firing within the last {@code windowMinutes} (inclusive of now) opened a window still open now. */
+  /**
+   * Whether a firing within the last {@code windowMinutes} (inclusive of now) opened a window still
+   * open now.
+   */
   public boolean activeAt(ZonedDateTime now, long windowMinutes) {
     ZonedDateTime t = now.truncatedTo(ChronoUnit.MINUTES);
     for (long i = 0; i < windowMinutes; i++, t = t.minusMinutes(1)) {
@@ -86,7 +108,8 @@ public final class Cron {
         to = slash >= 0 ? max : from;
       }
       if (from < min || to > max || from > to || step < 1) {
-        throw new IllegalArgumentException("cron field '" + text + "' is outside " + min + "-" + max);
+        throw new IllegalArgumentException(
+            "cron field '" + text + "' is outside " + min + "-" + max);
       }
       for (int v = from; v <= to; v += step) {
         bits.set(v);

@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Karpenter's {@code NodeClaim} ({@code karpenter.sh/v1}): one node asked of the provider. Its status carries the
- * providerID, capacity, allocatable and the Launched, Registered and Initialized conditions. Cluster-scoped.
+ * Karpenter's {@code NodeClaim} ({@code karpenter.sh/v1}): one node asked of the provider. Its
+ * status carries the providerID, capacity, allocatable and the Launched, Registered and Initialized
+ * conditions. Cluster-scoped.
  */
 @Group("karpenter.sh")
 @Version("v1")

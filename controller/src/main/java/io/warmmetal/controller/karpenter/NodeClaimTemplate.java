@@ -26,8 +26,10 @@ public class NodeClaimTemplate {
     public List<Taint> taints = new ArrayList<>();
     public List<Taint> startupTaints = new ArrayList<>();
     public List<Requirement> requirements = new ArrayList<>();
+
     /** A duration such as {@code 720h}, or {@code Never}. */
     public String expireAfter;
+
     public String terminationGracePeriod;
   }
 }

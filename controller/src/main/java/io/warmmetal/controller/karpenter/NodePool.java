@@ -14,8 +14,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Karpenter's {@code NodePool} ({@code karpenter.sh/v1}), with its field names and meanings, so a NodePool written
- * for Karpenter applies unchanged but for its {@code nodeClassRef}. Cluster-scoped.
+ * Karpenter's {@code NodePool} ({@code karpenter.sh/v1}), with its field names and meanings, so a
+ * NodePool written for Karpenter applies unchanged but for its {@code nodeClassRef}.
+ * Cluster-scoped.
  */
 @Group("karpenter.sh")
 @Version("v1")
@@ -28,10 +29,13 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   public static class Spec {
     public NodeClaimTemplate template = new NodeClaimTemplate();
     public Disruption disruption;
+
     /** Caps on the pool's total resources, e.g. {@code cpu: 1000}. */
     public Map<String, Quantity> limits;
+
     /** Higher weights are tried first. */
     public Integer weight;
+
     /** A static NodePool: this many nodes, whatever the pods (upstream's static provisioning). */
     public Long replicas;
   }
@@ -41,12 +45,17 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   public static class Disruption {
     /** {@code WhenEmpty} or {@code WhenEmptyOrUnderutilized}. */
     public String consolidationPolicy;
+
     /** A duration, or {@code Never}. */
     public String consolidateAfter;
+
     public List<Budget> budgets = new ArrayList<>();
   }
 
-  /** A disruption budget: at most {@code nodes} (a count or a percentage) at once, optionally in a cron window. */
+  /**
+   * A disruption budget: at most {@code nodes} (a count or a percentage) at once, optionally in a
+   * cron window.
+   */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Budget {
     public String nodes;
@@ -60,8 +69,10 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   public static class Status {
     /** What its nodes have, summed (cpu, memory, pods, …; and {@code nodes}). */
     public Map<String, Quantity> resources;
+
     /** How many nodes it has. */
     public Long nodes;
+
     public Long nodeClassObservedGeneration;
     public List<Condition> conditions = new ArrayList<>();
   }

@@ -6,9 +6,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A Karpenter node requirement ({@code spec.template.spec.requirements[]}): a label key, an operator (In, NotIn,
- * Exists, DoesNotExist, Gt, Lt, Gte, Lte) and values; {@code minValues} asks for that many distinct values among the
- * candidate instance types (Karpenter's flexibility guard).
+ * A Karpenter node requirement ({@code spec.template.spec.requirements[]}): a label key, an
+ * operator (In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte) and values; {@code minValues} asks
+ * for that many distinct values among the candidate instance types (Karpenter's flexibility guard).
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public class Requirement {
@@ -42,7 +42,10 @@ public class Requirement {
     };
   }
 
-  /** The label's value against the single numeric value, or null when they cannot be compared (never matches). */
+  /**
+   * The label's value against the single numeric value, or null when they cannot be compared (never
+   * matches).
+   */
   private Integer compare(String value) {
     if (value == null || values.size() != 1) {
       return null;

@@ -4,8 +4,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Karpenter's vocabulary in one place, as upstream's {@code pkg/apis/v1/labels.go} keeps it: the well-known labels,
- * taints, annotations and finalizer its NodePools, NodeClaims and Nodes carry, and Kubernetes' own that it reads.
+ * Karpenter's vocabulary in one place, as upstream's {@code pkg/apis/v1/labels.go} keeps it: the
+ * well-known labels, taints, annotations and finalizer its NodePools, NodeClaims and Nodes carry,
+ * and Kubernetes' own that it reads.
  */
 public final class WellKnown {
   private WellKnown() {}
@@ -15,34 +16,50 @@ public final class WellKnown {
   public static final String CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type";
   public static final String REGISTERED_LABEL = "karpenter.sh/registered";
   public static final String INITIALIZED_LABEL = "karpenter.sh/initialized";
+
   /** Not upstream's: the NodeClaim a Node came from, by name (upstream finds it by providerID). */
   public static final String NODECLAIM_LABEL = "karpenter.sh/nodeclaim";
+
   public static final String INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type";
   public static final String ARCH_LABEL = "kubernetes.io/arch";
   public static final String OS_LABEL = "kubernetes.io/os";
   public static final String HOSTNAME_LABEL = "kubernetes.io/hostname";
   public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
-  /** The machine label the API keeps equal to the node image a machine booted (its facts' image version). */
+
+  /**
+   * The machine label the API keeps equal to the node image a machine booted (its facts' image
+   * version).
+   */
   public static final String IMAGE_MACHINE_LABEL = "warmmetal.io/image";
+
   public static final String REGION_LABEL = "topology.kubernetes.io/region";
 
-  /** Aliases upstream translates to the well-known keys in pods' selectors and affinity (its NormalizedLabels). */
-  public static final Map<String, String> NORMALIZED = Map.of(
-      "failure-domain.beta.kubernetes.io/zone", ZONE_LABEL,
-      "failure-domain.beta.kubernetes.io/region", REGION_LABEL,
-      "beta.kubernetes.io/arch", ARCH_LABEL,
-      "beta.kubernetes.io/os", OS_LABEL,
-      "beta.kubernetes.io/instance-type", INSTANCE_TYPE_LABEL);
+  /**
+   * Aliases upstream translates to the well-known keys in pods' selectors and affinity (its
+   * NormalizedLabels).
+   */
+  public static final Map<String, String> NORMALIZED =
+      Map.of(
+          "failure-domain.beta.kubernetes.io/zone", ZONE_LABEL,
+          "failure-domain.beta.kubernetes.io/region", REGION_LABEL,
+          "beta.kubernetes.io/arch", ARCH_LABEL,
+          "beta.kubernetes.io/os", OS_LABEL,
+          "beta.kubernetes.io/instance-type", INSTANCE_TYPE_LABEL);
 
   // Taints
   /** On a Node from launch until registration has synced it. */
   public static final String UNREGISTERED_TAINT = "karpenter.sh/unregistered";
+
   /** On a Node being disrupted: no new pods. */
   public static final String DISRUPTED_TAINT = "karpenter.sh/disrupted";
+
   /** Taints Kubernetes puts on a Node that is not yet, or no longer, fit for pods. */
-  public static final List<String> EPHEMERAL_TAINTS = List.of("node.kubernetes.io/not-ready",
-      "node.kubernetes.io/unreachable", "node.kubernetes.io/network-unavailable",
-      "node.cloudprovider.kubernetes.io/uninitialized");
+  public static final List<String> EPHEMERAL_TAINTS =
+      List.of(
+          "node.kubernetes.io/not-ready",
+          "node.kubernetes.io/unreachable",
+          "node.kubernetes.io/network-unavailable",
+          "node.cloudprovider.kubernetes.io/uninitialized");
 
   // Annotations
   /** On a pod or Node: voluntary disruption may not take it. */
@@ -51,7 +68,11 @@ public final class WellKnown {
   // WarmMetal's own, between NodeClaims and the instances API
   /** On a NodeClaim: the instance launched for it. */
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";
-  /** On the instance: the UID of the NodeClaim it was launched for, so termination finds it even unrecorded. */
+
+  /**
+   * On the instance: the UID of the NodeClaim it was launched for, so termination finds it even
+   * unrecorded.
+   */
   public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
 
   // Finalizers

@@ -14,19 +14,23 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Karpenter's Prometheus metrics under upstream's names and labels ({@code pkg/metrics}, the controllers'
- * {@code metrics.go}), so Karpenter's dashboards and alerts read WarmMetal's controller: NodeClaims and Nodes
- * created, disrupted and terminated; NodePool usage and limits; the scheduler's duration, queue depth and
- * unschedulable pods; voluntary disruption decisions and eligible nodes; the cluster state's node count. Lives as long
- * as the process (across leaderships), scraped at {@code /metrics} ({@link MetricsServer}).
+ * Karpenter's Prometheus metrics under upstream's names and labels ({@code pkg/metrics}, the
+ * controllers' {@code metrics.go}), so Karpenter's dashboards and alerts read WarmMetal's
+ * controller: NodeClaims and Nodes created, disrupted and terminated; NodePool usage and limits;
+ * the scheduler's duration, queue depth and unschedulable pods; voluntary disruption decisions and
+ * eligible nodes; the cluster state's node count. Lives as long as the process (across
+ * leaderships), scraped at {@code /metrics} ({@link MetricsServer}).
  */
 public final class KarpenterMetrics {
   /** Upstream's duration buckets (controller-runtime's, and longer ones), in seconds. */
-  private static final double[] BUCKETS = {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
-      0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40,
-      50, 60, 120, 150, 300, 450, 600};
+  private static final double[] BUCKETS = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50,
+    60, 120, 150, 300, 450, 600
+  };
 
-  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Timer schedulingDuration;
   private final AtomicLong queueDepth = new AtomicLong();
   private final AtomicLong unschedulable = new AtomicLong();
@@ -36,25 +40,41 @@ public final class KarpenterMetrics {
   private final MultiGauge eligible;
 
   public KarpenterMetrics() {
-    Duration[] slos = Arrays.stream(BUCKETS).mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
-        .toArray(Duration[]::new);
-    schedulingDuration = Timer.builder("karpenter.scheduler.scheduling_duration")
-        .description("Duration of scheduling simulations used for deprovisioning and provisioning in seconds.")
-        .tag("controller", "provisioner").serviceLevelObjectives(slos).register(registry);
-    registry.gauge("karpenter.scheduler.queue_depth", Tags.of("controller", "provisioner", "scheduling_id", ""),
+    Duration[] slos =
+        Arrays.stream(BUCKETS)
+            .mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
+            .toArray(Duration[]::new);
+    schedulingDuration =
+        Timer.builder("karpenter.scheduler.scheduling_duration")
+            .description(
+                "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.")
+            .tag("controller", "provisioner")
+            .serviceLevelObjectives(slos)
+            .register(registry);
+    registry.gauge(
+        "karpenter.scheduler.queue_depth",
+        Tags.of("controller", "provisioner", "scheduling_id", ""),
         queueDepth);
-    registry.gauge("karpenter.scheduler.unschedulable_pods_count", Tags.of("controller", "provisioner"),
+    registry.gauge(
+        "karpenter.scheduler.unschedulable_pods_count",
+        Tags.of("controller", "provisioner"),
         unschedulable);
     registry.gauge("karpenter.cluster_state.node_count", Tags.empty(), clusterNodes);
     registry.gauge("karpenter.cluster_state.synced", Tags.empty(), new AtomicLong(1));
-    usage = MultiGauge.builder("karpenter.nodepools.usage")
-        .description("The amount of resources that have been provisioned for a nodepool.").register(registry);
-    limit = MultiGauge.builder("karpenter.nodepools.limit")
-        .description("Limits specified on the nodepool that restrict the quantity of resources provisioned.")
-        .register(registry);
-    eligible = MultiGauge.builder("karpenter.voluntary_disruption.eligible_nodes")
-        .description("Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.")
-        .register(registry);
+    usage =
+        MultiGauge.builder("karpenter.nodepools.usage")
+            .description("The amount of resources that have been provisioned for a nodepool.")
+            .register(registry);
+    limit =
+        MultiGauge.builder("karpenter.nodepools.limit")
+            .description(
+                "Limits specified on the nodepool that restrict the quantity of resources provisioned.")
+            .register(registry);
+    eligible =
+        MultiGauge.builder("karpenter.voluntary_disruption.eligible_nodes")
+            .description(
+                "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.")
+            .register(registry);
   }
 
   /** The text Prometheus scrapes. */
@@ -63,18 +83,44 @@ public final class KarpenterMetrics {
   }
 
   public void nodeClaimCreated(String nodePool, String reason) {
-    counter("karpenter.nodeclaims.created", "reason", reason, "nodepool", nodePool, "min_values_relaxed", "false")
+    counter(
+            "karpenter.nodeclaims.created",
+            "reason",
+            reason,
+            "nodepool",
+            nodePool,
+            "min_values_relaxed",
+            "false")
         .increment();
   }
 
   public void nodeClaimTerminated(String nodePool, String capacityType, String zone) {
-    counter("karpenter.nodeclaims.terminated", "nodepool", nodePool, "capacity_type", capacityType, "zone", zone)
+    counter(
+            "karpenter.nodeclaims.terminated",
+            "nodepool",
+            nodePool,
+            "capacity_type",
+            capacityType,
+            "zone",
+            zone)
         .increment();
   }
 
-  public void nodeClaimDisrupted(String reason, String nodePool, String consolidationPolicy, String terminationMode) {
-    counter("karpenter.nodeclaims.disrupted", "reason", reason, "nodepool", nodePool, "capacity_type", "on-demand",
-        "consolidation_policy", consolidationPolicy, "termination_mode", terminationMode).increment();
+  public void nodeClaimDisrupted(
+      String reason, String nodePool, String consolidationPolicy, String terminationMode) {
+    counter(
+            "karpenter.nodeclaims.disrupted",
+            "reason",
+            reason,
+            "nodepool",
+            nodePool,
+            "capacity_type",
+            "on-demand",
+            "consolidation_policy",
+            consolidationPolicy,
+            "termination_mode",
+            terminationMode)
+        .increment();
   }
 
   public void nodeCreated(String nodePool, String zone) {
@@ -85,10 +131,20 @@ public final class KarpenterMetrics {
     counter("karpenter.nodes.terminated", "nodepool", nodePool, "zone", zone).increment();
   }
 
-  /** A voluntary disruption decision: {@code decision} delete or replace, for a reason (empty, underutilized…). */
+  /**
+   * A voluntary disruption decision: {@code decision} delete or replace, for a reason (empty,
+   * underutilized…).
+   */
   public void disruptionDecision(String decision, String reason, String consolidationType) {
-    counter("karpenter.voluntary_disruption.decisions", "decision", decision, "reason", reason,
-        "consolidation_type", consolidationType).increment();
+    counter(
+            "karpenter.voluntary_disruption.decisions",
+            "decision",
+            decision,
+            "reason",
+            reason,
+            "consolidation_type",
+            consolidationType)
+        .increment();
   }
 
   /** How long one scheduling simulation took. */
@@ -107,7 +163,8 @@ public final class KarpenterMetrics {
   }
 
   /** Each NodePool's usage and limits, by resource type: the rows replace the last ones. */
-  public void nodePools(Map<String, Map<String, Double>> usageByPool, Map<String, Map<String, Double>> limitsByPool) {
+  public void nodePools(
+      Map<String, Map<String, Double>> usageByPool, Map<String, Map<String, Double>> limitsByPool) {
     usage.register(rows(usageByPool), true);
     limit.register(rows(limitsByPool), true);
   }
@@ -120,8 +177,13 @@ public final class KarpenterMetrics {
 
   private static List<MultiGauge.Row<?>> rows(Map<String, Map<String, Double>> byPool) {
     List<MultiGauge.Row<?>> rows = new ArrayList<>();
-    byPool.forEach((pool, resources) -> resources.forEach((type, value) ->
-        rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "resource_type", type), value))));
+    byPool.forEach(
+        (pool, resources) ->
+            resources.forEach(
+                (type, value) ->
+                    rows.add(
+                        MultiGauge.Row.of(
+                            Tags.of("nodepool", pool, "resource_type", type), value))));
     return rows;
   }
 

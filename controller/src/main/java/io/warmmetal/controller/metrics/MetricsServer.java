@@ -9,9 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.function.BooleanSupplier;
 
 /**
- * The controller's HTTP endpoint: {@code /metrics} (Prometheus text), {@code /healthz} (the process answers) and
- * {@code /readyz} (this replica leads, or stands by ready to). The JDK's own server on one thread: a scrape is a
- * string render.
+ * The controller's HTTP endpoint: {@code /metrics} (Prometheus text), {@code /healthz} (the process
+ * answers) and {@code /readyz} (this replica leads, or stands by ready to). The JDK's own server on
+ * one thread: a scrape is a string render.
  */
 public final class MetricsServer implements AutoCloseable {
   private final HttpServer server;
@@ -20,14 +20,21 @@ public final class MetricsServer implements AutoCloseable {
     this.server = server;
   }
 
-  public static MetricsServer start(String host, int port, KarpenterMetrics metrics, BooleanSupplier ready)
-      throws IOException {
+  public static MetricsServer start(
+      String host, int port, KarpenterMetrics metrics, BooleanSupplier ready) throws IOException {
     HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 0);
-    server.createContext("/metrics", ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8",
-        metrics.scrape()));
+    server.createContext(
+        "/metrics",
+        ex -> respond(ex, 200, "text/plain; version=0.0.4; charset=utf-8", metrics.scrape()));
     server.createContext("/healthz", ex -> respond(ex, 200, "text/plain", "ok\n"));
-    server.createContext("/readyz", ex -> respond(ex, ready.getAsBoolean() ? 200 : 503, "text/plain",
-        ready.getAsBoolean() ? "ok\n" : "not ready\n"));
+    server.createContext(
+        "/readyz",
+        ex ->
+            respond(
+                ex,
+                ready.getAsBoolean() ? 200 : 503,
+                "text/plain",
+                ready.getAsBoolean() ? "ok\n" : "not ready\n"));
     server.start();
     return new MetricsServer(server);
   }
@@ -36,7 +43,8 @@ public final class MetricsServer implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  private static void respond(HttpExchange ex, int status, String type, String body) throws IOException {
+  private static void respond(HttpExchange ex, int status, String type, String body)
+      throws IOException {
     try (ex) {
       if (!"GET".equals(ex.getRequestMethod()) && !"HEAD".equals(ex.getRequestMethod())) {
         ex.sendResponseHeaders(405, -1);

@@ -15,9 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps each WarmMetalNodeClass's {@code Ready} condition true to what a launch would meet: its credentials Secret
- * readable and its instances API answering with them. Checked when the node class changes and otherwise at most
- * every {@link #EVERY}; NodePools read it into their {@code NodeClassReady} condition.
+ * Keeps each WarmMetalNodeClass's {@code Ready} condition true to what a launch would meet: its
+ * credentials Secret readable and its instances API answering with them. Checked when the node
+ * class changes and otherwise at most every {@link #EVERY}; NodePools read it into their {@code
+ * NodeClassReady} condition.
  */
 public final class NodeClassReadiness {
   private static final Logger LOG = LoggerFactory.getLogger(NodeClassReadiness.class);
@@ -27,7 +28,8 @@ public final class NodeClassReadiness {
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Map<String, Checked> checked = new ConcurrentHashMap<>();
 
-  public NodeClassReadiness(KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis) {
+  public NodeClassReadiness(
+      KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis) {
     this.kube = kube;
     this.apis = apis;
   }
@@ -40,9 +42,12 @@ public final class NodeClassReadiness {
       String name = nodeClass.getMetadata().getName();
       Checked last = checked.get(name);
       Long generation = nodeClass.getMetadata().getGeneration();
-      boolean hasReady = nodeClass.getStatus() != null
-          && Conditions.get(nodeClass.getStatus().conditions, Conditions.READY) != null;
-      if (hasReady && last != null && Objects.equals(last.generation(), generation)
+      boolean hasReady =
+          nodeClass.getStatus() != null
+              && Conditions.get(nodeClass.getStatus().conditions, Conditions.READY) != null;
+      if (hasReady
+          && last != null
+          && Objects.equals(last.generation(), generation)
           && last.at().plus(EVERY).isAfter(now)) {
         continue;
       }
@@ -67,8 +72,15 @@ public final class NodeClassReadiness {
 
   private boolean judge(WarmMetalNodeClass nodeClass, WarmMetalNodeClass.Status status) {
     var spec = nodeClass.getSpec();
-    if (spec == null || spec.endpoint == null || spec.endpoint.isBlank() || spec.credentialsSecretRef == null) {
-      return Conditions.set(status.conditions, Conditions.READY, false, "InvalidSpec",
+    if (spec == null
+        || spec.endpoint == null
+        || spec.endpoint.isBlank()
+        || spec.credentialsSecretRef == null) {
+      return Conditions.set(
+          status.conditions,
+          Conditions.READY,
+          false,
+          "InvalidSpec",
           "spec.endpoint and spec.credentialsSecretRef are required");
     }
     try {
@@ -78,9 +90,14 @@ public final class NodeClassReadiness {
       Thread.currentThread().interrupt();
       return false;
     } catch (IllegalStateException e) {
-      return Conditions.set(status.conditions, Conditions.READY, false, "CredentialsUnavailable", e.getMessage());
+      return Conditions.set(
+          status.conditions, Conditions.READY, false, "CredentialsUnavailable", e.getMessage());
     } catch (Exception e) {
-      return Conditions.set(status.conditions, Conditions.READY, false, "InstancesAPIUnavailable",
+      return Conditions.set(
+          status.conditions,
+          Conditions.READY,
+          false,
+          "InstancesAPIUnavailable",
           spec.endpoint + ": " + e.getMessage());
     }
   }

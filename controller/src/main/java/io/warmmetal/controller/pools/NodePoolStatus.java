@@ -22,10 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Writes each NodePool's status as upstream's NodePool controllers do: {@code ValidationSucceeded} (its problems,
- * if any), {@code NodeClassReady} (its node class exists, is ours and is Ready), {@code NodeRegistrationHealthy}
- * (True once one of its nodes registered), {@code Ready}; how many nodes it has and what they hold
- * ({@code status.nodes}, {@code status.resources}). Written only when something changed.
+ * Writes each NodePool's status as upstream's NodePool controllers do: {@code ValidationSucceeded}
+ * (its problems, if any), {@code NodeClassReady} (its node class exists, is ours and is Ready),
+ * {@code NodeRegistrationHealthy} (True once one of its nodes registered), {@code Ready}; how many
+ * nodes it has and what they hold ({@code status.nodes}, {@code status.resources}). Written only
+ * when something changed.
  */
 public final class NodePoolStatus {
   private static final Logger LOG = LoggerFactory.getLogger(NodePoolStatus.class);
@@ -35,23 +36,34 @@ public final class NodePoolStatus {
   private final KarpenterMetrics metrics;
   private final RegistrationHealth health;
 
-  public NodePoolStatus(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics, RegistrationHealth health) {
+  public NodePoolStatus(
+      KubernetesClient kube,
+      Definitions defs,
+      KarpenterMetrics metrics,
+      RegistrationHealth health) {
     this.kube = kube;
     this.defs = defs;
     this.metrics = metrics;
     this.health = health;
   }
 
-  /** @param claims every NodeClaim of ours */
+  /**
+   * @param claims every NodeClaim of ours
+   */
   public void reconcile(List<NodeClaim> claims) {
     Map<String, Map<String, Double>> usage = new HashMap<>();
     Map<String, Map<String, Double>> limits = new HashMap<>();
     for (NodePool pool : defs.managedPools()) {
       String name = pool.getMetadata().getName();
-      List<NodeClaim> own = claims.stream()
-          .filter(c -> name.equals(c.getMetadata().getLabels() == null ? null
-              : c.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL)))
-          .toList();
+      List<NodeClaim> own =
+          claims.stream()
+              .filter(
+                  c ->
+                      name.equals(
+                          c.getMetadata().getLabels() == null
+                              ? null
+                              : c.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL)))
+              .toList();
       NodePool.Status desired = desired(pool, own);
       usage.put(name, amounts(desired.resources));
       limits.put(name, amounts(pool.getSpec().limits));
@@ -87,22 +99,47 @@ public final class NodePoolStatus {
     }
     List<String> problems = defs.problems(pool);
     if (problems.isEmpty()) {
-      Conditions.set(status.conditions, Conditions.VALIDATION_SUCCEEDED, true, Conditions.VALIDATION_SUCCEEDED, "");
+      Conditions.set(
+          status.conditions,
+          Conditions.VALIDATION_SUCCEEDED,
+          true,
+          Conditions.VALIDATION_SUCCEEDED,
+          "");
     } else {
-      Conditions.set(status.conditions, Conditions.VALIDATION_SUCCEEDED, false, "NodePoolValidationFailed",
+      Conditions.set(
+          status.conditions,
+          Conditions.VALIDATION_SUCCEEDED,
+          false,
+          "NodePoolValidationFailed",
           String.join("; ", problems));
     }
     nodeClassReady(pool, status);
     RegistrationHealth.Outcome last = health.last(pool.getMetadata().getName());
     if (last != null && !last.registered()) {
-      Conditions.set(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY, false, "RegistrationFailed",
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_REGISTRATION_HEALTHY,
+          false,
+          "RegistrationFailed",
           last.message());
-    } else if (last != null || claims.stream().anyMatch(c -> c.getStatus() != null
-        && Conditions.isTrue(c.getStatus().conditions, Conditions.REGISTERED))) {
-      Conditions.set(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY, true,
-          Conditions.NODE_REGISTRATION_HEALTHY, "");
+    } else if (last != null
+        || claims.stream()
+            .anyMatch(
+                c ->
+                    c.getStatus() != null
+                        && Conditions.isTrue(c.getStatus().conditions, Conditions.REGISTERED))) {
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_REGISTRATION_HEALTHY,
+          true,
+          Conditions.NODE_REGISTRATION_HEALTHY,
+          "");
     } else if (Conditions.get(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY) == null) {
-      Conditions.set(status.conditions, Conditions.NODE_REGISTRATION_HEALTHY, "Unknown", "AwaitingReconciliation",
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_REGISTRATION_HEALTHY,
+          "Unknown",
+          "AwaitingReconciliation",
           "no node of this NodePool has registered yet");
     }
     Conditions.setReady(status.conditions, Conditions.NODEPOOL_READY_ON);
@@ -115,41 +152,77 @@ public final class NodePoolStatus {
     NodeClassReference ref = pool.getSpec().template.spec.nodeClassRef;
     WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
     if (ref == null || nodeClass == null) {
-      String what = ref == null ? "no nodeClassRef"
-          : ref.kind + " '" + ref.name + "' (" + ref.group + ") not found on cluster"
-              + (WarmMetalNodeClass.KIND.equals(ref.kind) ? "" : "; the kind WarmMetal serves is WarmMetalNodeClass");
-      Conditions.set(status.conditions, Conditions.NODE_CLASS_READY, false, "NodeClassNotFound", what);
+      String what =
+          ref == null
+              ? "no nodeClassRef"
+              : ref.kind
+                  + " '"
+                  + ref.name
+                  + "' ("
+                  + ref.group
+                  + ") not found on cluster"
+                  + (WarmMetalNodeClass.KIND.equals(ref.kind)
+                      ? ""
+                      : "; the kind WarmMetal serves is WarmMetalNodeClass");
+      Conditions.set(
+          status.conditions, Conditions.NODE_CLASS_READY, false, "NodeClassNotFound", what);
       return;
     }
     status.nodeClassObservedGeneration = nodeClass.getMetadata().getGeneration();
     if (nodeClass.getMetadata().getDeletionTimestamp() != null) {
-      Conditions.set(status.conditions, Conditions.NODE_CLASS_READY, false, "NodeClassTerminating",
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_CLASS_READY,
+          false,
+          "NodeClassTerminating",
           "NodeClass is Terminating");
       return;
     }
-    Condition ready = nodeClass.getStatus() == null ? null
-        : Conditions.get(nodeClass.getStatus().conditions, Conditions.READY);
+    Condition ready =
+        nodeClass.getStatus() == null
+            ? null
+            : Conditions.get(nodeClass.getStatus().conditions, Conditions.READY);
     if (ready == null || "Unknown".equals(ready.getStatus())) {
-      Conditions.set(status.conditions, Conditions.NODE_CLASS_READY, false, "NodeClassReadinessUnknown",
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_CLASS_READY,
+          false,
+          "NodeClassReadinessUnknown",
           "Node Class Readiness Unknown");
     } else if ("True".equals(ready.getStatus())) {
-      Conditions.set(status.conditions, Conditions.NODE_CLASS_READY, true, Conditions.NODE_CLASS_READY, "");
+      Conditions.set(
+          status.conditions, Conditions.NODE_CLASS_READY, true, Conditions.NODE_CLASS_READY, "");
     } else {
-      Conditions.set(status.conditions, Conditions.NODE_CLASS_READY, false, ready.getReason(), ready.getMessage());
+      Conditions.set(
+          status.conditions,
+          Conditions.NODE_CLASS_READY,
+          false,
+          ready.getReason(),
+          ready.getMessage());
     }
   }
 
-  /** What the pool's nodes have (their capacity, once registered), summed, and the count of nodes. */
+  /**
+   * What the pool's nodes have (their capacity, once registered), summed, and the count of nodes.
+   */
   private static Map<String, Quantity> resources(List<NodeClaim> claims) {
     Map<String, BigDecimal> sum = new HashMap<>();
     for (NodeClaim claim : claims) {
       if (claim.getStatus() != null && claim.getStatus().capacity != null) {
-        claim.getStatus().capacity.forEach((k, q) -> sum.merge(k, q.getNumericalAmount(), BigDecimal::add));
+        claim
+            .getStatus()
+            .capacity
+            .forEach((k, q) -> sum.merge(k, q.getNumericalAmount(), BigDecimal::add));
       }
     }
     Map<String, Quantity> resources = new HashMap<>();
-    sum.forEach((k, v) -> resources.put(k, k.equals("memory") || k.endsWith("storage") || k.startsWith("hugepages-")
-        ? new Quantity(v.toBigInteger().toString()) : new Quantity(v.stripTrailingZeros().toPlainString())));
+    sum.forEach(
+        (k, v) ->
+            resources.put(
+                k,
+                k.equals("memory") || k.endsWith("storage") || k.startsWith("hugepages-")
+                    ? new Quantity(v.toBigInteger().toString())
+                    : new Quantity(v.stripTrailingZeros().toPlainString())));
     resources.put("nodes", new Quantity(String.valueOf(claims.size())));
     return resources;
   }
@@ -163,19 +236,25 @@ public final class NodePoolStatus {
         && Objects.equals(current.nodeClassObservedGeneration, desired.nodeClassObservedGeneration)
         && sameQuantities(current.resources, desired.resources)
         && current.conditions.size() == desired.conditions.size()
-        && desired.conditions.stream().allMatch(d -> {
-          Condition c = Conditions.get(current.conditions, d.getType());
-          return c != null && Objects.equals(c.getStatus(), d.getStatus()) && Objects.equals(c.getReason(), d.getReason())
-              && Objects.equals(c.getMessage(), d.getMessage());
-        });
+        && desired.conditions.stream()
+            .allMatch(
+                d -> {
+                  Condition c = Conditions.get(current.conditions, d.getType());
+                  return c != null
+                      && Objects.equals(c.getStatus(), d.getStatus())
+                      && Objects.equals(c.getReason(), d.getReason())
+                      && Objects.equals(c.getMessage(), d.getMessage());
+                });
   }
 
   private static boolean sameQuantities(Map<String, Quantity> a, Map<String, Quantity> b) {
     if (a == null || b == null) {
       return a == b;
     }
-    return a.keySet().equals(b.keySet()) && a.keySet().stream()
-        .allMatch(k -> a.get(k).getNumericalAmount().compareTo(b.get(k).getNumericalAmount()) == 0);
+    return a.keySet().equals(b.keySet())
+        && a.keySet().stream()
+            .allMatch(
+                k -> a.get(k).getNumericalAmount().compareTo(b.get(k).getNumericalAmount()) == 0);
   }
 
   private static Condition copy(Condition c) {

@@ -4,9 +4,10 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * How the last of each NodePool's nodes fared at registration, for its {@code NodeRegistrationHealthy} condition:
- * a node that never registered (given up after the node class's registration timeout) makes it False until one
- * registers again, as upstream flags a pool whose nodes do not join (a wrong CA hash, a join endpoint out of reach).
+ * How the last of each NodePool's nodes fared at registration, for its {@code
+ * NodeRegistrationHealthy} condition: a node that never registered (given up after the node class's
+ * registration timeout) makes it False until one registers again, as upstream flags a pool whose
+ * nodes do not join (a wrong CA hash, a join endpoint out of reach).
  */
 public final class RegistrationHealth {
   /** The last outcome: whether the node registered, and if not, why. */
@@ -26,7 +27,9 @@ public final class RegistrationHealth {
     }
   }
 
-  /** Null when none of the pool's nodes has registered or failed to since the controller started. */
+  /**
+   * Null when none of the pool's nodes has registered or failed to since the controller started.
+   */
   public Outcome last(String pool) {
     return last.get(pool);
   }

@@ -8,10 +8,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster's Kubernetes version ({@code GET /version}, which every client may read), sent with each join so that a
- * host whose kubelet the control plane would not accept fails at once, saying so. Read again every few minutes: a
- * control plane is upgraded under a running controller. Unknown (null) while it cannot be read: the join goes
- * without the check rather than not at all.
+ * The cluster's Kubernetes version ({@code GET /version}, which every client may read), sent with
+ * each join so that a host whose kubelet the control plane would not accept fails at once, saying
+ * so. Read again every few minutes: a control plane is upgraded under a running controller. Unknown
+ * (null) while it cannot be read: the join goes without the check rather than not at all.
  */
 final class ControlPlaneVersion {
   private static final Logger LOG = LoggerFactory.getLogger(ControlPlaneVersion.class);
@@ -31,7 +31,8 @@ final class ControlPlaneVersion {
       try {
         version = kube.getKubernetesVersion().getGitVersion();
       } catch (KubernetesClientException e) {
-        LOG.debug("The control plane's version could not be read ({}); joins go without the version check",
+        LOG.debug(
+            "The control plane's version could not be read ({}); joins go without the version check",
             e.getMessage());
       }
       readAt = now;

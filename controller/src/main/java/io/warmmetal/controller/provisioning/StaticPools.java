@@ -22,10 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Static NodePools ({@code spec.replicas}), as upstream's: the pool keeps that many nodes whatever the pods — each of
- * the cheapest type its requirements allow with a machine to be had, capped by {@code limits.nodes} — and gives up
- * the extras when scaled down (those not up yet first, then the emptiest). Pods land on them as on any node; no pod
- * makes a static pool launch, and consolidation leaves it alone (drift and expiry do not).
+ * Static NodePools ({@code spec.replicas}), as upstream's: the pool keeps that many nodes whatever
+ * the pods — each of the cheapest type its requirements allow with a machine to be had, capped by
+ * {@code limits.nodes} — and gives up the extras when scaled down (those not up yet first, then the
+ * emptiest). Pods land on them as on any node; no pod makes a static pool launch, and consolidation
+ * leaves it alone (drift and expiry do not).
  */
 public final class StaticPools {
   private static final Logger LOG = LoggerFactory.getLogger(StaticPools.class);
@@ -35,7 +36,8 @@ public final class StaticPools {
   private final Scheduler scheduler;
   private final Provisioner provisioner;
 
-  public StaticPools(KubernetesClient kube, Definitions defs, Scheduler scheduler, Provisioner provisioner) {
+  public StaticPools(
+      KubernetesClient kube, Definitions defs, Scheduler scheduler, Provisioner provisioner) {
     this.kube = kube;
     this.defs = defs;
     this.scheduler = scheduler;
@@ -50,11 +52,19 @@ public final class StaticPools {
     ClusterState state = null;
     for (NodePool pool : pools) {
       String name = pool.getMetadata().getName();
-      List<NodeClaim> own = claims.stream().filter(c -> c.getMetadata().getDeletionTimestamp() == null
-          && name.equals(c.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL))).toList();
+      List<NodeClaim> own =
+          claims.stream()
+              .filter(
+                  c ->
+                      c.getMetadata().getDeletionTimestamp() == null
+                          && name.equals(c.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL)))
+              .toList();
       long wanted = pool.getSpec().replicas;
       if (pool.getSpec().limits != null && pool.getSpec().limits.containsKey(InstanceTypes.NODES)) {
-        wanted = Math.min(wanted, pool.getSpec().limits.get(InstanceTypes.NODES).getNumericalAmount().longValue());
+        wanted =
+            Math.min(
+                wanted,
+                pool.getSpec().limits.get(InstanceTypes.NODES).getNumericalAmount().longValue());
       }
       if (own.size() > wanted) {
         scaleDown(own, (int) (own.size() - wanted), pods);
@@ -68,38 +78,56 @@ public final class StaticPools {
   private void scaleUp(ClusterState state, String pool, int count) throws Exception {
     NodePoolView view = state.view(pool);
     List<InstanceType> launchable = provisioner.launchable(state);
-    InstanceType cheapest = view == null ? null : state.typesByPool.getOrDefault(pool, List.of()).stream()
-        .filter(launchable::contains).filter(view::allows)
-        .min(Comparator.comparingDouble(InstanceType::price)).orElse(null);
+    InstanceType cheapest =
+        view == null
+            ? null
+            : state.typesByPool.getOrDefault(pool, List.of()).stream()
+                .filter(launchable::contains)
+                .filter(view::allows)
+                .min(Comparator.comparingDouble(InstanceType::price))
+                .orElse(null);
     if (cheapest == null) {
       LOG.info("Static NodePool {}: no instance type it allows has a machine to be had now", pool);
       return;
     }
     List<Scheduler.PlannedNode> nodes = new ArrayList<>();
     for (int i = 0; i < count; i++) {
-      nodes.add(new Scheduler.PlannedNode(view, cheapest, List.of(), scheduler.usable(view, cheapest)));
+      nodes.add(
+          new Scheduler.PlannedNode(view, cheapest, List.of(), scheduler.usable(view, cheapest)));
     }
     LOG.info("Static NodePool {}: {} more node(s) of {}", pool, count, cheapest.name());
     provisioner.replacements(state, nodes, "provisioned");
   }
 
-  /** Deletes {@code count} of the pool's claims: those not initialized first, then those with the fewest pods. */
+  /**
+   * Deletes {@code count} of the pool's claims: those not initialized first, then those with the
+   * fewest pods.
+   */
   private void scaleDown(List<NodeClaim> own, int count, List<Pod> pods) {
     Map<String, Integer> podsOn = new HashMap<>();
-    pods.forEach(p -> {
-      if (p.getSpec() != null && p.getSpec().getNodeName() != null) {
-        podsOn.merge(p.getSpec().getNodeName(), 1, Integer::sum);
-      }
-    });
+    pods.forEach(
+        p -> {
+          if (p.getSpec() != null && p.getSpec().getNodeName() != null) {
+            podsOn.merge(p.getSpec().getNodeName(), 1, Integer::sum);
+          }
+        });
     List<NodeClaim> order = new ArrayList<>(own);
-    order.sort(Comparator.comparing((NodeClaim c) -> c.getStatus() != null
-            && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
-        .thenComparing(c -> c.getStatus() == null || c.getStatus().nodeName == null ? 0
-            : podsOn.getOrDefault(c.getStatus().nodeName, 0)));
+    order.sort(
+        Comparator.comparing(
+                (NodeClaim c) ->
+                    c.getStatus() != null
+                        && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
+            .thenComparing(
+                c ->
+                    c.getStatus() == null || c.getStatus().nodeName == null
+                        ? 0
+                        : podsOn.getOrDefault(c.getStatus().nodeName, 0)));
     for (NodeClaim claim : order.subList(0, count)) {
       LOG.info("Static NodePool: scaling down, NodeClaim {} goes", claim.getMetadata().getName());
       kube.resources(NodeClaim.class).resource(claim).delete();
-      claim.getMetadata().setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans
+      claim
+          .getMetadata()
+          .setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans
     }
   }
 }

@@ -9,11 +9,11 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.state.Definitions;
 import java.time.Duration;
@@ -28,12 +28,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A launched NodeClaim meets its Node, matched by providerID, as Karpenter's lifecycle does: Registered (the Node gets
- * the NodeClaim's labels and annotations and {@code karpenter.sh/registered=true}, its taints and startup taints, an
- * owner reference to the NodeClaim, and the unregistered taint comes off), then Initialized once the Node is Ready,
- * its startup taints and the known ephemeral taints (not-ready, unreachable, network-unavailable, an uninitialized
- * cloud provider) are gone and every extended resource the NodeClaim asked for is allocatable — the Node then gets
- * {@code karpenter.sh/initialized=true}.
+ * A launched NodeClaim meets its Node, matched by providerID, as Karpenter's lifecycle does:
+ * Registered (the Node gets the NodeClaim's labels and annotations and {@code
+ * karpenter.sh/registered=true}, its taints and startup taints, an owner reference to the
+ * NodeClaim, and the unregistered taint comes off), then Initialized once the Node is Ready, its
+ * startup taints and the known ephemeral taints (not-ready, unreachable, network-unavailable, an
+ * uninitialized cloud provider) are gone and every extended resource the NodeClaim asked for is
+ * allocatable — the Node then gets {@code karpenter.sh/initialized=true}.
  */
 public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
@@ -43,7 +44,10 @@ public final class Registration {
   private final KarpenterMetrics metrics;
   private final RegistrationHealth health;
 
-  public Registration(KubernetesClient kube, Definitions defs, KarpenterMetrics metrics,
+  public Registration(
+      KubernetesClient kube,
+      Definitions defs,
+      KarpenterMetrics metrics,
       RegistrationHealth health) {
     this.kube = kube;
     this.defs = defs;
@@ -59,7 +63,8 @@ public final class Registration {
       }
     }
     for (NodeClaim claim : claims) {
-      if (claim.getStatus() == null || claim.getStatus().providerID == null
+      if (claim.getStatus() == null
+          || claim.getStatus().providerID == null
           || Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
         continue;
       }
@@ -68,8 +73,11 @@ public final class Registration {
         try {
           advance(claim, node);
         } catch (RuntimeException e) {
-          LOG.warn("NodeClaim {}: registering Node {} failed ({}); next pass", claim.getMetadata().getName(),
-              node.getMetadata().getName(), e.getMessage());
+          LOG.warn(
+              "NodeClaim {}: registering Node {} failed ({}); next pass",
+              claim.getMetadata().getName(),
+              node.getMetadata().getName(),
+              e.getMessage());
         }
       }
     }
@@ -80,7 +88,8 @@ public final class Registration {
     Node current = node; // the informer's copy, or the one our edit returned
     if (Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)
         && taints(node).stream().anyMatch(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()))) {
-      // Registered, yet the taint is back (a kubelet that wrote its Node again, a write that crossed ours): sync
+      // Registered, yet the taint is back (a kubelet that wrote its Node again, a write that
+      // crossed ours): sync
       // again rather than wait on it for ever.
       current = register(claim, node);
     }
@@ -88,36 +97,61 @@ public final class Registration {
       current = register(claim, node);
       claim.getStatus().nodeName = node.getMetadata().getName();
       claim.getStatus().capacity = node.getStatus() == null ? null : node.getStatus().getCapacity();
-      claim.getStatus().allocatable = node.getStatus() == null ? null : node.getStatus().getAllocatable();
-      Conditions.set(claim.getStatus().conditions, Conditions.REGISTERED, true, "Registered",
+      claim.getStatus().allocatable =
+          node.getStatus() == null ? null : node.getStatus().getAllocatable();
+      Conditions.set(
+          claim.getStatus().conditions,
+          Conditions.REGISTERED,
+          true,
+          "Registered",
           "Node " + node.getMetadata().getName());
       changed = true;
       health.registered(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
-      metrics.nodeCreated(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL),
-          node.getMetadata().getLabels() == null ? "" : node.getMetadata().getLabels().get(WellKnown.ZONE_LABEL));
+      metrics.nodeCreated(
+          claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL),
+          node.getMetadata().getLabels() == null
+              ? ""
+              : node.getMetadata().getLabels().get(WellKnown.ZONE_LABEL));
     }
     Pending pending = initializationPending(claim, current);
     if (pending != null) {
-      // Why it waits, once it has waited a while: the reasons a node passes through in its first seconds (not ready,
+      // Why it waits, once it has waited a while: the reasons a node passes through in its first
+      // seconds (not ready,
       // its taints not lifted yet) are not worth a status write each for every node of a burst.
       if (waitedLong(claim)) {
-        changed |= Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, "Unknown", pending.reason(),
-            pending.message());
+        changed |=
+            Conditions.set(
+                claim.getStatus().conditions,
+                Conditions.INITIALIZED,
+                "Unknown",
+                pending.reason(),
+                pending.message());
       }
     } else {
       if (current.getMetadata().getLabels() == null
           || !"true".equals(current.getMetadata().getLabels().get(WellKnown.INITIALIZED_LABEL))) {
-        editNode(current, n -> {
-          Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
-              : n.getMetadata().getLabels());
-          labels.put(WellKnown.INITIALIZED_LABEL, "true");
-          n.getMetadata().setLabels(labels);
-          return n;
-        });
+        editNode(
+            current,
+            n -> {
+              Map<String, String> labels =
+                  new HashMap<>(
+                      n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels());
+              labels.put(WellKnown.INITIALIZED_LABEL, "true");
+              n.getMetadata().setLabels(labels);
+              return n;
+            });
       }
-      Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, true, "Initialized", "Node is ready");
+      Conditions.set(
+          claim.getStatus().conditions,
+          Conditions.INITIALIZED,
+          true,
+          "Initialized",
+          "Node is ready");
       changed = true;
-      LOG.info("NodeClaim {} initialized: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
+      LOG.info(
+          "NodeClaim {} initialized: Node {}",
+          claim.getMetadata().getName(),
+          node.getMetadata().getName());
     }
     changed |= Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
     if (changed) {
@@ -126,51 +160,79 @@ public final class Registration {
   }
 
   /**
-   * Syncs the NodeClaim onto its Node (labels, annotations, taints, an owner reference) and lifts the unregistered
-   * taint, as Karpenter's registration does.
+   * Syncs the NodeClaim onto its Node (labels, annotations, taints, an owner reference) and lifts
+   * the unregistered taint, as Karpenter's registration does.
    */
   private Node register(NodeClaim claim, Node node) {
     String poolName = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
     NodePool pool = defs.pool(poolName);
-    Node registered = editNode(node, n -> {
-      Map<String, String> labels = new HashMap<>(n.getMetadata().getLabels() == null ? Map.of()
-          : n.getMetadata().getLabels());
-      if (pool != null && pool.getSpec().template.metadata.labels != null) {
-        labels.putAll(pool.getSpec().template.metadata.labels); // claims made before their labels were copied
-      }
-      labels.putAll(claim.getMetadata().getLabels());
-      labels.put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName());
-      labels.put(WellKnown.REGISTERED_LABEL, "true");
-      n.getMetadata().setLabels(labels);
-      if (claim.getMetadata().getAnnotations() != null) {
-        Map<String, String> annotations = new HashMap<>(n.getMetadata().getAnnotations() == null ? Map.of()
-            : n.getMetadata().getAnnotations());
-        claim.getMetadata().getAnnotations().forEach((k, v) -> {
-          if (!k.startsWith("warmmetal.io/")) { // the controller's own bookkeeping stays on the claim
-            annotations.put(k, v);
-          }
-        });
-        n.getMetadata().setAnnotations(annotations);
-      }
-      List<Taint> taints = new ArrayList<>(taints(n));
-      for (Taint wanted : concat(claim.getSpec().taints, claim.getSpec().startupTaints)) {
-        if (taints.stream().noneMatch(t -> sameTaint(t, wanted))) {
-          taints.add(wanted);
-        }
-      }
-      taints.removeIf(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()));
-      n.getSpec().setTaints(taints);
-      List<OwnerReference> owners = new ArrayList<>(n.getMetadata().getOwnerReferences() == null ? List.of()
-          : n.getMetadata().getOwnerReferences());
-      if (owners.stream().noneMatch(o -> claim.getMetadata().getUid().equals(o.getUid()))) {
-        owners.add(new OwnerReferenceBuilder().withApiVersion("karpenter.sh/v1").withKind("NodeClaim")
-            .withName(claim.getMetadata().getName()).withUid(claim.getMetadata().getUid())
-            .withBlockOwnerDeletion(true).build());
-      }
-      n.getMetadata().setOwnerReferences(owners);
-      return n;
-    });
-    LOG.info("NodeClaim {} registered: Node {}", claim.getMetadata().getName(), node.getMetadata().getName());
+    Node registered =
+        editNode(
+            node,
+            n -> {
+              Map<String, String> labels =
+                  new HashMap<>(
+                      n.getMetadata().getLabels() == null ? Map.of() : n.getMetadata().getLabels());
+              if (pool != null && pool.getSpec().template.metadata.labels != null) {
+                labels.putAll(
+                    pool.getSpec()
+                        .template
+                        .metadata
+                        .labels); // claims made before their labels were copied
+              }
+              labels.putAll(claim.getMetadata().getLabels());
+              labels.put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName());
+              labels.put(WellKnown.REGISTERED_LABEL, "true");
+              n.getMetadata().setLabels(labels);
+              if (claim.getMetadata().getAnnotations() != null) {
+                Map<String, String> annotations =
+                    new HashMap<>(
+                        n.getMetadata().getAnnotations() == null
+                            ? Map.of()
+                            : n.getMetadata().getAnnotations());
+                claim
+                    .getMetadata()
+                    .getAnnotations()
+                    .forEach(
+                        (k, v) -> {
+                          if (!k.startsWith(
+                              "warmmetal.io/")) { // the controller's own bookkeeping stays on the
+                            // claim
+                            annotations.put(k, v);
+                          }
+                        });
+                n.getMetadata().setAnnotations(annotations);
+              }
+              List<Taint> taints = new ArrayList<>(taints(n));
+              for (Taint wanted : concat(claim.getSpec().taints, claim.getSpec().startupTaints)) {
+                if (taints.stream().noneMatch(t -> sameTaint(t, wanted))) {
+                  taints.add(wanted);
+                }
+              }
+              taints.removeIf(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()));
+              n.getSpec().setTaints(taints);
+              List<OwnerReference> owners =
+                  new ArrayList<>(
+                      n.getMetadata().getOwnerReferences() == null
+                          ? List.of()
+                          : n.getMetadata().getOwnerReferences());
+              if (owners.stream().noneMatch(o -> claim.getMetadata().getUid().equals(o.getUid()))) {
+                owners.add(
+                    new OwnerReferenceBuilder()
+                        .withApiVersion("karpenter.sh/v1")
+                        .withKind("NodeClaim")
+                        .withName(claim.getMetadata().getName())
+                        .withUid(claim.getMetadata().getUid())
+                        .withBlockOwnerDeletion(true)
+                        .build());
+              }
+              n.getMetadata().setOwnerReferences(owners);
+              return n;
+            });
+    LOG.info(
+        "NodeClaim {} registered: Node {}",
+        claim.getMetadata().getName(),
+        node.getMetadata().getName());
     return registered;
   }
 
@@ -187,8 +249,8 @@ public final class Registration {
   }
 
   /**
-   * Changes the Node: one update from the informer's copy, guarded by its resourceVersion; if the kubelet changed it
-   * meanwhile (409 Conflict), again from its latest version.
+   * Changes the Node: one update from the informer's copy, guarded by its resourceVersion; if the
+   * kubelet changed it meanwhile (409 Conflict), again from its latest version.
    */
   private Node editNode(Node cached, UnaryOperator<Node> change) {
     try {
@@ -231,8 +293,10 @@ public final class Registration {
 
   private static boolean waitedLong(NodeClaim claim) {
     var registered = Conditions.get(claim.getStatus().conditions, Conditions.REGISTERED);
-    return registered != null && registered.getLastTransitionTime() != null
-        && Instant.parse(registered.getLastTransitionTime()).plus(QUIET_WHILE_INITIALIZING)
+    return registered != null
+        && registered.getLastTransitionTime() != null
+        && Instant.parse(registered.getLastTransitionTime())
+            .plus(QUIET_WHILE_INITIALIZING)
             .isBefore(Instant.now());
   }
 
@@ -245,34 +309,48 @@ public final class Registration {
     }
     for (Taint t : taints(node)) {
       if (WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
-          || claim.getSpec().startupTaints.stream().anyMatch(st -> st.getKey().equals(t.getKey()))) {
-        return new Pending("StartupTaintsExist", "StartupTaint \"" + t.getKey() + ":" + t.getEffect() + "\" still exists");
+          || claim.getSpec().startupTaints.stream()
+              .anyMatch(st -> st.getKey().equals(t.getKey()))) {
+        return new Pending(
+            "StartupTaintsExist",
+            "StartupTaint \"" + t.getKey() + ":" + t.getEffect() + "\" still exists");
       }
       if (WellKnown.EPHEMERAL_TAINTS.contains(t.getKey())) {
-        return new Pending("KnownEphemeralTaintsExist",
+        return new Pending(
+            "KnownEphemeralTaintsExist",
             "KnownEphemeralTaint \"" + t.getKey() + ":" + t.getEffect() + "\" still exists");
       }
     }
     String missing = unregisteredResource(claim, node);
-    return missing == null ? null
-        : new Pending("ResourceNotRegistered", "Resource \"" + missing + "\" was requested but not registered");
+    return missing == null
+        ? null
+        : new Pending(
+            "ResourceNotRegistered",
+            "Resource \"" + missing + "\" was requested but not registered");
   }
 
   /**
-   * An extended resource (a GPU) the claim asked for that the Node does not offer yet — they appear once their device
-   * plugin registers them; the kubelet reports zero until then. Null when none.
+   * An extended resource (a GPU) the claim asked for that the Node does not offer yet — they appear
+   * once their device plugin registers them; the kubelet reports zero until then. Null when none.
    */
   private static String unregisteredResource(NodeClaim claim, Node node) {
     Map<String, Quantity> requests = claim.getSpec().resources.requests;
     if (requests == null) {
       return null;
     }
-    Map<String, Quantity> allocatable = node.getStatus() == null
-        || node.getStatus().getAllocatable() == null ? Map.of() : node.getStatus().getAllocatable();
-    return requests.entrySet().stream().filter(r -> r.getKey().contains("/")) // extended resources only
+    Map<String, Quantity> allocatable =
+        node.getStatus() == null || node.getStatus().getAllocatable() == null
+            ? Map.of()
+            : node.getStatus().getAllocatable();
+    return requests.entrySet().stream()
+        .filter(r -> r.getKey().contains("/")) // extended resources only
         .filter(r -> r.getValue().getNumericalAmount().signum() > 0)
-        .filter(r -> !allocatable.containsKey(r.getKey())
-            || allocatable.get(r.getKey()).getNumericalAmount().signum() <= 0)
-        .map(Map.Entry::getKey).findFirst().orElse(null);
+        .filter(
+            r ->
+                !allocatable.containsKey(r.getKey())
+                    || allocatable.get(r.getKey()).getNumericalAmount().signum() <= 0)
+        .map(Map.Entry::getKey)
+        .findFirst()
+        .orElse(null);
   }
 }

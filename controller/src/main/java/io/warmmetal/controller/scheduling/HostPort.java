@@ -1,8 +1,9 @@
 package io.warmmetal.controller.scheduling;
 
 /**
- * A host port a pod's container binds on its node. Two conflict, as kube-scheduler's NodePorts filter has it, when
- * protocol and port are the same and their host IPs overlap (an unset or wildcard IP overlaps every IP).
+ * A host port a pod's container binds on its node. Two conflict, as kube-scheduler's NodePorts
+ * filter has it, when protocol and port are the same and their host IPs overlap (an unset or
+ * wildcard IP overlaps every IP).
  */
 public record HostPort(String ip, String protocol, int port) {
   private static final String ANY = "0.0.0.0";
@@ -13,7 +14,8 @@ public record HostPort(String ip, String protocol, int port) {
   }
 
   public boolean conflictsWith(HostPort other) {
-    return port == other.port && protocol.equals(other.protocol)
+    return port == other.port
+        && protocol.equals(other.protocol)
         && (wildcard(ip) || wildcard(other.ip) || ip.equals(other.ip));
   }
 

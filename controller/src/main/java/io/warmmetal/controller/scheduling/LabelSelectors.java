@@ -8,7 +8,10 @@ import java.util.Map;
 public final class LabelSelectors {
   private LabelSelectors() {}
 
-  /** Whether the selector selects these labels; a null selector selects nothing, an empty one everything. */
+  /**
+   * Whether the selector selects these labels; a null selector selects nothing, an empty one
+   * everything.
+   */
   public static boolean matches(LabelSelector selector, Map<String, String> labels) {
     if (selector == null) {
       return false;
@@ -23,13 +26,14 @@ public final class LabelSelectors {
     if (selector.getMatchExpressions() != null) {
       for (LabelSelectorRequirement r : selector.getMatchExpressions()) {
         String value = labels.get(r.getKey());
-        boolean ok = switch (r.getOperator()) {
-          case "In" -> value != null && r.getValues().contains(value);
-          case "NotIn" -> value == null || !r.getValues().contains(value);
-          case "Exists" -> value != null;
-          case "DoesNotExist" -> value == null;
-          default -> false;
-        };
+        boolean ok =
+            switch (r.getOperator()) {
+              case "In" -> value != null && r.getValues().contains(value);
+              case "NotIn" -> value == null || !r.getValues().contains(value);
+              case "Exists" -> value != null;
+              case "DoesNotExist" -> value == null;
+              default -> false;
+            };
         if (!ok) {
           return false;
         }

@@ -4,8 +4,9 @@ import io.fabric8.kubernetes.api.model.LabelSelector;
 import java.util.Set;
 
 /**
- * A required pod (anti-)affinity term: which pods it is about (a label selector, in some namespaces — {@code null}:
- * all of them) and the topology key whose domains it counts in (a node for {@code kubernetes.io/hostname}).
+ * A required pod (anti-)affinity term: which pods it is about (a label selector, in some namespaces
+ * — {@code null}: all of them) and the topology key whose domains it counts in (a node for {@code
+ * kubernetes.io/hostname}).
  */
 public record PodAffinityTerm(LabelSelector selector, Set<String> namespaces, String topologyKey) {
   public static final String HOSTNAME = "kubernetes.io/hostname";

@@ -11,44 +11,103 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * What scheduling a pod needs: its requests, its nodeSelector, its required node affinity (any one of the terms,
- * each a list of requirements that must all hold), its tolerations, the host ports it binds, for pod (anti-)affinity
- * and spread its namespace, its labels and its own required anti-affinity terms, and the rest of where it wants to
- * be ({@link Placement}: pod affinity, topology spread, preferences).
+ * What scheduling a pod needs: its requests, its nodeSelector, its required node affinity (any one
+ * of the terms, each a list of requirements that must all hold), its tolerations, the host ports it
+ * binds, for pod (anti-)affinity and spread its namespace, its labels and its own required
+ * anti-affinity terms, and the rest of where it wants to be ({@link Placement}: pod affinity,
+ * topology spread, preferences).
  */
-public record PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
-    List<List<Requirement>> affinityTerms, List<Toleration> tolerations, List<HostPort> hostPorts, String namespace,
-    Map<String, String> labels, List<PodAffinityTerm> antiAffinity, Placement placement) {
+public record PodRequest(
+    String name,
+    Resources requests,
+    Map<String, String> nodeSelector,
+    List<List<Requirement>> affinityTerms,
+    List<Toleration> tolerations,
+    List<HostPort> hostPorts,
+    String namespace,
+    Map<String, String> labels,
+    List<PodAffinityTerm> antiAffinity,
+    Placement placement) {
 
-  public PodRequest(String name, Resources requests, Map<String, String> nodeSelector,
-      List<List<Requirement>> affinityTerms, List<Toleration> tolerations) {
-    this(name, requests, nodeSelector, affinityTerms, tolerations, List.of(), "default", Map.of(), List.of(),
+  public PodRequest(
+      String name,
+      Resources requests,
+      Map<String, String> nodeSelector,
+      List<List<Requirement>> affinityTerms,
+      List<Toleration> tolerations) {
+    this(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        List.of(),
+        "default",
+        Map.of(),
+        List.of(),
         Placement.NONE);
   }
 
   public PodRequest withHostPorts(List<HostPort> ports) {
-    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, ports, namespace, labels,
-        antiAffinity, placement);
+    return new PodRequest(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        ports,
+        namespace,
+        labels,
+        antiAffinity,
+        placement);
   }
 
   public PodRequest withIdentity(String namespace, Map<String, String> labels) {
-    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
-        antiAffinity, placement);
+    return new PodRequest(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        hostPorts,
+        namespace,
+        labels,
+        antiAffinity,
+        placement);
   }
 
   public PodRequest withAntiAffinity(List<PodAffinityTerm> terms) {
-    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
-        terms, placement);
+    return new PodRequest(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        hostPorts,
+        namespace,
+        labels,
+        terms,
+        placement);
   }
 
   public PodRequest withPlacement(Placement placement) {
-    return new PodRequest(name, requests, nodeSelector, affinityTerms, tolerations, hostPorts, namespace, labels,
-        antiAffinity, placement);
+    return new PodRequest(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        hostPorts,
+        namespace,
+        labels,
+        antiAffinity,
+        placement);
   }
 
   /**
-   * The pod with one preference fewer ({@link Placement#relax}), and last — where {@code preferNoSchedule} taints
-   * are about — PreferNoSchedule taints tolerated; null when nothing is left to relax.
+   * The pod with one preference fewer ({@link Placement#relax}), and last — where {@code
+   * preferNoSchedule} taints are about — PreferNoSchedule taints tolerated; null when nothing is
+   * left to relax.
    */
   public PodRequest relaxed(boolean preferNoSchedule) {
     Placement less = placement.relax();
@@ -69,13 +128,15 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
   }
 
   /**
-   * Whether the two may not share a topology domain of {@code key} (a node, for the hostname key): an anti-affinity
-   * term of this pod held to now, or a required one of the other, on that key, selects the other — Kubernetes checks
-   * both directions (the other's preferences are its own business, as kube-scheduler's).
+   * Whether the two may not share a topology domain of {@code key} (a node, for the hostname key):
+   * an anti-affinity term of this pod held to now, or a required one of the other, on that key,
+   * selects the other — Kubernetes checks both directions (the other's preferences are its own
+   * business, as kube-scheduler's).
    */
   public boolean repels(PodRequest other, String key) {
     return allAntiAffinity().stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(other))
-        || other.antiAffinity.stream().anyMatch(t -> t.topologyKey().equals(key) && t.selects(this));
+        || other.antiAffinity.stream()
+            .anyMatch(t -> t.topologyKey().equals(key) && t.selects(this));
   }
 
   /** Whether the two cannot share a node: a host port of one is a host port of the other. */
@@ -84,27 +145,37 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
   }
 
   /**
-   * Whether the pod's selector and affinity allow {@code value} for {@code key}, whatever the other labels: its
-   * selector does not name another value, and some affinity term's requirements on that key hold.
+   * Whether the pod's selector and affinity allow {@code value} for {@code key}, whatever the other
+   * labels: its selector does not name another value, and some affinity term's requirements on that
+   * key hold.
    */
   public boolean admits(String key, String value) {
     String wanted = nodeSelector.get(key);
     if (wanted != null && !wanted.equals(value)) {
       return false;
     }
-    Predicate<List<Requirement>> ok = term -> term.stream()
-        .filter(r -> r.getKey().equals(key)).allMatch(r -> r.matches(Map.of(key, value)));
-    if (!placement.preferredNodeTerms().isEmpty() && !ok.test(placement.preferredNodeTerms().get(0))) {
+    Predicate<List<Requirement>> ok =
+        term ->
+            term.stream()
+                .filter(r -> r.getKey().equals(key))
+                .allMatch(r -> r.matches(Map.of(key, value)));
+    if (!placement.preferredNodeTerms().isEmpty()
+        && !ok.test(placement.preferredNodeTerms().get(0))) {
       return false;
     }
     return affinityTerms.isEmpty() || affinityTerms.stream().anyMatch(ok);
   }
 
-  /** Whether anything of the pod's is about one of these node label keys: selector, affinity, spread, pod terms. */
+  /**
+   * Whether anything of the pod's is about one of these node label keys: selector, affinity,
+   * spread, pod terms.
+   */
   public boolean mentions(Set<String> keys) {
     if (nodeSelector.keySet().stream().anyMatch(keys::contains)
         || affinityTerms.stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
-        || placement.preferredNodeTerms().stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))
+        || placement.preferredNodeTerms().stream()
+            .flatMap(List::stream)
+            .anyMatch(r -> keys.contains(r.getKey()))
         || placement.spread().stream().anyMatch(s -> keys.contains(s.topologyKey()))
         || placement.allAffinity().stream().anyMatch(t -> keys.contains(t.topologyKey()))) {
       return true;
@@ -130,8 +201,8 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
   }
 
   /**
-   * Whether the pod tolerates the taints: every NoSchedule and NoExecute one, and — until relaxed, as upstream holds
-   * them — every PreferNoSchedule one.
+   * Whether the pod tolerates the taints: every NoSchedule and NoExecute one, and — until relaxed,
+   * as upstream holds them — every PreferNoSchedule one.
    */
   public boolean tolerates(List<Taint> taints) {
     for (var taint : taints) {
@@ -147,7 +218,9 @@ public record PodRequest(String name, Resources requests, Map<String, String> no
   }
 
   private static boolean tolerates(Toleration t, Taint taint) {
-    if (t.getEffect() != null && !t.getEffect().isEmpty() && !t.getEffect().equals(taint.getEffect())) {
+    if (t.getEffect() != null
+        && !t.getEffect().isEmpty()
+        && !t.getEffect().equals(taint.getEffect())) {
       return false;
     }
     if (t.getKey() == null || t.getKey().isEmpty()) {

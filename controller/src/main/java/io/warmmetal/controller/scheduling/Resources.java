@@ -5,8 +5,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Amounts of resources: CPU in millicores, memory in bytes, and extended resources (e.g. {@code nvidia.com/gpu}) in
- * units. Immutable.
+ * Amounts of resources: CPU in millicores, memory in bytes, and extended resources (e.g. {@code
+ * nvidia.com/gpu}) in units. Immutable.
  */
 public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> extended) {
   public static final Resources NONE = new Resources(0, 0, Map.of());
@@ -37,7 +37,10 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
     return new Resources(cpuMilli - o.cpuMilli, memoryBytes - o.memoryBytes, diff);
   }
 
-  /** These amounts with only the named extended resources: what a limit that names only those counts. */
+  /**
+   * These amounts with only the named extended resources: what a limit that names only those
+   * counts.
+   */
   public Resources onlyExtended(Set<String> names) {
     Map<String, Long> kept = new HashMap<>(extended);
     kept.keySet().retainAll(names);
@@ -48,7 +51,8 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
   public Resources max(Resources o) {
     Map<String, Long> most = new HashMap<>(extended);
     o.extended.forEach((k, v) -> most.merge(k, v, Math::max));
-    return new Resources(Math.max(cpuMilli, o.cpuMilli), Math.max(memoryBytes, o.memoryBytes), most);
+    return new Resources(
+        Math.max(cpuMilli, o.cpuMilli), Math.max(memoryBytes, o.memoryBytes), most);
   }
 
   /** Whether {@code need} fits in this. */

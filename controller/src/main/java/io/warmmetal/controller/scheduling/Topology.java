@@ -8,10 +8,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Pod counts per topology domain, for pod affinity and topology spread, as upstream's topology groups keep them: one
- * group per term (selector, namespaces, key) of the pods being planned, counting the pods it selects on every node in
- * the plan (those there and those planned), updated as pods are placed. A node's domain for a key is its label's
- * value — for {@code kubernetes.io/hostname}, the node itself (a new node is a new, empty domain).
+ * Pod counts per topology domain, for pod affinity and topology spread, as upstream's topology
+ * groups keep them: one group per term (selector, namespaces, key) of the pods being planned,
+ * counting the pods it selects on every node in the plan (those there and those planned), updated
+ * as pods are placed. A node's domain for a key is its label's value — for {@code
+ * kubernetes.io/hostname}, the node itself (a new node is a new, empty domain).
  */
 final class Topology {
   /** A node as topology sees it: its identity (its hostname domain), its labels, its pods. */
@@ -26,10 +27,17 @@ final class Topology {
   }
 
   private final Map<PodAffinityTerm, Map<String, Integer>> counts = new HashMap<>();
-  /** Domains a new node could be in, by key (the zones and regions with machines to be had): empty ones count. */
+
+  /**
+   * Domains a new node could be in, by key (the zones and regions with machines to be had): empty
+   * ones count.
+   */
   private final Map<String, Set<String>> potential;
 
-  Topology(Collection<PodRequest> pending, Collection<? extends Node> nodes, Map<String, Set<String>> potential) {
+  Topology(
+      Collection<PodRequest> pending,
+      Collection<? extends Node> nodes,
+      Map<String, Set<String>> potential) {
     this.potential = potential;
     for (PodRequest pod : pending) {
       pod.placement().allAffinity().forEach(t -> counts.putIfAbsent(t, new HashMap<>()));
@@ -45,31 +53,44 @@ final class Topology {
   }
 
   static String domain(Node node, String key) {
-    return key.equals(PodAffinityTerm.HOSTNAME) ? node.labels().getOrDefault(key, node.id()) : node.labels().get(key);
+    return key.equals(PodAffinityTerm.HOSTNAME)
+        ? node.labels().getOrDefault(key, node.id())
+        : node.labels().get(key);
   }
 
   void placed(PodRequest pod, Node node) {
-    counts.forEach((term, byDomain) -> {
-      String domain = domain(node, term.topologyKey());
-      if (domain != null && term.selects(pod)) {
-        byDomain.merge(domain, 1, Integer::sum);
-      }
-    });
+    counts.forEach(
+        (term, byDomain) -> {
+          String domain = domain(node, term.topologyKey());
+          if (domain != null && term.selects(pod)) {
+            byDomain.merge(domain, 1, Integer::sum);
+          }
+        });
   }
 
-  /** How many pods the spread constraints of the pod that count in that domain of theirs already count there. */
+  /**
+   * How many pods the spread constraints of the pod that count in that domain of theirs already
+   * count there.
+   */
   int spreadCount(PodRequest pod, String key, String domain) {
-    return pod.placement().spread().stream().filter(s -> s.topologyKey().equals(key))
-        .mapToInt(s -> counts.get(s.term()).getOrDefault(domain, 0)).sum();
+    return pod.placement().spread().stream()
+        .filter(s -> s.topologyKey().equals(key))
+        .mapToInt(s -> counts.get(s.term()).getOrDefault(domain, 0))
+        .sum();
   }
 
-  /** Whether a pod the affinity terms of the pod select is in that domain already (where the pod wants to be). */
+  /**
+   * Whether a pod the affinity terms of the pod select is in that domain already (where the pod
+   * wants to be).
+   */
   boolean attracts(PodRequest pod, String key, String domain) {
-    return pod.placement().allAffinity().stream().anyMatch(t -> t.topologyKey().equals(key)
-        && counts.get(t).getOrDefault(domain, 0) > 0);
+    return pod.placement().allAffinity().stream()
+        .anyMatch(t -> t.topologyKey().equals(key) && counts.get(t).getOrDefault(domain, 0) > 0);
   }
 
-  /** Whether the pod's affinity and spread allow it onto {@code node}, given every node of the plan. */
+  /**
+   * Whether the pod's affinity and spread allow it onto {@code node}, given every node of the plan.
+   */
   boolean allows(PodRequest pod, Node node, Collection<? extends Node> nodes) {
     for (PodAffinityTerm term : pod.placement().allAffinity()) {
       String domain = domain(node, term.topologyKey());
@@ -78,7 +99,8 @@ final class Topology {
         return false;
       }
       boolean anywhere = byDomain.values().stream().anyMatch(n -> n > 0);
-      // With a matching pod somewhere, only its domains; with none anywhere, a pod its own term selects starts one.
+      // With a matching pod somewhere, only its domains; with none anywhere, a pod its own term
+      // selects starts one.
       if (anywhere ? byDomain.getOrDefault(domain, 0) == 0 : !term.selects(pod)) {
         return false;
       }
@@ -86,7 +108,8 @@ final class Topology {
     for (SpreadConstraint spread : pod.placement().spread()) {
       String domain = domain(node, spread.topologyKey());
       if (domain == null) {
-        return false; // a node without the key is in no domain: kube-scheduler will not place the pod there
+        return false; // a node without the key is in no domain: kube-scheduler will not place the
+        // pod there
       }
       Map<String, Integer> byDomain = counts.get(spread.term());
       int count = byDomain.getOrDefault(domain, 0) + (spread.term().selects(pod) ? 1 : 0);
@@ -98,18 +121,24 @@ final class Topology {
   }
 
   /**
-   * The emptiest eligible domain's count. For the hostname key zero: a new node can always be made. Otherwise over
-   * the domains of the nodes the constraint's policies let count; fewer domains than {@code minDomains} count as zero.
+   * The emptiest eligible domain's count. For the hostname key zero: a new node can always be made.
+   * Otherwise over the domains of the nodes the constraint's policies let count; fewer domains than
+   * {@code minDomains} count as zero.
    */
-  private static int minimum(PodRequest pod, SpreadConstraint spread, Map<String, Integer> byDomain,
-      Collection<? extends Node> nodes, Map<String, Set<String>> potential) {
+  private static int minimum(
+      PodRequest pod,
+      SpreadConstraint spread,
+      Map<String, Integer> byDomain,
+      Collection<? extends Node> nodes,
+      Map<String, Set<String>> potential) {
     if (spread.topologyKey().equals(PodAffinityTerm.HOSTNAME)) {
       return 0;
     }
     Set<String> domains = new HashSet<>();
     for (Node n : nodes) {
       String d = n.labels().get(spread.topologyKey());
-      if (d != null && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
+      if (d != null
+          && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
           && (!spread.honorTaints() || n.tolerates(pod))) {
         domains.add(d);
       }

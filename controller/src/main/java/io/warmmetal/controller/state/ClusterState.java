@@ -30,9 +30,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster as provisioning and consolidation both plan against it: the NodePools with their node classes and the
- * fleet's shapes, each NodePool's limits less what its nodes already hold, and every NodeClaim of ours as a node
- * with what its bound pods leave free (the same for a node on its way and a node that is ready).
+ * The cluster as provisioning and consolidation both plan against it: the NodePools with their node
+ * classes and the fleet's shapes, each NodePool's limits less what its nodes already hold, and
+ * every NodeClaim of ours as a node with what its bound pods leave free (the same for a node on its
+ * way and a node that is ready).
  */
 public final class ClusterState {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterState.class);
@@ -41,8 +42,13 @@ public final class ClusterState {
   public final Map<String, List<InstanceType>> typesByPool = new HashMap<>();
   public final List<NodePoolView> views = new ArrayList<>();
   public final List<InstanceType> allTypes = new ArrayList<>();
-  /** Types with a machine to be had now (warm or being prepared): the ones worth planning new nodes of. */
+
+  /**
+   * Types with a machine to be had now (warm or being prepared): the ones worth planning new nodes
+   * of.
+   */
   public final Set<String> available = new HashSet<>();
+
   /** Each NodeClaim not being deleted, as a node the scheduler can place pods on. */
   public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
 
@@ -50,10 +56,17 @@ public final class ClusterState {
 
   /**
    * @param scheduler what a node has for pods ({@link Scheduler#usable})
-   * @param daemonSets the cluster's DaemonSets: their pods count against the nodes they would land on
+   * @param daemonSets the cluster's DaemonSets: their pods count against the nodes they would land
+   *     on
    */
-  public static ClusterState of(Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      List<NodeClaim> claims, List<Pod> pods, Scheduler scheduler, List<DaemonSet> daemonSets, List<Node> nodeList)
+  public static ClusterState of(
+      Definitions defs,
+      Function<WarmMetalNodeClass, InstancesApi> apis,
+      List<NodeClaim> claims,
+      List<Pod> pods,
+      Scheduler scheduler,
+      List<DaemonSet> daemonSets,
+      List<Node> nodeList)
       throws Exception {
     Map<String, Node> nodesByName = new HashMap<>();
     nodeList.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
@@ -63,66 +76,96 @@ public final class ClusterState {
     for (NodePool pool : defs.pools()) {
       WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
       if (nodeClass == null) {
-        LOG.debug("NodePool {} names no WarmMetalNodeClass that exists (its status says so)", pool.getMetadata().getName());
+        LOG.debug(
+            "NodePool {} names no WarmMetalNodeClass that exists (its status says so)",
+            pool.getMetadata().getName());
         continue;
       }
       JsonNode shapes;
       try {
-        shapes = apis.apply(nodeClass).shapes(nodeClass.getSpec().zoneLabelOrDefault(),
-            nodeClass.getSpec().regionLabelOrDefault());
+        shapes =
+            apis.apply(nodeClass)
+                .shapes(
+                    nodeClass.getSpec().zoneLabelOrDefault(),
+                    nodeClass.getSpec().regionLabelOrDefault());
       } catch (Exception e) {
-        LOG.warn("NodePool {}: its instances API cannot be asked for shapes ({}); left out of this pass",
-            pool.getMetadata().getName(), e.getMessage());
+        LOG.warn(
+            "NodePool {}: its instances API cannot be asked for shapes ({}); left out of this pass",
+            pool.getMetadata().getName(),
+            e.getMessage());
         continue;
       }
       List<InstanceType> types = InstanceTypes.of(shapes, nodeClass);
-      state.available.addAll(InstanceTypes.available(shapes, nodeClass.getSpec().launchesFromStandby()));
+      state.available.addAll(
+          InstanceTypes.available(shapes, nodeClass.getSpec().launchesFromStandby()));
       String name = pool.getMetadata().getName();
       state.pools.put(name, pool);
       state.typesByPool.put(name, types);
-      types.stream().filter(t -> state.allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
+      types.stream()
+          .filter(t -> state.allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
           .forEach(state.allTypes::add);
     }
     Map<String, List<PodRequest>> podsByNode = new HashMap<>();
     for (Pod pod : pods) {
       // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
-      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null
+      if (pod.getSpec() != null
+          && pod.getSpec().getNodeName() != null
           && pod.getMetadata().getDeletionTimestamp() == null
           && !Pods.daemonOrMirror(pod)
           && !Pods.finished(pod)) {
-        podsByNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(PodRequests.of(pod));
+        podsByNode
+            .computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>())
+            .add(PodRequests.of(pod));
       }
     }
     Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
     for (NodeClaim claim : claims) {
       String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       String typeName = instanceType(claim);
-      InstanceType type = state.allTypes.stream().filter(x -> x.name().equals(typeName)).findFirst().orElse(null);
+      InstanceType type =
+          state.allTypes.stream().filter(x -> x.name().equals(typeName)).findFirst().orElse(null);
       if (type != null && state.pools.containsKey(pool)) {
-        poolCapacity.merge(pool, type.allocatable(), Resources::plus); // a node counts against limits until gone
+        poolCapacity.merge(
+            pool, type.allocatable(), Resources::plus); // a node counts against limits until gone
         if (claim.getMetadata().getDeletionTimestamp() == null) {
           typed.put(claim, type);
         }
       }
     }
     for (NodePool pool : state.pools.values()) {
-      state.views.add(view(pool, poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE), daemons));
+      state.views.add(
+          view(
+              pool,
+              poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE),
+              daemons));
     }
-    typed.forEach((claim, type) -> {
-      String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
-      List<PodRequest> running = nodeName == null ? List.of() : podsByNode.getOrDefault(nodeName, List.of());
-      Resources bound = running.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
-      String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
-      NodePoolView view = state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
-      // The labels it has (its zone once registered) over those its pool and type give; its hostname once known.
-      Map<String, String> labels = new HashMap<>(Scheduler.labels(view, type));
-      labels.putAll(claim.getMetadata().getLabels());
-      if (nodeName != null) {
-        labels.put(WellKnown.HOSTNAME_LABEL, nodeName);
-      }
-      state.nodes.put(claim, new Scheduler.PlannedNode(view, type, running,
-          scheduler.usable(view, type).minus(bound), labels, taints(claim, nodesByName.get(nodeName), view)));
-    });
+    typed.forEach(
+        (claim, type) -> {
+          String nodeName = claim.getStatus() == null ? null : claim.getStatus().nodeName;
+          List<PodRequest> running =
+              nodeName == null ? List.of() : podsByNode.getOrDefault(nodeName, List.of());
+          Resources bound =
+              running.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
+          String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
+          NodePoolView view =
+              state.views.stream().filter(v -> v.name().equals(pool)).findFirst().orElseThrow();
+          // The labels it has (its zone once registered) over those its pool and type give; its
+          // hostname once known.
+          Map<String, String> labels = new HashMap<>(Scheduler.labels(view, type));
+          labels.putAll(claim.getMetadata().getLabels());
+          if (nodeName != null) {
+            labels.put(WellKnown.HOSTNAME_LABEL, nodeName);
+          }
+          state.nodes.put(
+              claim,
+              new Scheduler.PlannedNode(
+                  view,
+                  type,
+                  running,
+                  scheduler.usable(view, type).minus(bound),
+                  labels,
+                  taints(claim, nodesByName.get(nodeName), view)));
+        });
     return state;
   }
 
@@ -131,20 +174,25 @@ public final class ClusterState {
   }
 
   /**
-   * The taints pods must tolerate to go there: an initialized node's own (a cordon, a disruption under way, what
-   * an operator added); one not up yet will have its pool's (its not-ready and startup taints go away).
+   * The taints pods must tolerate to go there: an initialized node's own (a cordon, a disruption
+   * under way, what an operator added); one not up yet will have its pool's (its not-ready and
+   * startup taints go away).
    */
   private static List<Taint> taints(NodeClaim claim, Node node, NodePoolView view) {
-    if (node == null || claim.getStatus() == null
-        || !Conditions.isTrue(claim.getStatus().conditions,
-            Conditions.INITIALIZED)) {
+    if (node == null
+        || claim.getStatus() == null
+        || !Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
       return view.taints();
     }
-    List<Taint> taints = new ArrayList<>(node.getSpec().getTaints() == null
-        ? List.of() : node.getSpec().getTaints());
+    List<Taint> taints =
+        new ArrayList<>(
+            node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints());
     if (Boolean.TRUE.equals(node.getSpec().getUnschedulable())) {
-      taints.add(new TaintBuilder().withKey("node.kubernetes.io/unschedulable")
-          .withEffect("NoSchedule").build());
+      taints.add(
+          new TaintBuilder()
+              .withKey("node.kubernetes.io/unschedulable")
+              .withEffect("NoSchedule")
+              .build());
     }
     return taints;
   }
@@ -160,8 +208,12 @@ public final class ClusterState {
   }
 
   public static List<String> acceptableTypes(NodeClaim claim) {
-    return claim.getSpec().requirements.stream().filter(r -> WellKnown.INSTANCE_TYPE_LABEL.equals(r.getKey())
-        && "In".equals(r.getOperator())).findFirst().map(Requirement::getValues).orElse(List.of());
+    return claim.getSpec().requirements.stream()
+        .filter(
+            r -> WellKnown.INSTANCE_TYPE_LABEL.equals(r.getKey()) && "In".equals(r.getOperator()))
+        .findFirst()
+        .map(Requirement::getValues)
+        .orElse(List.of());
   }
 
   /** The pool as the scheduler sees it; its limits less the capacity of the nodes it has. */
@@ -171,24 +223,44 @@ public final class ClusterState {
     if (pool.getSpec().limits != null) {
       Resources limit = PodRequests.of(pool.getSpec().limits);
       // A limit not given is none; a limit of 0 is 0 (upstream's way to stop a pool).
-      remaining = new Resources(pool.getSpec().limits.containsKey("cpu") ? limit.cpuMilli() : Long.MAX_VALUE / 4,
-          pool.getSpec().limits.containsKey("memory") ? limit.memoryBytes() : Long.MAX_VALUE / 4, limit.extended())
-          .minus(used.onlyExtended(limit.extended().keySet()));
+      remaining =
+          new Resources(
+                  pool.getSpec().limits.containsKey("cpu") ? limit.cpuMilli() : Long.MAX_VALUE / 4,
+                  pool.getSpec().limits.containsKey("memory")
+                      ? limit.memoryBytes()
+                      : Long.MAX_VALUE / 4,
+                  limit.extended())
+              .minus(used.onlyExtended(limit.extended().keySet()));
     }
-    return new NodePoolView(pool.getMetadata().getName(), pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
-        InstanceTypes.poolLabels(pool), template.spec.requirements,
-        template.spec.taints, remaining, daemons, pool.isStatic());
+    return new NodePoolView(
+        pool.getMetadata().getName(),
+        pool.getSpec().weight == null ? 0 : pool.getSpec().weight,
+        InstanceTypes.poolLabels(pool),
+        template.spec.requirements,
+        template.spec.taints,
+        remaining,
+        daemons,
+        pool.isStatic());
   }
 
-  /** The claim's Node: by name once registered, else by providerID (a Node whose registration was not recorded). */
+  /**
+   * The claim's Node: by name once registered, else by providerID (a Node whose registration was
+   * not recorded).
+   */
   public static Node nodeOf(NodeClaim claim, List<Node> nodes) {
     if (claim.getStatus() == null) {
       return null;
     }
     String name = claim.getStatus().nodeName;
     String provider = claim.getStatus().providerID;
-    return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)
-            || (provider != null && n.getSpec() != null && provider.equals(n.getSpec().getProviderID())))
-        .findFirst().orElse(null);
+    return nodes.stream()
+        .filter(
+            n ->
+                n.getMetadata().getName().equals(name)
+                    || (provider != null
+                        && n.getSpec() != null
+                        && provider.equals(n.getSpec().getProviderID())))
+        .findFirst()
+        .orElse(null);
   }
 }

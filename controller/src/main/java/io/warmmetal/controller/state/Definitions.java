@@ -11,11 +11,11 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The NodePools and node classes as the controller's informers last saw them. They change rarely and a pass may use
- * a version a moment old, so they are read from the cache, not asked of the API server on every pass (NodeClaims,
- * which a pass creates and must not plan twice, are always listed fresh). Only valid NodePools take part in
- * provisioning and disruption ({@link NodePoolValidation}; each version judged once): one bad NodePool leaves the
- * others working.
+ * The NodePools and node classes as the controller's informers last saw them. They change rarely
+ * and a pass may use a version a moment old, so they are read from the cache, not asked of the API
+ * server on every pass (NodeClaims, which a pass creates and must not plan twice, are always listed
+ * fresh). Only valid NodePools take part in provisioning and disruption ({@link
+ * NodePoolValidation}; each version judged once): one bad NodePool leaves the others working.
  */
 public final class Definitions {
   private final Store<NodePool> pools;
@@ -44,15 +44,21 @@ public final class Definitions {
   }
 
   /**
-   * Whether the NodePool is this controller's: its nodeClassRef is in WarmMetal's group (or names our kind without
-   * a group). Others belong to another provider running beside us (Karpenter itself, say) and are left alone, as
-   * upstream's providers leave each other's.
+   * Whether the NodePool is this controller's: its nodeClassRef is in WarmMetal's group (or names
+   * our kind without a group). Others belong to another provider running beside us (Karpenter
+   * itself, say) and are left alone, as upstream's providers leave each other's.
    */
   public static boolean managed(NodePool pool) {
-    NodeClassReference ref = pool.getSpec() == null || pool.getSpec().template == null
-        || pool.getSpec().template.spec == null ? null : pool.getSpec().template.spec.nodeClassRef;
-    return ref != null && (WarmMetalNodeClass.GROUP.equals(ref.group)
-        || (ref.group == null || ref.group.isEmpty()) && WarmMetalNodeClass.KIND.equals(ref.kind));
+    NodeClassReference ref =
+        pool.getSpec() == null
+                || pool.getSpec().template == null
+                || pool.getSpec().template.spec == null
+            ? null
+            : pool.getSpec().template.spec.nodeClassRef;
+    return ref != null
+        && (WarmMetalNodeClass.GROUP.equals(ref.group)
+            || (ref.group == null || ref.group.isEmpty())
+                && WarmMetalNodeClass.KIND.equals(ref.kind));
   }
 
   /** What makes the NodePool invalid; empty when nothing does. */

@@ -14,25 +14,33 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known labels. */
+/**
+ * The fleet's shapes (from {@code GET /v1/shapes}) as instance types with Karpenter's well-known
+ * labels.
+ */
 public final class InstanceTypes {
   public static final String EPHEMERAL_STORAGE = "ephemeral-storage";
+
   /** What a node counts as against a NodePool's {@code limits.nodes}. */
   public static final String NODES = "nodes";
+
   private static final long GIB = 1L << 30;
 
   private InstanceTypes() {}
 
   /**
-   * The shapes a launch can have a machine of: warm ones, ones being prepared, or (with {@code standby}) ones in
-   * standby (a launch may take those; its node then comes when the machine is switched on and prepared). In-use
-   * machines do not count.
+   * The shapes a launch can have a machine of: warm ones, ones being prepared, or (with {@code
+   * standby}) ones in standby (a launch may take those; its node then comes when the machine is
+   * switched on and prepared). In-use machines do not count.
    */
   public static Set<String> available(JsonNode shapes, boolean standby) {
     Set<String> names = new HashSet<>();
     for (JsonNode s : shapes) {
       JsonNode counts = s.path("counts");
-      if (counts.path("warm").asInt(0) + counts.path("preparing").asInt(0) + (standby ? counts.path("standby").asInt(0) : 0) > 0) {
+      if (counts.path("warm").asInt(0)
+              + counts.path("preparing").asInt(0)
+              + (standby ? counts.path("standby").asInt(0) : 0)
+          > 0) {
         names.add(s.get("name").asText());
       }
     }
@@ -40,16 +48,20 @@ public final class InstanceTypes {
   }
 
   /**
-   * The labels every node of the pool gets, as Karpenter derives them: the template's labels; for a requirement
-   * {@code In} one value on a key no instance type here defines, that value (so pods that select the key fit, as
-   * upstream's requirement labels do) — but for the topology keys, which come from the machines; and the pool's name.
+   * The labels every node of the pool gets, as Karpenter derives them: the template's labels; for a
+   * requirement {@code In} one value on a key no instance type here defines, that value (so pods
+   * that select the key fit, as upstream's requirement labels do) — but for the topology keys,
+   * which come from the machines; and the pool's name.
    */
   public static Map<String, String> poolLabels(NodePool pool) {
     var template = pool.getSpec().template;
     Map<String, String> labels = new HashMap<>();
     for (Requirement r : template.spec.requirements) {
-      if ("In".equals(r.getOperator()) && r.getValues().size() == 1 && !defines(r.getKey())
-          && !r.getKey().equals(WellKnown.ZONE_LABEL) && !r.getKey().equals(WellKnown.REGION_LABEL)) {
+      if ("In".equals(r.getOperator())
+          && r.getValues().size() == 1
+          && !defines(r.getKey())
+          && !r.getKey().equals(WellKnown.ZONE_LABEL)
+          && !r.getKey().equals(WellKnown.REGION_LABEL)) {
         labels.put(r.getKey(), r.getValues().get(0));
       }
     }
@@ -62,8 +74,11 @@ public final class InstanceTypes {
 
   /** Whether the instance types here carry a label for {@code key}. */
   public static boolean defines(String key) {
-    return key.equals(WellKnown.INSTANCE_TYPE_LABEL) || key.equals(WellKnown.CAPACITY_TYPE_LABEL)
-        || key.equals(WellKnown.ARCH_LABEL) || key.equals(WellKnown.OS_LABEL) || key.startsWith("warmmetal.io/");
+    return key.equals(WellKnown.INSTANCE_TYPE_LABEL)
+        || key.equals(WellKnown.CAPACITY_TYPE_LABEL)
+        || key.equals(WellKnown.ARCH_LABEL)
+        || key.equals(WellKnown.OS_LABEL)
+        || key.startsWith("warmmetal.io/");
   }
 
   /** The kubelet's default pods per node, as upstream assumes without a node class setting. */
@@ -74,12 +89,16 @@ public final class InstanceTypes {
   }
 
   /**
-   * The shapes as instance types; a node's {@code pods} is the node class's {@code kubelet.maxPods} (default 110),
-   * and each counts one against a NodePool's {@code nodes} limit.
+   * The shapes as instance types; a node's {@code pods} is the node class's {@code kubelet.maxPods}
+   * (default 110), and each counts one against a NodePool's {@code nodes} limit.
    */
   public static List<InstanceType> of(JsonNode shapes, WarmMetalNodeClass nodeClass) {
-    int maxPods = nodeClass == null || nodeClass.getSpec().kubelet == null || nodeClass.getSpec().kubelet.maxPods == null
-        ? DEFAULT_MAX_PODS : nodeClass.getSpec().kubelet.maxPods;
+    int maxPods =
+        nodeClass == null
+                || nodeClass.getSpec().kubelet == null
+                || nodeClass.getSpec().kubelet.maxPods == null
+            ? DEFAULT_MAX_PODS
+            : nodeClass.getSpec().kubelet.maxPods;
     List<InstanceType> types = new ArrayList<>();
     for (JsonNode s : shapes) {
       String name = s.get("name").asText();
@@ -102,30 +121,49 @@ public final class InstanceTypes {
       if (gpuModel != null) {
         labels.put("warmmetal.io/gpu-model", gpuModel);
       }
-      Resources allocatable = Resources.of(cpus * 1000L, memGiB * GIB).with(PodRequests.PODS, maxPods)
-          .with(NODES, 1);
+      Resources allocatable =
+          Resources.of(cpus * 1000L, memGiB * GIB).with(PodRequests.PODS, maxPods).with(NODES, 1);
       if (gpus > 0) {
         allocatable = allocatable.with("nvidia.com/gpu", gpus);
       }
       if (s.hasNonNull("diskGiB")) {
-        // Its smallest machine's disks, less the kubelet's default 10 % nodefs eviction threshold. A shape whose
-        // machines report no disks offers none: pods asking for ephemeral storage do not get it (nor hugepages,
-        // which no fact reports): an unfit shape, not a pod that waits for ever on a node without them.
+        // Its smallest machine's disks, less the kubelet's default 10 % nodefs eviction threshold.
+        // A shape whose
+        // machines report no disks offers none: pods asking for ephemeral storage do not get it
+        // (nor hugepages,
+        // which no fact reports): an unfit shape, not a pod that waits for ever on a node without
+        // them.
         allocatable = allocatable.with(EPHEMERAL_STORAGE, s.get("diskGiB").asLong() * GIB / 10 * 9);
       }
-      double price = s.hasNonNull("pricePerHour") ? s.get("pricePerHour").asDouble()
-          : cpus * 0.03 + memGiB * 0.004 + gpus * 2.0; // a stand-in proportional to size until an operator sets one
+      double price =
+          s.hasNonNull("pricePerHour")
+              ? s.get("pricePerHour").asDouble()
+              : cpus * 0.03
+                  + memGiB * 0.004
+                  + gpus * 2.0; // a stand-in proportional to size until an operator sets one
       List<InstanceType.Offering> offerings = new ArrayList<>();
       boolean standby = nodeClass != null && nodeClass.getSpec().launchesFromStandby();
       for (JsonNode o : s.path("offerings")) {
         JsonNode counts = o.path("counts");
-        int available = counts.path("warm").asInt(0) + counts.path("preparing").asInt(0)
-            + (standby ? counts.path("standby").asInt(0) : 0);
-        offerings.add(new InstanceType.Offering(o.path("zone").isTextual() ? o.get("zone").asText() : null,
-            o.path("region").isTextual() ? o.get("region").asText() : null, available, counts.path("warm").asInt(0)));
+        int available =
+            counts.path("warm").asInt(0)
+                + counts.path("preparing").asInt(0)
+                + (standby ? counts.path("standby").asInt(0) : 0);
+        offerings.add(
+            new InstanceType.Offering(
+                o.path("zone").isTextual() ? o.get("zone").asText() : null,
+                o.path("region").isTextual() ? o.get("region").asText() : null,
+                available,
+                counts.path("warm").asInt(0)));
       }
-      types.add(new InstanceType(name, labels, allocatable, price, s.path("counts").path("warm").asInt(0),
-          List.copyOf(offerings)));
+      types.add(
+          new InstanceType(
+              name,
+              labels,
+              allocatable,
+              price,
+              s.path("counts").path("warm").asInt(0),
+              List.copyOf(offerings)));
     }
     return types;
   }

@@ -9,15 +9,16 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code karpenter.sh/disrupted:NoSchedule}: on a Node being drained, or chosen for disruption while its replacement
- * comes up, so no new pod lands there; lifted if the disruption is given up.
+ * {@code karpenter.sh/disrupted:NoSchedule}: on a Node being drained, or chosen for disruption
+ * while its replacement comes up, so no new pod lands there; lifted if the disruption is given up.
  */
 public final class DisruptedTaint {
   private DisruptedTaint() {}
 
   public static boolean on(Node node) {
     return node.getSpec().getTaints() != null
-        && node.getSpec().getTaints().stream().anyMatch(t -> WellKnown.DISRUPTED_TAINT.equals(t.getKey()));
+        && node.getSpec().getTaints().stream()
+            .anyMatch(t -> WellKnown.DISRUPTED_TAINT.equals(t.getKey()));
   }
 
   /** Taints the Node; true if it was not tainted yet. */
@@ -25,12 +26,21 @@ public final class DisruptedTaint {
     if (on(node)) {
       return false;
     }
-    kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
-      List<Taint> more = new ArrayList<>(n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
-      more.add(new TaintBuilder().withKey(WellKnown.DISRUPTED_TAINT).withEffect("NoSchedule").build());
-      n.getSpec().setTaints(more);
-      return n;
-    });
+    kube.nodes()
+        .withName(node.getMetadata().getName())
+        .edit(
+            n -> {
+              List<Taint> more =
+                  new ArrayList<>(
+                      n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());
+              more.add(
+                  new TaintBuilder()
+                      .withKey(WellKnown.DISRUPTED_TAINT)
+                      .withEffect("NoSchedule")
+                      .build());
+              n.getSpec().setTaints(more);
+              return n;
+            });
     return true;
   }
 
@@ -39,10 +49,17 @@ public final class DisruptedTaint {
     if (!on(node)) {
       return;
     }
-    kube.nodes().withName(node.getMetadata().getName()).edit(n -> {
-      n.getSpec().setTaints(new ArrayList<>(n.getSpec().getTaints().stream()
-          .filter(t -> !WellKnown.DISRUPTED_TAINT.equals(t.getKey())).toList()));
-      return n;
-    });
+    kube.nodes()
+        .withName(node.getMetadata().getName())
+        .edit(
+            n -> {
+              n.getSpec()
+                  .setTaints(
+                      new ArrayList<>(
+                          n.getSpec().getTaints().stream()
+                              .filter(t -> !WellKnown.DISRUPTED_TAINT.equals(t.getKey()))
+                              .toList()));
+              return n;
+            });
   }
 }

@@ -3,8 +3,8 @@ package io.warmmetal.controller.termination;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
@@ -16,10 +16,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Garbage collection, as Karpenter's: an instance launched for a NodeClaim that no longer exists (a deposed
- * leader's launch that finished after its claim was given up, a claim removed by hand without its finalizer) holds a
- * machine nobody will release. Instances carrying a NodeClaim-UID label whose claim is gone, and older than
- * {@code grace} (two minutes; a launch in flight has its claim, but this pass's list may predate it), are terminated.
+ * Garbage collection, as Karpenter's: an instance launched for a NodeClaim that no longer exists (a
+ * deposed leader's launch that finished after its claim was given up, a claim removed by hand
+ * without its finalizer) holds a machine nobody will release. Instances carrying a NodeClaim-UID
+ * label whose claim is gone, and older than {@code grace} (two minutes; a launch in flight has its
+ * claim, but this pass's list may predate it), are terminated.
  */
 public final class Orphans {
   private static final Logger LOG = LoggerFactory.getLogger(Orphans.class);
@@ -38,13 +39,15 @@ public final class Orphans {
   }
 
   /** Collects, at most once every {@code every}, through every node class's API. */
-  public void reconcile(List<NodeClaim> claims, List<WarmMetalNodeClass> nodeClasses) throws Exception {
+  public void reconcile(List<NodeClaim> claims, List<WarmMetalNodeClass> nodeClasses)
+      throws Exception {
     Instant now = Instant.now();
     if (lastRun.plus(every).isAfter(now)) {
       return;
     }
     lastRun = now;
-    Set<String> live = claims.stream().map(c -> c.getMetadata().getUid()).collect(Collectors.toSet());
+    Set<String> live =
+        claims.stream().map(c -> c.getMetadata().getUid()).collect(Collectors.toSet());
     Set<InstancesApi> seen = new HashSet<>();
     for (WarmMetalNodeClass nodeClass : nodeClasses) {
       InstancesApi api = apis.apply(nodeClass);
@@ -56,8 +59,10 @@ public final class Orphans {
           String uid = instance.path("labels").path(WellKnown.NODECLAIM_UID_LABEL).asText();
           Instant created = Instant.parse(instance.get("createdAt").asText());
           if (!live.contains(uid) && !created.plus(grace).isAfter(now)) {
-            LOG.info("Instance {} was launched for NodeClaim {}, which is gone: terminating it",
-                instance.get("id").asText(), uid);
+            LOG.info(
+                "Instance {} was launched for NodeClaim {}, which is gone: terminating it",
+                instance.get("id").asText(),
+                uid);
             api.terminate(instance.get("id").asText());
           }
         }

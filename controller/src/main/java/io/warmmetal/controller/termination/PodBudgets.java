@@ -11,22 +11,28 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * How many more pods each PodDisruptionBudget lets go in this pass: its pods that are Ready, less what it must keep
- * ({@code minAvailable}, or the pods less {@code maxUnavailable}); every eviction this pass counts down. The API
- * server's Eviction API stays the authority (it refuses with 429); this keeps the controller from asking for what
- * it would refuse, and keeps budgets honoured where the Eviction API does not check them.
+ * How many more pods each PodDisruptionBudget lets go in this pass: its pods that are Ready, less
+ * what it must keep ({@code minAvailable}, or the pods less {@code maxUnavailable}); every eviction
+ * this pass counts down. The API server's Eviction API stays the authority (it refuses with 429);
+ * this keeps the controller from asking for what it would refuse, and keeps budgets honoured where
+ * the Eviction API does not check them.
  */
 public final class PodBudgets {
   private final Map<PodDisruptionBudget, Integer> allowed = new HashMap<>();
 
-  /** @param evicted pods evicted lately that may not show as terminating yet: they count as gone */
+  /**
+   * @param evicted pods evicted lately that may not show as terminating yet: they count as gone
+   */
   public static PodBudgets of(List<PodDisruptionBudget> pdbs, List<Pod> pods, Set<String> evicted) {
     PodBudgets budgets = new PodBudgets();
     for (PodDisruptionBudget pdb : pdbs) {
       List<Pod> covered = pods.stream().filter(p -> selects(pdb, p)).toList();
       int expected = covered.size();
-      int healthy = (int) covered.stream().filter(p -> ready(p) && !evicted.contains(p.getMetadata().getUid()))
-          .count();
+      int healthy =
+          (int)
+              covered.stream()
+                  .filter(p -> ready(p) && !evicted.contains(p.getMetadata().getUid()))
+                  .count();
       var spec = pdb.getSpec();
       int allowed;
       if (spec.getMinAvailable() != null) {
@@ -42,19 +48,24 @@ public final class PodBudgets {
   }
 
   /**
-   * Whether every budget covering the pod lets one more go. A pod that is not Ready costs no budget (its absence
-   * is already counted; the Eviction API lets it go too, unless the budget's unhealthyPodEvictionPolicy says
-   * otherwise — then the API server's 429 decides).
+   * Whether every budget covering the pod lets one more go. A pod that is not Ready costs no budget
+   * (its absence is already counted; the Eviction API lets it go too, unless the budget's
+   * unhealthyPodEvictionPolicy says otherwise — then the API server's 429 decides).
    */
   public boolean allows(Pod pod) {
     return !ready(pod)
-        || allowed.entrySet().stream().filter(e -> selects(e.getKey(), pod)).allMatch(e -> e.getValue() > 0);
+        || allowed.entrySet().stream()
+            .filter(e -> selects(e.getKey(), pod))
+            .allMatch(e -> e.getValue() > 0);
   }
 
   /** The budgets that stopped the pod, for the log. */
   List<String> blocking(Pod pod) {
-    return allowed.entrySet().stream().filter(e -> selects(e.getKey(), pod) && e.getValue() <= 0)
-        .map(e -> e.getKey().getMetadata().getNamespace() + "/" + e.getKey().getMetadata().getName()).toList();
+    return allowed.entrySet().stream()
+        .filter(e -> selects(e.getKey(), pod) && e.getValue() <= 0)
+        .map(
+            e -> e.getKey().getMetadata().getNamespace() + "/" + e.getKey().getMetadata().getName())
+        .toList();
   }
 
   void evicted(Pod pod) {
@@ -66,8 +77,9 @@ public final class PodBudgets {
   private static boolean selects(PodDisruptionBudget pdb, Pod pod) {
     return pdb.getMetadata().getNamespace().equals(pod.getMetadata().getNamespace())
         && pod.getMetadata().getDeletionTimestamp() == null
-        && matches(pdb.getSpec().getSelector(), pod.getMetadata().getLabels() == null ? Map.of()
-            : pod.getMetadata().getLabels());
+        && matches(
+            pdb.getSpec().getSelector(),
+            pod.getMetadata().getLabels() == null ? Map.of() : pod.getMetadata().getLabels());
   }
 
   static boolean matches(LabelSelector selector, Map<String, String> labels) {
@@ -75,8 +87,10 @@ public final class PodBudgets {
   }
 
   private static boolean ready(Pod pod) {
-    return pod.getStatus() != null && pod.getStatus().getConditions() != null && pod.getStatus().getConditions()
-        .stream().anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+    return pod.getStatus() != null
+        && pod.getStatus().getConditions() != null
+        && pod.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   /** A count, or a percentage of {@code total} rounded up, as Kubernetes scales PDB values. */

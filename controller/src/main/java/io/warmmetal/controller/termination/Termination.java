@@ -7,14 +7,14 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
-import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
+import io.warmmetal.controller.karpenter.GoDuration;
+import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
@@ -22,8 +22,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Map;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
@@ -32,12 +32,14 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * The {@code karpenter.sh/termination} finalizer of a NodeClaim being deleted (by consolidation, expiry, a lapsed
- * registration, or by hand): taint its Node {@code karpenter.sh/disrupted:NoSchedule}, drain it by eviction —
- * PodDisruptionBudgets honoured, {@code karpenter.sh/do-not-disrupt} pods left alone — until nothing but DaemonSet
- * and mirror pods is left, then terminate the instance (the machine resets and goes back to its pool), delete the
- * Node and let the NodeClaim go. Past the claim's {@code terminationGracePeriod} the drain stops waiting: whatever
- * is left is deleted, budgets and do-not-disrupt notwithstanding, as in Karpenter.
+ * The {@code karpenter.sh/termination} finalizer of a NodeClaim being deleted (by consolidation,
+ * expiry, a lapsed registration, or by hand): taint its Node {@code
+ * karpenter.sh/disrupted:NoSchedule}, drain it by eviction — PodDisruptionBudgets honoured, {@code
+ * karpenter.sh/do-not-disrupt} pods left alone — until nothing but DaemonSet and mirror pods is
+ * left, then terminate the instance (the machine resets and goes back to its pool), delete the Node
+ * and let the NodeClaim go. Past the claim's {@code terminationGracePeriod} the drain stops
+ * waiting: whatever is left is deleted, budgets and do-not-disrupt notwithstanding, as in
+ * Karpenter.
  */
 public final class Termination {
   private static final Logger LOG = LoggerFactory.getLogger(Termination.class);
@@ -48,16 +50,26 @@ public final class Termination {
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Recorder events;
   private final KarpenterMetrics metrics;
+
   /**
-   * Pods this controller evicted, by UID, and when: until the informer shows them terminating they are neither
-   * evicted again nor counted healthy (as the disruption controller's own record of disrupted pods does).
+   * Pods this controller evicted, by UID, and when: until the informer shows them terminating they
+   * are neither evicted again nor counted healthy (as the disruption controller's own record of
+   * disrupted pods does).
    */
   private final Map<String, Instant> evicted = new HashMap<>();
-  /** Pods whose wait was logged, and why: a drain that waits is told once per reason, not on every pass. */
+
+  /**
+   * Pods whose wait was logged, and why: a drain that waits is told once per reason, not on every
+   * pass.
+   */
   private final Map<String, String> waitLogged = new HashMap<>();
 
-  public Termination(KubernetesClient kube, Definitions defs, Function<WarmMetalNodeClass, InstancesApi> apis,
-      Recorder events, KarpenterMetrics metrics) {
+  public Termination(
+      KubernetesClient kube,
+      Definitions defs,
+      Function<WarmMetalNodeClass, InstancesApi> apis,
+      Recorder events,
+      KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
@@ -65,7 +77,8 @@ public final class Termination {
     this.apis = apis;
   }
 
-  public void reconcile(List<NodeClaim> claims, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
+  public void reconcile(
+      List<NodeClaim> claims, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
     Instant now = Instant.now();
     evicted.values().removeIf(at -> at.isBefore(now.minus(EVICTION_MEMORY)));
     PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
@@ -85,20 +98,29 @@ public final class Termination {
     }
   }
 
-  private void finish(NodeClaim claim, List<Node> nodes, List<Pod> pods, PodBudgets budgets) throws Exception {
+  private void finish(NodeClaim claim, List<Node> nodes, List<Pod> pods, PodBudgets budgets)
+      throws Exception {
     Node node = ClusterState.nodeOf(claim, nodes);
     String nodeName = node == null ? null : node.getMetadata().getName();
     if (node != null) {
       if (DisruptedTaint.apply(kube, node)) {
-        return; // just tainted: a pod bound a moment before may not be in our view yet — look again next pass
+        return; // just tainted: a pod bound a moment before may not be in our view yet — look again
+        // next pass
       }
       Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
-      Instant deadline = grace == null ? null : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
+      Instant deadline =
+          grace == null
+              ? null
+              : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
       boolean forced = deadline != null && Instant.now().isAfter(deadline);
-      List<Pod> left = pods.stream().filter(p -> nodeName.equals(p.getSpec().getNodeName()))
-          .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p) && drainable(p)).toList();
+      List<Pod> left =
+          pods.stream()
+              .filter(p -> nodeName.equals(p.getSpec().getNodeName()))
+              .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p) && drainable(p))
+              .toList();
       for (Pod pod : left) {
-        if (pod.getMetadata().getDeletionTimestamp() == null && !evicted.containsKey(pod.getMetadata().getUid())) {
+        if (pod.getMetadata().getDeletionTimestamp() == null
+            && !evicted.containsKey(pod.getMetadata().getUid())) {
           drain(pod, forced, budgets, deadline);
         }
       }
@@ -106,7 +128,8 @@ public final class Termination {
         events.publish(KarpenterEvents.terminationGracePeriodExpiring(claim, deadline.toString()));
       }
       if (!left.isEmpty() && !forced) {
-        ClaimConditions.write(kube, claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
+        ClaimConditions.write(
+            kube, claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
         return; // the next pass looks again: pods take their time to go
       }
       ClaimConditions.write(kube, claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
@@ -117,41 +140,63 @@ public final class Termination {
     if (node != null) {
       kube.nodes().withName(nodeName).delete();
     }
-    kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).edit(c -> {
-      c.getMetadata().setFinalizers(new ArrayList<>(c.getMetadata().getFinalizers().stream()
-          .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f)).toList()));
-      return c;
-    });
-    LOG.info("NodeClaim {} terminated{}", claim.getMetadata().getName(), node == null ? "" : ": Node " + nodeName
-        + " drained and deleted");
+    kube.resources(NodeClaim.class)
+        .withName(claim.getMetadata().getName())
+        .edit(
+            c -> {
+              c.getMetadata()
+                  .setFinalizers(
+                      new ArrayList<>(
+                          c.getMetadata().getFinalizers().stream()
+                              .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f))
+                              .toList()));
+              return c;
+            });
+    LOG.info(
+        "NodeClaim {} terminated{}",
+        claim.getMetadata().getName(),
+        node == null ? "" : ": Node " + nodeName + " drained and deleted");
     var labels = claim.getMetadata().getLabels();
     String pool = labels.get(WellKnown.NODEPOOL_LABEL);
-    metrics.nodeClaimTerminated(pool, labels.get(WellKnown.CAPACITY_TYPE_LABEL), labels.get(WellKnown.ZONE_LABEL));
+    metrics.nodeClaimTerminated(
+        pool, labels.get(WellKnown.CAPACITY_TYPE_LABEL), labels.get(WellKnown.ZONE_LABEL));
     if (node != null) {
       metrics.nodeTerminated(pool, labels.get(WellKnown.ZONE_LABEL));
     }
   }
 
   /**
-   * Whether the drain waits for the pod, as upstream's IsDrainable: not one stuck terminating (a minute past its
-   * deletion: its kubelet is gone, as on a dead server), nor one that tolerates the disrupted taint (it would come
-   * straight back).
+   * Whether the drain waits for the pod, as upstream's IsDrainable: not one stuck terminating (a
+   * minute past its deletion: its kubelet is gone, as on a dead server), nor one that tolerates the
+   * disrupted taint (it would come straight back).
    */
   private static boolean drainable(Pod pod) {
     if (pod.getMetadata().getDeletionTimestamp() != null
-        && Instant.parse(pod.getMetadata().getDeletionTimestamp()).plus(Duration.ofMinutes(1)).isBefore(Instant.now())) {
+        && Instant.parse(pod.getMetadata().getDeletionTimestamp())
+            .plus(Duration.ofMinutes(1))
+            .isBefore(Instant.now())) {
       return false;
     }
-    return pod.getSpec().getTolerations() == null || pod.getSpec().getTolerations().stream().noneMatch(t ->
-        (t.getEffect() == null || t.getEffect().isEmpty() || "NoSchedule".equals(t.getEffect()))
-            && ("Exists".equals(t.getOperator()) && (t.getKey() == null || t.getKey().isEmpty()
-                || WellKnown.DISRUPTED_TAINT.equals(t.getKey()))
-                || WellKnown.DISRUPTED_TAINT.equals(t.getKey())));
+    return pod.getSpec().getTolerations() == null
+        || pod.getSpec().getTolerations().stream()
+            .noneMatch(
+                t ->
+                    (t.getEffect() == null
+                            || t.getEffect().isEmpty()
+                            || "NoSchedule".equals(t.getEffect()))
+                        && ("Exists".equals(t.getOperator())
+                                && (t.getKey() == null
+                                    || t.getKey().isEmpty()
+                                    || WellKnown.DISRUPTED_TAINT.equals(t.getKey()))
+                            || WellKnown.DISRUPTED_TAINT.equals(t.getKey())));
   }
 
   private void drain(Pod pod, boolean forced, PodBudgets budgets, Instant deadline) {
     String name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-    var client = kube.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName());
+    var client =
+        kube.pods()
+            .inNamespace(pod.getMetadata().getNamespace())
+            .withName(pod.getMetadata().getName());
     if (forced) {
       LOG.info("Deleting {}: the termination grace period is over", name);
       client.delete();
@@ -159,12 +204,19 @@ public final class Termination {
       return;
     }
     if (deadline != null) {
-      // Its own grace period must fit before the node's deadline: deleted that long before it, as upstream does.
-      long podGrace = pod.getSpec().getTerminationGracePeriodSeconds() == null ? 30
-          : pod.getSpec().getTerminationGracePeriodSeconds();
+      // Its own grace period must fit before the node's deadline: deleted that long before it, as
+      // upstream does.
+      long podGrace =
+          pod.getSpec().getTerminationGracePeriodSeconds() == null
+              ? 30
+              : pod.getSpec().getTerminationGracePeriodSeconds();
       long left = Duration.between(Instant.now(), deadline).toSeconds();
       if (left <= podGrace) {
-        LOG.info("Deleting {}: {}s to the node's termination deadline, its grace period is {}s", name, left, podGrace);
+        LOG.info(
+            "Deleting {}: {}s to the node's termination deadline, its grace period is {}s",
+            name,
+            left,
+            podGrace);
         client.withGracePeriod(Math.max(0, left)).delete();
         events.publish(KarpenterEvents.disrupted(pod, deadline.toString()));
         return;
@@ -175,7 +227,9 @@ public final class Termination {
       return;
     }
     if (!budgets.allows(pod)) {
-      waiting(pod, name + ": PodDisruptionBudget " + budgets.blocking(pod) + " allows no disruption now");
+      waiting(
+          pod,
+          name + ": PodDisruptionBudget " + budgets.blocking(pod) + " allows no disruption now");
       return;
     }
     if (client.evict()) {
@@ -198,17 +252,21 @@ public final class Termination {
   }
 
   /**
-   * Terminates the claim's instance — the one recorded on it, and any launched for it but not recorded (a
-   * controller that stopped, or a claim deleted, between the launch and its record) — found by the NodeClaim's UID
-   * label. False if that cannot be done now (the claim then waits).
+   * Terminates the claim's instance — the one recorded on it, and any launched for it but not
+   * recorded (a controller that stopped, or a claim deleted, between the launch and its record) —
+   * found by the NodeClaim's UID label. False if that cannot be done now (the claim then waits).
    */
   private boolean terminateInstance(NodeClaim claim) throws Exception {
     WarmMetalNodeClass nodeClass = defs.nodeClass(claim.getSpec());
-    String recorded = claim.getMetadata().getAnnotations() == null ? null
-        : claim.getMetadata().getAnnotations().get(WellKnown.INSTANCE_ANNOTATION);
+    String recorded =
+        claim.getMetadata().getAnnotations() == null
+            ? null
+            : claim.getMetadata().getAnnotations().get(WellKnown.INSTANCE_ANNOTATION);
     if (nodeClass == null) {
-      LOG.warn("NodeClaim {}: its node class is gone, so its instance ({}) cannot be terminated; waiting",
-          claim.getMetadata().getName(), recorded == null ? "unrecorded" : recorded);
+      LOG.warn(
+          "NodeClaim {}: its node class is gone, so its instance ({}) cannot be terminated; waiting",
+          claim.getMetadata().getName(),
+          recorded == null ? "unrecorded" : recorded);
       return false;
     }
     InstancesApi api = apis.apply(nodeClass);
@@ -216,7 +274,8 @@ public final class Termination {
     if (recorded != null) {
       ids.add(recorded);
     }
-    for (var instance : api.selected(WellKnown.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
+    for (var instance :
+        api.selected(WellKnown.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
       if (!"terminated".equals(instance.path("state").asText())) {
         ids.add(instance.get("id").asText());
       }
@@ -232,7 +291,4 @@ public final class Termination {
     }
     return true;
   }
-
-
-
 }

@@ -15,7 +15,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Drift as upstream judges it: the NodePool's template hash, its requirements, and the node class's hash. */
+/**
+ * Drift as upstream judges it: the NodePool's template hash, its requirements, and the node class's
+ * hash.
+ */
 class DriftTest {
   private final NodePool pool = new NodePool();
   private final WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
@@ -25,17 +28,28 @@ class DriftTest {
     pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
     pool.getSpec().template.spec.nodeClassRef.name = "default";
     pool.getSpec().template.metadata.labels = new HashMap<>(Map.of("team", "ml"));
-    pool.getSpec().template.spec.requirements = List.of(new Requirement("kubernetes.io/arch", "In", List.of("amd64")));
+    pool.getSpec().template.spec.requirements =
+        List.of(new Requirement("kubernetes.io/arch", "In", List.of("amd64")));
     nodeClass.getSpec().join.apiServer = "10.0.0.1:6443";
   }
 
   /** A claim made from the pool and node class as they are now. */
   private NodeClaim claim() {
     NodeClaim claim = new NodeClaim();
-    claim.getMetadata().setLabels(new HashMap<>(Map.of("kubernetes.io/arch", "amd64", "team", "ml")));
-    claim.getMetadata().setAnnotations(new HashMap<>(Map.of(Hashes.NODEPOOL_HASH_ANNOTATION, Hashes.nodePool(pool),
-        Hashes.NODEPOOL_HASH_VERSION_ANNOTATION, Hashes.NODEPOOL_HASH_VERSION,
-        Hashes.NODECLASS_HASH_ANNOTATION, nodeClass.hash())));
+    claim
+        .getMetadata()
+        .setLabels(new HashMap<>(Map.of("kubernetes.io/arch", "amd64", "team", "ml")));
+    claim
+        .getMetadata()
+        .setAnnotations(
+            new HashMap<>(
+                Map.of(
+                    Hashes.NODEPOOL_HASH_ANNOTATION,
+                    Hashes.nodePool(pool),
+                    Hashes.NODEPOOL_HASH_VERSION_ANNOTATION,
+                    Hashes.NODEPOOL_HASH_VERSION,
+                    Hashes.NODECLASS_HASH_ANNOTATION,
+                    nodeClass.hash())));
     return claim;
   }
 
@@ -47,19 +61,22 @@ class DriftTest {
   @Test
   void aChangedTemplateIsNodePoolDrift() {
     NodeClaim claim = claim();
-    pool.getSpec().template.spec.taints = List.of(new TaintBuilder().withKey("gpu").withEffect("NoSchedule").build());
+    pool.getSpec().template.spec.taints =
+        List.of(new TaintBuilder().withKey("gpu").withEffect("NoSchedule").build());
     assertThat(Drift.reason(claim, pool, nodeClass)).isEqualTo("NodePoolDrifted");
   }
 
   @Test
   void whatTheHashLeavesOutIsNoDrift() {
     NodeClaim claim = claim();
-    // Requirements drift on their own terms; order in lists is no change; budgets and limits are not the template.
-    pool.getSpec().template.spec.requirements = List.of(new Requirement("kubernetes.io/arch", "In",
-        List.of("amd64", "arm64")));
+    // Requirements drift on their own terms; order in lists is no change; budgets and limits are
+    // not the template.
+    pool.getSpec().template.spec.requirements =
+        List.of(new Requirement("kubernetes.io/arch", "In", List.of("amd64", "arm64")));
     pool.getSpec().limits = Map.of("cpu", new Quantity("10"));
     assertThat(Drift.reason(claim, pool, nodeClass)).isNull();
-    // An older hash version is not compared (upstream re-stamps claims instead of drifting them all).
+    // An older hash version is not compared (upstream re-stamps claims instead of drifting them
+    // all).
     claim.getMetadata().getAnnotations().put(Hashes.NODEPOOL_HASH_VERSION_ANNOTATION, "v2");
     pool.getSpec().template.metadata.labels.put("team", "search");
     assertThat(Drift.reason(claim, pool, nodeClass)).isNull();
@@ -68,8 +85,13 @@ class DriftTest {
   @Test
   void labelsTheRequirementsNoLongerAllowAreRequirementsDrift() {
     NodeClaim claim = claim();
-    pool.getSpec().template.spec.requirements = List.of(new Requirement("kubernetes.io/arch", "In", List.of("arm64")),
-        new Requirement("example.com/rack", "In", List.of("r1"))); // a key the claim lacks is not held against it
+    pool.getSpec().template.spec.requirements =
+        List.of(
+            new Requirement("kubernetes.io/arch", "In", List.of("arm64")),
+            new Requirement(
+                "example.com/rack",
+                "In",
+                List.of("r1"))); // a key the claim lacks is not held against it
     assertThat(Drift.reason(claim, pool, nodeClass)).isEqualTo("RequirementsDrifted");
   }
 

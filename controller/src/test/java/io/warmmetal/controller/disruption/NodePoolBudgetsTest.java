@@ -16,7 +16,8 @@ class NodePoolBudgetsTest {
     return pool;
   }
 
-  private static NodePool.Budget budget(String nodes, String schedule, String duration, String... reasons) {
+  private static NodePool.Budget budget(
+      String nodes, String schedule, String duration, String... reasons) {
     NodePool.Budget b = new NodePool.Budget();
     b.nodes = nodes;
     b.schedule = schedule;
@@ -37,14 +38,24 @@ class NodePoolBudgetsTest {
   @Test
   void theTightestActiveBudgetForTheReasonWins() {
     Instant noon = Instant.parse("2026-11-30T12:00:00Z"); // a Monday
-    NodePool pool = pool(budget("50%", null, null), budget("0", null, null, "Underutilized"),
-        budget("1", "0 9 * * 1-5", "8h"));
+    NodePool pool =
+        pool(
+            budget("50%", null, null),
+            budget("0", null, null, "Underutilized"),
+            budget("1", "0 9 * * 1-5", "8h"));
     assertThat(NodePoolBudgets.allowed(pool, "Underutilized", 10, 0, noon)).isZero();
-    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, noon)).isEqualTo(1); // business hours: 1 at a time
-    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-30T18:00:00Z"))).isEqualTo(5);
-    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z"))) // Sunday
+    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, noon))
+        .isEqualTo(1); // business hours: 1 at a time
+    assertThat(NodePoolBudgets.allowed(pool, "Empty", 10, 0, Instant.parse("2026-11-30T18:00:00Z")))
         .isEqualTo(5);
-    // A schedule it cannot read (names are not supported) stops disruption in that pool rather than being ignored.
-    assertThat(NodePoolBudgets.allowed(pool(budget("5", "0 9 * * MON", "1h")), "Empty", 10, 0, noon)).isZero();
+    assertThat(
+            NodePoolBudgets.allowed(
+                pool, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z"))) // Sunday
+        .isEqualTo(5);
+    // A schedule it cannot read (names are not supported) stops disruption in that pool rather than
+    // being ignored.
+    assertThat(
+            NodePoolBudgets.allowed(pool(budget("5", "0 9 * * MON", "1h")), "Empty", 10, 0, noon))
+        .isZero();
   }
 }

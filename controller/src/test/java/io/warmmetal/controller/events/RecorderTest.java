@@ -11,25 +11,37 @@ import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** Events as upstream's recorder publishes them: its reasons and messages, deduplicated within their timeout. */
+/**
+ * Events as upstream's recorder publishes them: its reasons and messages, deduplicated within their
+ * timeout.
+ */
 @EnableKubernetesMockClient(crud = true)
 class RecorderTest {
   KubernetesClient kube;
 
   /**
-   * The events in {@code namespace} once every event published before is written: they are written off the caller's
-   * thread, one at a time in order, so a marker published last and seen written means the others are too.
+   * The events in {@code namespace} once every event published before is written: they are written
+   * off the caller's thread, one at a time in order, so a marker published last and seen written
+   * means the others are too.
    */
   private List<io.fabric8.kubernetes.api.model.Event> events(Recorder recorder, String namespace)
       throws InterruptedException {
     String name = "marker-" + markers++;
-    Pod marker = new PodBuilder().withNewMetadata().withName(name).withNamespace("markers").withUid(name)
-        .endMetadata().build();
+    Pod marker =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace("markers")
+            .withUid(name)
+            .endMetadata()
+            .build();
     recorder.publish(new Event(marker, Event.NORMAL, "Marker", name, List.of(), Duration.ZERO));
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (kube.v1().events().inNamespace("markers").list().getItems().stream()
         .noneMatch(e -> e.getMessage().equals(name))) {
-      assertThat(System.nanoTime()).as("the events before " + name + " written within 30 s").isLessThan(deadline);
+      assertThat(System.nanoTime())
+          .as("the events before " + name + " written within 30 s")
+          .isLessThan(deadline);
       Thread.sleep(25);
     }
     return kube.v1().events().inNamespace(namespace).list().getItems();
@@ -39,8 +51,14 @@ class RecorderTest {
 
   @Test
   void publishesOncePerDedupeWindowWithUpstreamsReasons() throws Exception {
-    Pod pod = new PodBuilder().withNewMetadata().withName("web-1").withNamespace("shop").withUid("u-1").endMetadata()
-        .build();
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName("web-1")
+            .withNamespace("shop")
+            .withUid("u-1")
+            .endMetadata()
+            .build();
     NodeClaim claim = new NodeClaim();
     claim.getMetadata().setName("default-abcde");
     claim.getMetadata().setUid("u-2");
@@ -50,26 +68,36 @@ class RecorderTest {
       recorder.publish(KarpenterEvents.failedScheduling(pod, "no instance type fits"));
       List<io.fabric8.kubernetes.api.model.Event> shop = events(recorder, "shop");
       assertThat(shop).hasSize(2);
-      assertThat(shop).anySatisfy(e -> {
-        assertThat(e.getReason()).isEqualTo("Nominated");
-        assertThat(e.getType()).isEqualTo("Normal");
-        assertThat(e.getMessage()).isEqualTo("Pod should schedule on: nodeclaim/default-abcde");
-        assertThat(e.getInvolvedObject().getKind()).isEqualTo("Pod");
-        assertThat(e.getInvolvedObject().getName()).isEqualTo("web-1");
-        assertThat(e.getSource().getComponent()).isEqualTo("karpenter");
-      });
-      assertThat(shop).anySatisfy(e -> assertThat(e.getReason() + " " + e.getType() + " " + e.getMessage())
-          .isEqualTo("FailedScheduling Warning Failed to schedule pod, no instance type fits"));
+      assertThat(shop)
+          .anySatisfy(
+              e -> {
+                assertThat(e.getReason()).isEqualTo("Nominated");
+                assertThat(e.getType()).isEqualTo("Normal");
+                assertThat(e.getMessage())
+                    .isEqualTo("Pod should schedule on: nodeclaim/default-abcde");
+                assertThat(e.getInvolvedObject().getKind()).isEqualTo("Pod");
+                assertThat(e.getInvolvedObject().getName()).isEqualTo("web-1");
+                assertThat(e.getSource().getComponent()).isEqualTo("karpenter");
+              });
+      assertThat(shop)
+          .anySatisfy(
+              e ->
+                  assertThat(e.getReason() + " " + e.getType() + " " + e.getMessage())
+                      .isEqualTo(
+                          "FailedScheduling Warning Failed to schedule pod, no instance type fits"));
 
       // Cluster-scoped objects' events go to default, as client-go puts them.
       recorder.publish(KarpenterEvents.disruptionTerminating(null, claim, "empty"));
       List<io.fabric8.kubernetes.api.model.Event> cluster = events(recorder, "default");
-      assertThat(cluster).singleElement().satisfies(e -> {
-        assertThat(e.getReason()).isEqualTo("DisruptionTerminating");
-        assertThat(e.getMessage()).isEqualTo("Disrupting NodeClaim: Empty");
-        assertThat(e.getInvolvedObject().getKind()).isEqualTo("NodeClaim");
-        assertThat(e.getInvolvedObject().getApiVersion()).isEqualTo("karpenter.sh/v1");
-      });
+      assertThat(cluster)
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.getReason()).isEqualTo("DisruptionTerminating");
+                assertThat(e.getMessage()).isEqualTo("Disrupting NodeClaim: Empty");
+                assertThat(e.getInvolvedObject().getKind()).isEqualTo("NodeClaim");
+                assertThat(e.getInvolvedObject().getApiVersion()).isEqualTo("karpenter.sh/v1");
+              });
     }
   }
 
@@ -81,7 +109,8 @@ class RecorderTest {
     for (int i = 0; i < 50; i++) { // a burst of 50 pods at once
       allowed += limit.tryAcquire() ? 1 : 0;
     }
-    // The burst, and what refilled at 5 a second while the loop ran (none, unless a loaded machine paused it).
+    // The burst, and what refilled at 5 a second while the loop ran (none, unless a loaded machine
+    // paused it).
     int refilled = (int) ((System.nanoTime() - start) / 1e9 * 5);
     assertThat(allowed).isBetween(10, 11 + refilled);
   }

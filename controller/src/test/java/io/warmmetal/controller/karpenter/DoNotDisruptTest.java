@@ -7,13 +7,23 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
-/** Upstream's do-not-disrupt: "true" for good, a duration for that long after the pod started, else nothing. */
+/**
+ * Upstream's do-not-disrupt: "true" for good, a duration for that long after the pod started, else
+ * nothing.
+ */
 class DoNotDisruptTest {
   private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
 
   private static Pod pod(String value, String startedAt) {
-    return new PodBuilder().withNewMetadata().withName("p").addToAnnotations("karpenter.sh/do-not-disrupt", value)
-        .endMetadata().withNewStatus().withStartTime(startedAt).endStatus().build();
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName("p")
+        .addToAnnotations("karpenter.sh/do-not-disrupt", value)
+        .endMetadata()
+        .withNewStatus()
+        .withStartTime(startedAt)
+        .endStatus()
+        .build();
   }
 
   @Test
@@ -35,7 +45,9 @@ class DoNotDisruptTest {
   void anythingElseIsAsIfTheAnnotationWereNotThere() {
     assertThat(DoNotDisrupt.active(pod("false", "2026-12-01T11:59:00Z"), NOW)).isFalse();
     assertThat(DoNotDisrupt.active(pod("forever", "2026-12-01T11:59:00Z"), NOW)).isFalse();
-    assertThat(DoNotDisrupt.active(new PodBuilder().withNewMetadata().withName("p").endMetadata().build(), NOW))
+    assertThat(
+            DoNotDisrupt.active(
+                new PodBuilder().withNewMetadata().withName("p").endMetadata().build(), NOW))
         .isFalse();
   }
 }

@@ -14,6 +14,7 @@ class GoDurationTest {
     assertThat(GoDuration.parse("720h", Duration.ZERO)).isEqualTo(Duration.ofDays(30));
     assertThat(GoDuration.parse("250ms", Duration.ZERO)).isEqualTo(Duration.ofMillis(250));
     assertThat(GoDuration.parse(null, Duration.ofMinutes(15))).isEqualTo(Duration.ofMinutes(15));
-    assertThatThrownBy(() -> GoDuration.parse("15 minutes", Duration.ZERO)).hasMessageContaining("15 minutes");
+    assertThatThrownBy(() -> GoDuration.parse("15 minutes", Duration.ZERO))
+        .hasMessageContaining("15 minutes");
   }
 }

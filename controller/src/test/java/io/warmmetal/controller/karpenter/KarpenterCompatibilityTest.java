@@ -22,14 +22,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** A NodePool written for Karpenter applies unchanged but for its nodeClassRef; the shipped CRDs serve the kinds. */
+/**
+ * A NodePool written for Karpenter applies unchanged but for its nodeClassRef; the shipped CRDs
+ * serve the kinds.
+ */
 @EnableKubernetesMockClient(crud = true)
 class KarpenterCompatibilityTest {
   private static final Path CRDS = Path.of("..", "deploy", "crds");
   KubernetesClient kube;
 
   private static String resource(String name) throws Exception {
-    try (InputStream in = KarpenterCompatibilityTest.class.getClassLoader().getResourceAsStream(name)) {
+    try (InputStream in =
+        KarpenterCompatibilityTest.class.getClassLoader().getResourceAsStream(name)) {
       return new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
   }
@@ -58,12 +62,15 @@ class KarpenterCompatibilityTest {
   }
 
   /**
-   * Every field of Karpenter's NodePool and NodeClaim schemas (spec and status) has a place in the model: nothing a
-   * user writes is dropped on the way through the controller, and every status field upstream shows can be written.
+   * Every field of Karpenter's NodePool and NodeClaim schemas (spec and status) has a place in the
+   * model: nothing a user writes is dropped on the way through the controller, and every status
+   * field upstream shows can be written.
    */
   @ParameterizedTest
-  @CsvSource({"karpenter.sh_nodepools.yaml, io.warmmetal.controller.karpenter.NodePool",
-      "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim"})
+  @CsvSource({
+    "karpenter.sh_nodepools.yaml, io.warmmetal.controller.karpenter.NodePool",
+    "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim"
+  })
   void theModelHoldsEveryFieldOfKarpentersSchema(String file, Class<?> model) throws Exception {
     var schema = shipped(file).getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema();
     var mapper = new ObjectMapper();
@@ -76,17 +83,22 @@ class KarpenterCompatibilityTest {
     assertThat(missing).as("fields of upstream's schema the model has no place for").isEmpty();
   }
 
-  private static Map<String, JavaType> properties(
-      ObjectMapper mapper, JavaType type) {
+  private static Map<String, JavaType> properties(ObjectMapper mapper, JavaType type) {
     Map<String, JavaType> names = new HashMap<>();
-    mapper.getDeserializationConfig().introspect(type).findProperties()
+    mapper
+        .getDeserializationConfig()
+        .introspect(type)
+        .findProperties()
         .forEach(p -> names.put(p.getName(), p.getPrimaryType()));
     return names;
   }
 
-  private static void missing(ObjectMapper mapper,
+  private static void missing(
+      ObjectMapper mapper,
       JSONSchemaProps schema,
-      JavaType type, String path, List<String> missing) {
+      JavaType type,
+      String path,
+      List<String> missing) {
     if (type.isMapLikeType() || type.getRawClass() == Object.class) {
       return; // labels, limits, resources: any key
     }
@@ -98,26 +110,41 @@ class KarpenterCompatibilityTest {
       return;
     }
     Map<String, JavaType> fields = properties(mapper, type);
-    schema.getProperties().forEach((name, child) -> {
-      if (!fields.containsKey(name)) {
-        missing.add(path + "." + name);
-      } else {
-        missing(mapper, child, fields.get(name), path + "." + name, missing);
-      }
-    });
+    schema
+        .getProperties()
+        .forEach(
+            (name, child) -> {
+              if (!fields.containsKey(name)) {
+                missing.add(path + "." + name);
+              } else {
+                missing(mapper, child, fields.get(name), path + "." + name, missing);
+              }
+            });
   }
 
   @Test
   void theShippedCrdsServeNodePoolsNodeClaimsAndNodeClasses() throws Exception {
-    for (String crd : new String[] {"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml",
-        "warmmetalnodeclasses.warmmetal.io-v1.yml"}) {
+    for (String crd :
+        new String[] {
+          "karpenter.sh_nodepools.yaml",
+          "karpenter.sh_nodeclaims.yaml",
+          "warmmetalnodeclasses.warmmetal.io-v1.yml"
+        }) {
       CustomResourceDefinition definition = shipped(crd);
       assertThat(definition.getSpec().getScope()).isEqualTo("Cluster");
       kube.apiextensions().v1().customResourceDefinitions().resource(definition).create();
     }
     NodePool pool = Serialization.unmarshal(resource("karpenter-nodepool.yaml"), NodePool.class);
     kube.resources(NodePool.class).resource(pool).create();
-    assertThat(kube.resources(NodePool.class).withName("default").get().getSpec().template.spec.nodeClassRef.kind)
+    assertThat(
+            kube.resources(NodePool.class)
+                .withName("default")
+                .get()
+                .getSpec()
+                .template
+                .spec
+                .nodeClassRef
+                .kind)
         .isEqualTo("WarmMetalNodeClass");
 
     NodeClaim claim = new NodeClaim();
@@ -125,14 +152,21 @@ class KarpenterCompatibilityTest {
     claim.getSpec().nodeClassRef = pool.getSpec().template.spec.nodeClassRef;
     claim.getSpec().requirements = pool.getSpec().template.spec.requirements;
     kube.resources(NodeClaim.class).resource(claim).create();
-    assertThat(kube.resources(NodeClaim.class).withName("default-abcde").get().getSpec().requirements).hasSize(4);
+    assertThat(
+            kube.resources(NodeClaim.class).withName("default-abcde").get().getSpec().requirements)
+        .hasSize(4);
 
     WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
     nodeClass.getMetadata().setName("default");
     nodeClass.getSpec().endpoint = "http://warmmetal-api.warmmetal-system:8080";
     nodeClass.getSpec().registrationTimeout = "2m";
     kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
-    assertThat(kube.resources(WarmMetalNodeClass.class).withName("default").get().getSpec().registrationTimeout)
+    assertThat(
+            kube.resources(WarmMetalNodeClass.class)
+                .withName("default")
+                .get()
+                .getSpec()
+                .registrationTimeout)
         .isEqualTo("2m");
   }
 }

@@ -14,23 +14,37 @@ import org.junit.jupiter.api.Test;
 class InstanceTypesTest {
 
   @Test
-  void aPoolsNodesGetItsTemplateLabelsItsNameAndTheSingleValuesOfRequirementsOnKeysNoShapeDefines() {
+  void
+      aPoolsNodesGetItsTemplateLabelsItsNameAndTheSingleValuesOfRequirementsOnKeysNoShapeDefines() {
     NodePool pool = new NodePool();
     pool.getMetadata().setName("ml");
     pool.getSpec().template.metadata.labels = Map.of("env", "prod");
-    pool.getSpec().template.spec.requirements = List.of(
-        new Requirement("team", "In", List.of("ml")), // a key of the team's own: pods may select it
-        new Requirement("tier", "In", List.of("a", "b")), // more than one value: no label to choose
-        new Requirement("node.kubernetes.io/instance-type", "In", List.of("x86-16c-64g")), // the shape's own
-        new Requirement("topology.kubernetes.io/zone", "In", List.of("rack-1")), // the machine's, not the pool's
-        new Requirement("gpu", "Exists", List.of()));
-    assertThat(InstanceTypes.poolLabels(pool)).containsExactlyInAnyOrderEntriesOf(Map.of("env", "prod",
-        "team", "ml", "karpenter.sh/nodepool", "ml"));
+    pool.getSpec().template.spec.requirements =
+        List.of(
+            new Requirement(
+                "team", "In", List.of("ml")), // a key of the team's own: pods may select it
+            new Requirement(
+                "tier", "In", List.of("a", "b")), // more than one value: no label to choose
+            new Requirement(
+                "node.kubernetes.io/instance-type",
+                "In",
+                List.of("x86-16c-64g")), // the shape's own
+            new Requirement(
+                "topology.kubernetes.io/zone",
+                "In",
+                List.of("rack-1")), // the machine's, not the pool's
+            new Requirement("gpu", "Exists", List.of()));
+    assertThat(InstanceTypes.poolLabels(pool))
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("env", "prod", "team", "ml", "karpenter.sh/nodepool", "ml"));
   }
 
   @Test
   void aShapeOffersItsPodsItsDisksAndWhereItsMachinesAre() throws Exception {
-    var shapes = new ObjectMapper().readTree("""
+    var shapes =
+        new ObjectMapper()
+            .readTree(
+                """
         [{"name": "x86-16c-64g", "arch": "x86_64", "cpus": 16, "memoryGiB": 64, "gpus": [], "diskGiB": 1000,
           "counts": {"warm": 2, "standby": 1}, "total": 3,
           "offerings": [{"zone": "r1", "region": "room-1", "counts": {"warm": 2}},
@@ -42,13 +56,16 @@ class InstanceTypesTest {
     nodeClass.getSpec().kubelet.maxPods = 50;
     var types = InstanceTypes.of(shapes, nodeClass);
     var big = types.get(0).allocatable();
-    assertThat(big.extended()).containsEntry("pods", 50L).containsEntry("nodes", 1L)
+    assertThat(big.extended())
+        .containsEntry("pods", 50L)
+        .containsEntry("nodes", 1L)
         .containsEntry("ephemeral-storage", 900L << 30); // 90 %: the kubelet evicts below 10 % free
     assertThat(types.get(1).allocatable().extended()).doesNotContainKey("ephemeral-storage");
     // Standby machines count as to be had where the node class launches from standby (its default).
-    assertThat(types.get(0).offerings()).containsExactly(
-        new InstanceType.Offering("r1", "room-1", 2, 2),
-        new InstanceType.Offering("r2", null, 1, 0));
+    assertThat(types.get(0).offerings())
+        .containsExactly(
+            new InstanceType.Offering("r1", "room-1", 2, 2),
+            new InstanceType.Offering("r2", null, 1, 0));
     nodeClass.getSpec().launchFromStandby = false;
     assertThat(InstanceTypes.of(shapes, nodeClass).get(0).available()).isEqualTo(2);
   }

@@ -16,18 +16,18 @@ import io.vertx.sqlclient.Tuple;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
-import io.warmmetal.fleet.kubelet.SimulatedKubelet;
-import io.warmmetal.fleet.kubelet.SimulatedNodes;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.RealMachine;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.NodeHost;
+import io.warmmetal.fleet.SimulatedAgent;
+import io.warmmetal.fleet.kubelet.SimulatedKubelet;
+import io.warmmetal.fleet.kubelet.SimulatedNodes;
 import java.io.IOException;
 import java.io.StringReader;
 import java.net.URI;
@@ -53,24 +53,28 @@ import org.bouncycastle.openssl.PEMParser;
 import org.bouncycastle.pkcs.PKCS10CertificationRequest;
 
 /**
- * The headline number on real parts: from a pending pod created to its Node Ready (and the pod Running), against a
- * real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler in a network namespace), the real
- * controller as its ServiceAccount, the real API on PostgreSQL. Prints tables; asserts nothing.
+ * The headline number on real parts: from a pending pod created to its Node Ready (and the pod
+ * Running), against a real control plane (etcd, kube-apiserver, kube-controller-manager,
+ * kube-scheduler in a network namespace), the real controller as its ServiceAccount, the real API
+ * on PostgreSQL. Prints tables; asserts nothing.
  *
- * <p>(a) One pod, a real join: the real agent on a prepared host (containerd; kubelet and kubeadm) joins with kubeadm
- * and a real kubelet registers the Node. Stages: notice + decide (pod created → NodeClaim created), order (→ the join
- * sent down the agent's channel), kubeadm discovery (the join script's start → kubeadm has written the kubelet's files
- * and the kubelet starts), TLS bootstrap (→ the kubelet's CSR issued), registered (→ the Node created), Ready (→ the
- * Node Ready), pod Running (→ kube-scheduler bound it and the kubelet ran it).
+ * <p>(a) One pod, a real join: the real agent on a prepared host (containerd; kubelet and kubeadm)
+ * joins with kubeadm and a real kubelet registers the Node. Stages: notice + decide (pod created →
+ * NodeClaim created), order (→ the join sent down the agent's channel), kubeadm discovery (the join
+ * script's start → kubeadm has written the kubelet's files and the kubelet starts), TLS bootstrap
+ * (→ the kubelet's CSR issued), registered (→ the Node created), Ready (→ the Node Ready), pod
+ * Running (→ kube-scheduler bound it and the kubelet ran it).
  *
- * <p>(b) Bursts of pods, each asking for 12 of a 16-cpu shape's cpus (one node each), onto simulated machines whose
- * simulated kubelets register Nodes in the same real API server: notice + decide, order, and when the last join was
- * delivered, from the burst's first pod (pods created 16 at a time, as a ReplicaSet controller does).
+ * <p>(b) Bursts of pods, each asking for 12 of a 16-cpu shape's cpus (one node each), onto
+ * simulated machines whose simulated kubelets register Nodes in the same real API server: notice +
+ * decide, order, and when the last join was delivered, from the burst's first pod (pods created 16
+ * at a time, as a ReplicaSet controller does).
  *
  * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl e2e exec:java -Dexec.classpathScope=test \
  *   -Dexec.mainClass=io.warmmetal.e2e.bench.PodToNodeBenchmark -Dexec.args="10 500"</pre>
- * Arguments: runs of the real join (default 10; 0 skips it), the largest burst (default 500; bursts are 50 and
- * that; 0 skips them). Root.
+ *
+ * Arguments: runs of the real join (default 10; 0 skips it), the largest burst (default 500; bursts
+ * are 50 and that; 0 skips them). Root.
  */
 public final class PodToNodeBenchmark {
   private static final String SIMULATED_SHAPE = "x86-16c-64g";
@@ -90,7 +94,9 @@ public final class PodToNodeBenchmark {
   public static void main(String[] args) {
     PodToNodeBenchmark b = new PodToNodeBenchmark();
     try {
-      b.run(args.length > 0 ? Integer.parseInt(args[0]) : 10, args.length > 1 ? Integer.parseInt(args[1]) : 500);
+      b.run(
+          args.length > 0 ? Integer.parseInt(args[0]) : 10,
+          args.length > 1 ? Integer.parseInt(args[1]) : 500);
       b.cluster.close();
       System.exit(0);
     } catch (Throwable t) {
@@ -108,11 +114,16 @@ public final class PodToNodeBenchmark {
     Map<String, String> settings = new HashMap<>(RealMachine.apiSettings(cluster));
     settings.put("WARMMETAL_POOL_INTERVAL_MS", "1000");
     fx = ApiFixture.start(vertx, settings);
-    Installation wm = Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"),
-        pool -> {
-          pool.getSpec().disruption = new NodePool.Disruption();
-          pool.getSpec().disruption.consolidateAfter = "Never"; // the benchmark takes its nodes back itself
-        });
+    Installation wm =
+        Installation.install(
+            cluster,
+            "http://127.0.0.1:" + fx.api.port(),
+            fx.token("client"),
+            pool -> {
+              pool.getSpec().disruption = new NodePool.Disruption();
+              pool.getSpec().disruption.consolidateAfter =
+                  "Never"; // the benchmark takes its nodes back itself
+            });
     watch();
     wm.startController();
     if (runs > 0) {
@@ -122,9 +133,20 @@ public final class PodToNodeBenchmark {
       for (int i = 0; i < runs; i++) {
         real.add(realJoin(metal, "run-" + i));
       }
-      table("(a) one pod, a real kubeadm join and kubelet (ms)", List.of("run", "notice + decide", "order",
-          "kubeadm discovery", "TLS bootstrap", "registered", "Ready", "pending pod → Node Ready", "pod Running",
-          "join command → Ready"), real);
+      table(
+          "(a) one pod, a real kubeadm join and kubelet (ms)",
+          List.of(
+              "run",
+              "notice + decide",
+              "order",
+              "kubeadm discovery",
+              "TLS bootstrap",
+              "registered",
+              "Ready",
+              "pending pod → Node Ready",
+              "pod Running",
+              "join command → Ready"),
+          real);
       metal.close();
     }
 
@@ -136,15 +158,26 @@ public final class PodToNodeBenchmark {
     }
     startSimulatedMachines(largestBurst);
     burst(8, "warm-up");
-    for (int size : IntStream.of(50, largestBurst).filter(b -> b <= largestBurst).distinct()
-        .toArray()) {
+    for (int size :
+        IntStream.of(50, largestBurst).filter(b -> b <= largestBurst).distinct().toArray()) {
       bursts.add(burst(size, "burst-" + size));
     }
-    table("(b) bursts onto simulated kubelets, real control plane (ms from the burst's first pod)", List.of("pods",
-        "all pods marked unschedulable (kube-scheduler)", "notice + decide p50 / max", "order p50", "last join delivered", "all Nodes registered",
-        "all NodeClaims initialized", "pods created in"), bursts);
-    System.out.printf("(%d cores, %s %s; control plane, API, PostgreSQL, controller and machines on this machine)%n",
-        Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name"),
+    table(
+        "(b) bursts onto simulated kubelets, real control plane (ms from the burst's first pod)",
+        List.of(
+            "pods",
+            "all pods marked unschedulable (kube-scheduler)",
+            "notice + decide p50 / max",
+            "order p50",
+            "last join delivered",
+            "all Nodes registered",
+            "all NodeClaims initialized",
+            "pods created in"),
+        bursts);
+    System.out.printf(
+        "(%d cores, %s %s; control plane, API, PostgreSQL, controller and machines on this machine)%n",
+        Runtime.getRuntime().availableProcessors(),
+        System.getProperty("java.vm.name"),
         System.getProperty("java.version"));
     wm.close();
     fx.close();
@@ -158,17 +191,39 @@ public final class PodToNodeBenchmark {
     rows.forEach(System.out::println);
   }
 
-  /** One pending pod that only the real machine fits; its stages; then the node taken back and the machine warm. */
+  /**
+   * One pending pod that only the real machine fits; its stages; then the node taken back and the
+   * machine warm.
+   */
   private String realJoin(RealMachine metal, String run) throws Exception {
     clear();
     long start = System.currentTimeMillis();
     String pod = "real-" + run;
-    kube.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata().withName(pod)
-        .withNamespace("default").endMetadata().withNewSpec().withTerminationGracePeriodSeconds(0L)
-        .addNewContainer().withName("app").withImage(NodeHost.BUSYBOX_IMAGE).withImagePullPolicy("Never")
-        .withCommand("sleep", "3600").withNewResources().addToRequests("cpu", new Quantity("100m")).endResources()
-        .endContainer().endSpec().build()).create();
-    waitFor(() -> podRunning.containsKey(pod) && !claimInitialized.isEmpty(), 180,
+    kube.pods()
+        .inNamespace("default")
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(pod)
+                .withNamespace("default")
+                .endMetadata()
+                .withNewSpec()
+                .withTerminationGracePeriodSeconds(0L)
+                .addNewContainer()
+                .withName("app")
+                .withImage(NodeHost.BUSYBOX_IMAGE)
+                .withImagePullPolicy("Never")
+                .withCommand("sleep", "3600")
+                .withNewResources()
+                .addToRequests("cpu", new Quantity("100m"))
+                .endResources()
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+    waitFor(
+        () -> podRunning.containsKey(pod) && !claimInitialized.isEmpty(),
+        180,
         () -> metal.story(fx));
     NodeClaim claim = claims().get(0);
     String instance = claim.getMetadata().getAnnotations().get("warmmetal.io/instance-id");
@@ -177,10 +232,19 @@ public final class PodToNodeBenchmark {
     String node = claim.getStatus().nodeName;
     long claimAt = claimSeen.get(claim.getMetadata().getName());
     long csr = csrIssued.getOrDefault(node, 0L);
-    String row = String.format("| %s | %d | %d | %d | %d | %d | %d | **%d** | %d | %d |", run, claimAt - start,
-        delivered - claimAt, steps.get("kubelet-start") - steps.get("kubeadm-join"),
-        csr - steps.get("kubelet-start"), nodeSeen.get(node) - csr, nodeReady.get(node) - nodeSeen.get(node),
-        nodeReady.get(node) - start, podRunning.get(pod) - nodeReady.get(node), nodeReady.get(node) - delivered);
+    String row =
+        String.format(
+            "| %s | %d | %d | %d | %d | %d | %d | **%d** | %d | %d |",
+            run,
+            claimAt - start,
+            delivered - claimAt,
+            steps.get("kubelet-start") - steps.get("kubeadm-join"),
+            csr - steps.get("kubelet-start"),
+            nodeSeen.get(node) - csr,
+            nodeReady.get(node) - nodeSeen.get(node),
+            nodeReady.get(node) - start,
+            podRunning.get(pod) - nodeReady.get(node),
+            nodeReady.get(node) - delivered);
     takeBack(() -> "warm".equals(metal.state(fx)));
     return row;
   }
@@ -193,36 +257,69 @@ public final class PodToNodeBenchmark {
     List<Callable<Object>> creates = new ArrayList<>();
     for (int i = 0; i < pods; i++) {
       String name = run + "-" + i;
-      creates.add(() -> kube.pods().inNamespace("default").resource(new PodBuilder().withNewMetadata()
-          .withName(name).withNamespace("default").endMetadata().withNewSpec()
-          .withTerminationGracePeriodSeconds(0L).addNewContainer().withName("app").withImage("busybox")
-          .withNewResources().addToRequests("cpu", new Quantity("12")).endResources().endContainer().endSpec()
-          .build()).create());
+      creates.add(
+          () ->
+              kube.pods()
+                  .inNamespace("default")
+                  .resource(
+                      new PodBuilder()
+                          .withNewMetadata()
+                          .withName(name)
+                          .withNamespace("default")
+                          .endMetadata()
+                          .withNewSpec()
+                          .withTerminationGracePeriodSeconds(0L)
+                          .addNewContainer()
+                          .withName("app")
+                          .withImage("busybox")
+                          .withNewResources()
+                          .addToRequests("cpu", new Quantity("12"))
+                          .endResources()
+                          .endContainer()
+                          .endSpec()
+                          .build())
+                  .create());
     }
     for (var done : creators.invokeAll(creates)) {
       done.get();
     }
     creators.shutdown();
     long created = System.currentTimeMillis();
-    waitFor(() -> claimInitialized.size() >= pods, 300, () -> "initialized " + claimInitialized.size());
+    waitFor(
+        () -> claimInitialized.size() >= pods, 300, () -> "initialized " + claimInitialized.size());
     List<Long> notice = new ArrayList<>();
     List<Long> order = new ArrayList<>();
     long lastDelivered = 0;
     for (NodeClaim c : claims()) {
       long seen = claimSeen.get(c.getMetadata().getName());
-      long delivered = deliveredAt(c.getMetadata().getAnnotations().get("warmmetal.io/instance-id"));
+      long delivered =
+          deliveredAt(c.getMetadata().getAnnotations().get("warmmetal.io/instance-id"));
       notice.add(seen - start);
       order.add(delivered - seen);
       lastDelivered = Math.max(lastDelivered, delivered - start);
     }
-    long marked = podUnschedulable.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
+    long marked =
+        podUnschedulable.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
     long registered = nodeSeen.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
-    long initialized = claimInitialized.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
-    takeBack(() -> fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND shape = $1", SIMULATED_SHAPE)
-        == simulated);
-    return String.format("| %d | %d | %d / %d | %d | **%d** | %d | %d | %d |", pods, marked, p50(notice),
-        notice.stream().mapToLong(Long::longValue).max().orElse(0), p50(order), lastDelivered, registered,
-        initialized, created - start);
+    long initialized =
+        claimInitialized.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
+    takeBack(
+        () ->
+            fx.count(
+                    "SELECT count(*) FROM machines WHERE state = 'warm' AND shape = $1",
+                    SIMULATED_SHAPE)
+                == simulated);
+    return String.format(
+        "| %d | %d | %d / %d | %d | **%d** | %d | %d | %d |",
+        pods,
+        marked,
+        p50(notice),
+        notice.stream().mapToLong(Long::longValue).max().orElse(0),
+        p50(order),
+        lastDelivered,
+        registered,
+        initialized,
+        created - start);
   }
 
   private static long p50(List<Long> values) {
@@ -230,15 +327,24 @@ public final class PodToNodeBenchmark {
     return v.length == 0 ? 0 : v[(v.length - 1) / 2];
   }
 
-  /** The pods go, the NodeClaims are deleted (termination resets the machines); waits until all are warm. */
+  /**
+   * The pods go, the NodeClaims are deleted (termination resets the machines); waits until all are
+   * warm.
+   */
   private void takeBack(BooleanSupplier allWarm) throws Exception {
     kube.pods().inNamespace("default").withGracePeriod(0).delete();
-    waitFor(() -> {
-      List<NodeClaim> left = claims();
-      left.stream().filter(c -> c.getMetadata().getDeletionTimestamp() == null)
-          .forEach(c -> kube.resources(NodeClaim.class).withName(c.getMetadata().getName()).delete());
-      return left.isEmpty() && allWarm.getAsBoolean();
-    }, 300, () -> "claims left " + claims().size());
+    waitFor(
+        () -> {
+          List<NodeClaim> left = claims();
+          left.stream()
+              .filter(c -> c.getMetadata().getDeletionTimestamp() == null)
+              .forEach(
+                  c ->
+                      kube.resources(NodeClaim.class).withName(c.getMetadata().getName()).delete());
+          return left.isEmpty() && allWarm.getAsBoolean();
+        },
+        300,
+        () -> "claims left " + claims().size());
   }
 
   private void clear() {
@@ -252,17 +358,32 @@ public final class PodToNodeBenchmark {
   }
 
   private long deliveredAt(String instanceId) {
-    return fx.db().preparedQuery("SELECT delivered_at FROM commands WHERE instance_id = $1 AND type = 'join'")
-        .execute(Tuple.of(instanceId)).await().iterator().next().getOffsetDateTime("delivered_at").toInstant()
+    return fx.db()
+        .preparedQuery("SELECT delivered_at FROM commands WHERE instance_id = $1 AND type = 'join'")
+        .execute(Tuple.of(instanceId))
+        .await()
+        .iterator()
+        .next()
+        .getOffsetDateTime("delivered_at")
+        .toInstant()
         .toEpochMilli();
   }
 
-  /** When the join script announced each step (its progress events, recorded by the API as they arrive). */
+  /**
+   * When the join script announced each step (its progress events, recorded by the API as they
+   * arrive).
+   */
   private Map<String, Long> steps(String instanceId) {
     Map<String, Long> steps = new HashMap<>();
-    fx.db().preparedQuery("SELECT reason, at FROM events WHERE instance_id = $1 AND type = 'CommandProgress'")
-        .execute(Tuple.of(instanceId)).await()
-        .forEach(r -> steps.put(r.getString("reason"), r.getOffsetDateTime("at").toInstant().toEpochMilli()));
+    fx.db()
+        .preparedQuery(
+            "SELECT reason, at FROM events WHERE instance_id = $1 AND type = 'CommandProgress'")
+        .execute(Tuple.of(instanceId))
+        .await()
+        .forEach(
+            r ->
+                steps.put(
+                    r.getString("reason"), r.getOffsetDateTime("at").toInstant().toEpochMilli()));
     return steps;
   }
 
@@ -277,70 +398,135 @@ public final class PodToNodeBenchmark {
     long t0 = System.nanoTime();
     URI port = URI.create("https://" + cluster.network().hostAddress() + ":" + fx.api.agentPort());
     Enrollment enrollment = new Enrollment(vertx, port, fx.api.caPin());
-    WebSocketClient ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false)
-        .setMaxConnections(100_000));
-    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n))
-        .body().getString("token");
-    Executor instant = new SimulatedExecutor(vertx, Map.of("prepare", Distribution.parse("fixed:0s"),
-        "join", Distribution.parse("fixed:0s"), "reset", Distribution.parse("fixed:0s")), 0.0, new Random(1));
+    WebSocketClient ws =
+        vertx.createWebSocketClient(
+            new WebSocketClientOptions().setVerifyHost(false).setMaxConnections(100_000));
+    String token =
+        fx.client
+            .post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n))
+            .body()
+            .getString("token");
+    Executor instant =
+        new SimulatedExecutor(
+            vertx,
+            Map.of(
+                "prepare",
+                Distribution.parse("fixed:0s"),
+                "join",
+                Distribution.parse("fixed:0s"),
+                "reset",
+                Distribution.parse("fixed:0s")),
+            0.0,
+            new Random(1));
     SimulatedNodes kubelets = new SimulatedNodes(kube);
     List<Future<SimulatedAgent>> started = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      JsonObject facts = new JsonObject().put("cpus", 16).put("memoryMiB", 65536).put("arch", "x86_64");
-      JsonObject machine = new JsonObject().put("name", "sim-" + i).put("facts", facts)
-          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
-      started.add(SimulatedAgent.start(vertx, enrollment, ws, port, token, machine,
-          Files.createTempDirectory("bench-agent"), new SimulatedKubelet(vertx, instant, kubelets, "sim-" + i,
-              facts)));
+      JsonObject facts =
+          new JsonObject().put("cpus", 16).put("memoryMiB", 65536).put("arch", "x86_64");
+      JsonObject machine =
+          new JsonObject()
+              .put("name", "sim-" + i)
+              .put("facts", facts)
+              .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+      started.add(
+          SimulatedAgent.start(
+              vertx,
+              enrollment,
+              ws,
+              port,
+              token,
+              machine,
+              Files.createTempDirectory("bench-agent"),
+              new SimulatedKubelet(vertx, instant, kubelets, "sim-" + i, facts)));
       if (started.size() % 50 == 0) {
         Future.all(started.subList(started.size() - 50, started.size())).await();
       }
     }
     Future.all(started).await();
-    fx.client.put("/v1/pools/" + SIMULATED_SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", n)
-        .put("maxWarm", n));
-    waitFor(() -> fx.count("SELECT count(*) FROM machines WHERE state = 'warm' AND shape = $1", SIMULATED_SHAPE)
-        == n, 300, () -> "simulated machines warm");
-    System.out.printf("%n%d simulated machines enrolled and warm in %.1f s%n", n, (System.nanoTime() - t0) / 1e9);
+    fx.client.put(
+        "/v1/pools/" + SIMULATED_SHAPE,
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", n).put("maxWarm", n));
+    waitFor(
+        () ->
+            fx.count(
+                    "SELECT count(*) FROM machines WHERE state = 'warm' AND shape = $1",
+                    SIMULATED_SHAPE)
+                == n,
+        300,
+        () -> "simulated machines warm");
+    System.out.printf(
+        "%n%d simulated machines enrolled and warm in %.1f s%n", n, (System.nanoTime() - t0) / 1e9);
   }
 
-  /** Records, from the benchmark's own watches, when each NodeClaim, Node, CSR and pod reached its stages. */
+  /**
+   * Records, from the benchmark's own watches, when each NodeClaim, Node, CSR and pod reached its
+   * stages.
+   */
   private void watch() {
-    kube.resources(NodeClaim.class).inform(handler(c -> {
-      long now = System.currentTimeMillis();
-      claimSeen.putIfAbsent(c.getMetadata().getName(), now);
-      if (c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)) {
-        claimInitialized.putIfAbsent(c.getMetadata().getName(), now);
-      }
-    }));
-    kube.nodes().inform(handler((Node n) -> {
-      long now = System.currentTimeMillis();
-      nodeSeen.putIfAbsent(n.getMetadata().getName(), now);
-      if (n.getStatus() != null && n.getStatus().getConditions() != null && n.getStatus().getConditions().stream()
-          .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))) {
-        nodeReady.putIfAbsent(n.getMetadata().getName(), now);
-      }
-    }));
-    kube.pods().inNamespace("default").inform(handler((Pod p) -> {
-      if (p.getStatus() != null && "Running".equals(p.getStatus().getPhase())) {
-        podRunning.putIfAbsent(p.getMetadata().getName(), System.currentTimeMillis());
-      }
-      if (p.getStatus() != null && p.getStatus().getConditions() != null && p.getStatus().getConditions().stream()
-          .anyMatch(c -> "PodScheduled".equals(c.getType()) && "Unschedulable".equals(c.getReason()))) {
-        podUnschedulable.putIfAbsent(p.getMetadata().getName(), System.currentTimeMillis());
-      }
-    }));
-    kube.certificates().v1().certificateSigningRequests().inform(handler((CertificateSigningRequest r) -> {
-      if (r.getStatus() != null && r.getStatus().getCertificate() != null && r.getSpec().getUsername() != null) {
-        // The bootstrap identity asks for the node's client certificate: system:node:<name> is its subject.
-        csrIssued.putIfAbsent(nodeOf(r), System.currentTimeMillis());
-      }
-    }));
+    kube.resources(NodeClaim.class)
+        .inform(
+            handler(
+                c -> {
+                  long now = System.currentTimeMillis();
+                  claimSeen.putIfAbsent(c.getMetadata().getName(), now);
+                  if (c.getStatus() != null
+                      && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)) {
+                    claimInitialized.putIfAbsent(c.getMetadata().getName(), now);
+                  }
+                }));
+    kube.nodes()
+        .inform(
+            handler(
+                (Node n) -> {
+                  long now = System.currentTimeMillis();
+                  nodeSeen.putIfAbsent(n.getMetadata().getName(), now);
+                  if (n.getStatus() != null
+                      && n.getStatus().getConditions() != null
+                      && n.getStatus().getConditions().stream()
+                          .anyMatch(
+                              c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))) {
+                    nodeReady.putIfAbsent(n.getMetadata().getName(), now);
+                  }
+                }));
+    kube.pods()
+        .inNamespace("default")
+        .inform(
+            handler(
+                (Pod p) -> {
+                  if (p.getStatus() != null && "Running".equals(p.getStatus().getPhase())) {
+                    podRunning.putIfAbsent(p.getMetadata().getName(), System.currentTimeMillis());
+                  }
+                  if (p.getStatus() != null
+                      && p.getStatus().getConditions() != null
+                      && p.getStatus().getConditions().stream()
+                          .anyMatch(
+                              c ->
+                                  "PodScheduled".equals(c.getType())
+                                      && "Unschedulable".equals(c.getReason()))) {
+                    podUnschedulable.putIfAbsent(
+                        p.getMetadata().getName(), System.currentTimeMillis());
+                  }
+                }));
+    kube.certificates()
+        .v1()
+        .certificateSigningRequests()
+        .inform(
+            handler(
+                (CertificateSigningRequest r) -> {
+                  if (r.getStatus() != null
+                      && r.getStatus().getCertificate() != null
+                      && r.getSpec().getUsername() != null) {
+                    // The bootstrap identity asks for the node's client certificate:
+                    // system:node:<name> is its subject.
+                    csrIssued.putIfAbsent(nodeOf(r), System.currentTimeMillis());
+                  }
+                }));
   }
 
   private static String nodeOf(CertificateSigningRequest r) {
-    String pem = new String(Base64.getDecoder().decode(r.getSpec().getRequest()),
-        StandardCharsets.UTF_8);
+    String pem =
+        new String(Base64.getDecoder().decode(r.getSpec().getRequest()), StandardCharsets.UTF_8);
     try (var parser = new PEMParser(new StringReader(pem))) {
       var request = (PKCS10CertificationRequest) parser.readObject();
       String subject = request.getSubject().toString();

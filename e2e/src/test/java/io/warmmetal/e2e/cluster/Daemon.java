@@ -8,7 +8,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-/** A long-running process of the cluster (etcd, kube-apiserver, containerd, kubelet, an agent) logging to a file. */
+/**
+ * A long-running process of the cluster (etcd, kube-apiserver, containerd, kubelet, an agent)
+ * logging to a file.
+ */
 public final class Daemon implements AutoCloseable {
   private final String name;
   private final Process process;
@@ -21,9 +24,11 @@ public final class Daemon implements AutoCloseable {
   }
 
   public static Daemon start(String name, List<String> command, Path log, Map<String, String> env) {
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+    ProcessBuilder pb =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
     pb.environment().putAll(env);
     try {
       return new Daemon(name, pb.start(), log);

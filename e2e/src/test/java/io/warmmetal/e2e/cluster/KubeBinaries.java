@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Where the Kubernetes server binaries are: {@code WARMMETAL_KUBE_BIN} if set, else what
- * {@code e2e/cluster/build-kubernetes.sh} prints — it builds them from Debian's source package on a machine's first
- * run (minutes) and answers from its cache afterwards (at once).
+ * Where the Kubernetes server binaries are: {@code WARMMETAL_KUBE_BIN} if set, else what {@code
+ * e2e/cluster/build-kubernetes.sh} prints — it builds them from Debian's source package on a
+ * machine's first run (minutes) and answers from its cache afterwards (at once).
  */
 public final class KubeBinaries {
   private static Path dir;
@@ -25,7 +25,13 @@ public final class KubeBinaries {
         String out = Commands.run(List.of("bash", script().toString()), Map.of(), 3600).strip();
         dir = Path.of(out.substring(out.lastIndexOf('\n') + 1).strip());
       }
-      for (String b : List.of("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kubeadm")) {
+      for (String b :
+          List.of(
+              "kube-apiserver",
+              "kube-controller-manager",
+              "kube-scheduler",
+              "kubelet",
+              "kubeadm")) {
         if (!Files.isExecutable(dir.resolve(b))) {
           throw new IllegalStateException("no " + b + " in " + dir);
         }
@@ -34,21 +40,26 @@ public final class KubeBinaries {
     return dir;
   }
 
-  /** The tag of the pause image built beside them (build/pause's TAG): the node image's sandbox image. */
+  /**
+   * The tag of the pause image built beside them (build/pause's TAG): the node image's sandbox
+   * image.
+   */
   public static String pauseTag() {
     try {
       return Files.readString(dir().resolve("pause.tag")).strip();
     } catch (IOException e) {
-      throw new IllegalStateException("no pause.tag in " + dir() + ": run e2e/cluster/build-kubernetes.sh", e);
+      throw new IllegalStateException(
+          "no pause.tag in " + dir() + ": run e2e/cluster/build-kubernetes.sh", e);
     }
   }
 
   /**
-   * Builds the test images ({@code warmmetal.test/pause:1}, {@code warmmetal.test/busybox:1}) into {@code out} as
-   * archives a node imports: {@code cluster/build-images.sh}.
+   * Builds the test images ({@code warmmetal.test/pause:1}, {@code warmmetal.test/busybox:1}) into
+   * {@code out} as archives a node imports: {@code cluster/build-images.sh}.
    */
   public static Path buildTestImages(Path out) {
-    Commands.run(List.of("bash", script().resolveSibling("build-images.sh").toString(), out.toString()));
+    Commands.run(
+        List.of("bash", script().resolveSibling("build-images.sh").toString(), out.toString()));
     return out;
   }
 
@@ -58,11 +69,14 @@ public final class KubeBinaries {
 
   /** The build script, from the e2e module (Maven's working directory) or the repository root. */
   static Path script() {
-    for (Path p : List.of(Path.of("cluster/build-kubernetes.sh"), Path.of("e2e/cluster/build-kubernetes.sh"))) {
+    for (Path p :
+        List.of(
+            Path.of("cluster/build-kubernetes.sh"), Path.of("e2e/cluster/build-kubernetes.sh"))) {
       if (Files.exists(p)) {
         return p.toAbsolutePath();
       }
     }
-    throw new IllegalStateException("e2e/cluster/build-kubernetes.sh not found from " + Path.of("").toAbsolutePath());
+    throw new IllegalStateException(
+        "e2e/cluster/build-kubernetes.sh not found from " + Path.of("").toAbsolutePath());
   }
 }

@@ -5,9 +5,9 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 
 /**
- * Starts the fixture's control plane by hand, for poking at it: writes its admin kubeconfig to the path given (default
- * {@code ./e2e-kubeconfig}), prints how to reach it, and keeps it running until this program is stopped (Ctrl-C),
- * which removes it again.
+ * Starts the fixture's control plane by hand, for poking at it: writes its admin kubeconfig to the
+ * path given (default {@code ./e2e-kubeconfig}), prints how to reach it, and keeps it running until
+ * this program is stopped (Ctrl-C), which removes it again.
  *
  * <pre>
  * mvn -B -q install -DskipTests && mvn -B -q -pl e2e exec:java -Dexec.classpathScope=test \
@@ -21,14 +21,22 @@ public final class LocalCluster {
     Path kubeconfig = Path.of(args.length > 0 ? args[0] : "e2e-kubeconfig").toAbsolutePath();
     ControlPlane cp = ControlPlane.start();
     Runtime.getRuntime().addShutdownHook(new Thread(cp::close, "control-plane-teardown"));
-    Files.copy(cp.sandbox().dir.resolve("kubeconfig/admin.conf"), kubeconfig,
+    Files.copy(
+        cp.sandbox().dir.resolve("kubeconfig/admin.conf"),
+        kubeconfig,
         StandardCopyOption.REPLACE_EXISTING);
-    System.out.printf("""
+    System.out.printf(
+        """
         Control plane %s up at https://%s (network namespace %s, files in %s).
           kubectl --kubeconfig %s get --raw /readyz
           nsenter --net=/var/run/netns/%s -- <command>    # run something inside its network
         Ctrl-C stops and removes it.
-        """, ControlPlane.VERSION, cp.endpoint(), cp.network().name(), cp.sandbox().dir, kubeconfig,
+        """,
+        ControlPlane.VERSION,
+        cp.endpoint(),
+        cp.network().name(),
+        cp.sandbox().dir,
+        kubeconfig,
         cp.network().name());
     Thread.currentThread().join();
   }

@@ -5,11 +5,12 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * The cluster's own network namespace, with no route out. One veth pair links it to this host: the host end has
- * {@link #hostAddress()} (where the test's WarmMetal API listens for agents), the namespace end {@link #address()}
- * (where kube-apiserver listens for the tests). A second veth pair lies wholly inside the namespace and carries its
- * default route to a gateway that does not exist, so kubeadm and the kubelet find a default-route address
- * ({@link #nodeAddress()}) while nothing they send — the kubelet's cloud-metadata probe, image pulls — can leave.
+ * The cluster's own network namespace, with no route out. One veth pair links it to this host: the
+ * host end has {@link #hostAddress()} (where the test's WarmMetal API listens for agents), the
+ * namespace end {@link #address()} (where kube-apiserver listens for the tests). A second veth pair
+ * lies wholly inside the namespace and carries its default route to a gateway that does not exist,
+ * so kubeadm and the kubelet find a default-route address ({@link #nodeAddress()}) while nothing
+ * they send — the kubelet's cloud-metadata probe, image pulls — can leave.
  */
 public final class NetworkNamespace {
   private final String name;
@@ -37,16 +38,21 @@ public final class NetworkNamespace {
     Commands.run("ip", "-n", ns, "addr", "add", "10.201." + subnet + ".2/24", "dev", "wmd0");
     Commands.run("ip", "-n", ns, "link", "set", "wmd0", "up");
     Commands.run("ip", "-n", ns, "link", "set", "wmd1", "up");
-    Commands.run("ip", "-n", ns, "route", "add", "default", "via", "10.201." + subnet + ".1", "dev", "wmd0");
+    Commands.run(
+        "ip", "-n", ns, "route", "add", "default", "via", "10.201." + subnet + ".1", "dev", "wmd0");
     return new NetworkNamespace(ns, subnet);
   }
 
-  /** A 10.200.N.0/24, 10.201.N.0/24 and 10.202.N.0/24 (a {@link Rack}'s) this host routes nowhere yet. */
+  /**
+   * A 10.200.N.0/24, 10.201.N.0/24 and 10.202.N.0/24 (a {@link Rack}'s) this host routes nowhere
+   * yet.
+   */
   private static int freeSubnet() {
     String routes = Commands.run("ip", "-4", "route", "show", "table", "all");
     List<Integer> free = new ArrayList<>();
     for (int n = 1; n < 255; n++) {
-      if (!routes.contains("10.200." + n + ".") && !routes.contains("10.201." + n + ".")
+      if (!routes.contains("10.200." + n + ".")
+          && !routes.contains("10.201." + n + ".")
           && !routes.contains("10.202." + n + ".")) {
         free.add(n);
       }
@@ -71,7 +77,9 @@ public final class NetworkNamespace {
     return "10.200." + subnet + ".2";
   }
 
-  /** The first three octets of the subnet a {@link Rack} of virtual servers in the namespace gets. */
+  /**
+   * The first three octets of the subnet a {@link Rack} of virtual servers in the namespace gets.
+   */
   String rackPrefix() {
     return "10.202." + subnet;
   }
@@ -81,10 +89,13 @@ public final class NetworkNamespace {
     return "10.201." + subnet + ".2";
   }
 
-  /** {@code command}, run inside the namespace. nsenter rather than {@code ip netns exec}: that one remounts /sys
-   * and hides the cgroup hierarchies the kubelet and runc need. */
+  /**
+   * {@code command}, run inside the namespace. nsenter rather than {@code ip netns exec}: that one
+   * remounts /sys and hides the cgroup hierarchies the kubelet and runc need.
+   */
   public List<String> enter(List<String> command) {
-    List<String> wrapped = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + name, "--"));
+    List<String> wrapped =
+        new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + name, "--"));
     wrapped.addAll(command);
     return wrapped;
   }

@@ -9,17 +9,19 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A server for a real node, as a prepared host would be before WarmMetal's agent gets it: in the control plane's
- * network namespace, with a mount namespace of its own so that what kubeadm and the kubelet write — {@code
- * /etc/kubernetes}, {@code /var/lib} (kubelet, containerd, CNI state, the agent's state), {@code /etc/cni}, {@code
- * /run}, {@code /var/log}, {@code /etc/hosts} — stays in this host's directory; containerd running (the native
- * snapshotter, a bridge CNI network, the sandbox image loaded from a local archive); the images test pods use in an
- * archive directory for the agent's prepare to load. Pods go under the sandbox's cgroup root. The host's processes
- * are the namespace's and go with the sandbox.
+ * A server for a real node, as a prepared host would be before WarmMetal's agent gets it: in the
+ * control plane's network namespace, with a mount namespace of its own so that what kubeadm and the
+ * kubelet write — {@code /etc/kubernetes}, {@code /var/lib} (kubelet, containerd, CNI state, the
+ * agent's state), {@code /etc/cni}, {@code /run}, {@code /var/log}, {@code /etc/hosts} — stays in
+ * this host's directory; containerd running (the native snapshotter, a bridge CNI network, the
+ * sandbox image loaded from a local archive); the images test pods use in an archive directory for
+ * the agent's prepare to load. Pods go under the sandbox's cgroup root. The host's processes are
+ * the namespace's and go with the sandbox.
  */
 public final class NodeHost implements AutoCloseable {
   /** The pod sandbox image the runtime is configured with, and what test pods run. */
   public static final String PAUSE_IMAGE = "warmmetal.test/pause:1";
+
   public static final String BUSYBOX_IMAGE = "warmmetal.test/busybox:1";
   static final String CRI_SOCKET = "/run/containerd/containerd.sock";
 
@@ -34,9 +36,12 @@ public final class NodeHost implements AutoCloseable {
     this.dir = dir;
   }
 
-  /** Sets up the host {@code name} (one per control plane: the kubelet's ports are the namespace's). */
+  /**
+   * Sets up the host {@code name} (one per control plane: the kubelet's ports are the namespace's).
+   */
   public static NodeHost create(ControlPlane cluster, String name) throws Exception {
-    NodeHost host = new NodeHost(cluster, name, cluster.sandbox().dir.resolve("hosts").resolve(name));
+    NodeHost host =
+        new NodeHost(cluster, name, cluster.sandbox().dir.resolve("hosts").resolve(name));
     host.setUp();
     return host;
   }
@@ -50,33 +55,55 @@ public final class NodeHost implements AutoCloseable {
     Files.createFile(mnt);
     Commands.run("unshare", "--mount=" + mnt, "--propagation", "private", "true");
     Path root = dir.resolve("root");
-    for (Map.Entry<String, String> bind : Map.of("etc-kubernetes", "/etc/kubernetes", "var-lib", "/var/lib",
-        "etc-cni", "/etc/cni", "var-log", "/var/log").entrySet()) {
+    for (Map.Entry<String, String> bind :
+        Map.of(
+                "etc-kubernetes",
+                "/etc/kubernetes",
+                "var-lib",
+                "/var/lib",
+                "etc-cni",
+                "/etc/cni",
+                "var-log",
+                "/var/log")
+            .entrySet()) {
       Path source = root.resolve(bind.getKey());
       Files.createDirectories(source);
-      Files.createDirectories(Path.of(bind.getValue())); // the mount point; empty on this machine if it was not there
-      Commands.run(inMountNamespace(List.of("mount", "--bind", source.toString(), bind.getValue())));
+      Files.createDirectories(
+          Path.of(bind.getValue())); // the mount point; empty on this machine if it was not there
+      Commands.run(
+          inMountNamespace(List.of("mount", "--bind", source.toString(), bind.getValue())));
     }
-    Commands.run(inMountNamespace(List.of("mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run")));
-    // Its name resolves (kubeadm and the kubelet look it up); there is no DNS server in the namespace: fail fast.
-    Files.writeString(root.resolve("hosts"), "127.0.0.1 localhost\n" + cluster.network().nodeAddress() + " " + name
-        + "\n");
+    Commands.run(
+        inMountNamespace(List.of("mount", "-t", "tmpfs", "-o", "mode=0755", "tmpfs", "/run")));
+    // Its name resolves (kubeadm and the kubelet look it up); there is no DNS server in the
+    // namespace: fail fast.
+    Files.writeString(
+        root.resolve("hosts"),
+        "127.0.0.1 localhost\n" + cluster.network().nodeAddress() + " " + name + "\n");
     Files.writeString(root.resolve("resolv.conf"), "nameserver 127.0.0.1\n");
-    Commands.run(inMountNamespace(List.of("mount", "--bind", root.resolve("hosts").toString(), "/etc/hosts")));
-    Commands.run(inMountNamespace(List.of("mount", "--bind", root.resolve("resolv.conf").toString(),
-        "/etc/resolv.conf")));
+    Commands.run(
+        inMountNamespace(
+            List.of("mount", "--bind", root.resolve("hosts").toString(), "/etc/hosts")));
+    Commands.run(
+        inMountNamespace(
+            List.of(
+                "mount", "--bind", root.resolve("resolv.conf").toString(), "/etc/resolv.conf")));
     for (Path hierarchy : cgroupHierarchies()) {
       Files.createDirectories(hierarchy.resolve(cluster.sandbox().cgroupRoot().substring(1)));
     }
 
     Files.createDirectories(root.resolve("etc-cni/net.d"));
-    Files.writeString(root.resolve("etc-cni/net.d/10-warmmetal-e2e.conflist"), """
+    Files.writeString(
+        root.resolve("etc-cni/net.d/10-warmmetal-e2e.conflist"),
+        """
         {"cniVersion": "0.4.0", "name": "warmmetal-e2e", "plugins": [{"type": "bridge", "bridge": "cni0",
          "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local",
          "ranges": [[{"subnet": "10.244.0.0/16"}]], "routes": [{"dst": "0.0.0.0/0"}]}}]}
         """);
     Path config = dir.resolve("containerd.toml");
-    Files.writeString(config, """
+    Files.writeString(
+        config,
+        """
         version = 2
         root = "/var/lib/containerd"
         state = "/run/containerd"
@@ -93,11 +120,17 @@ public final class NodeHost implements AutoCloseable {
           [plugins."io.containerd.grpc.v1.cri".cni]
             bin_dir = "/usr/lib/cni"
             conf_dir = "/etc/cni/net.d"
-        """.formatted(CRI_SOCKET, PAUSE_IMAGE));
-    containerd = Daemon.start(name + "-containerd", enter(List.of("containerd", "--config", config.toString())),
-        dir.resolve("containerd.log"), Map.of());
+        """
+            .formatted(CRI_SOCKET, PAUSE_IMAGE));
+    containerd =
+        Daemon.start(
+            name + "-containerd",
+            enter(List.of("containerd", "--config", config.toString())),
+            dir.resolve("containerd.log"),
+            Map.of());
     long deadline = System.currentTimeMillis() + 30_000;
-    while (!Commands.attempt(enter(List.of("ctr", "-a", CRI_SOCKET, "version")), Map.of(), 10).ok()) {
+    while (!Commands.attempt(enter(List.of("ctr", "-a", CRI_SOCKET, "version")), Map.of(), 10)
+        .ok()) {
       containerd.checkAlive();
       if (System.currentTimeMillis() > deadline) {
         throw new IllegalStateException("containerd did not answer:\n" + containerd.tail(20));
@@ -129,14 +162,20 @@ public final class NodeHost implements AutoCloseable {
 
   /** {@code command}, run on this host: its network and its mounts. */
   public List<String> enter(List<String> command) {
-    List<String> wrapped = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + cluster.network().name(),
-        "--mount=" + dir.resolve("mnt"), "--"));
+    List<String> wrapped =
+        new ArrayList<>(
+            List.of(
+                "nsenter",
+                "--net=/var/run/netns/" + cluster.network().name(),
+                "--mount=" + dir.resolve("mnt"),
+                "--"));
     wrapped.addAll(command);
     return wrapped;
   }
 
   private List<String> inMountNamespace(List<String> command) {
-    List<String> wrapped = new ArrayList<>(List.of("nsenter", "--mount=" + dir.resolve("mnt"), "--"));
+    List<String> wrapped =
+        new ArrayList<>(List.of("nsenter", "--mount=" + dir.resolve("mnt"), "--"));
     wrapped.addAll(command);
     return wrapped;
   }
@@ -158,14 +197,18 @@ public final class NodeHost implements AutoCloseable {
     return Daemon.start(name + "-" + what, enter(command), dir.resolve(what + ".log"), all);
   }
 
-  /** The kubelet's last log lines (the join script starts it, logging under /run/warmmetal), for failures. */
+  /**
+   * The kubelet's last log lines (the join script starts it, logging under /run/warmmetal), for
+   * failures.
+   */
   public String kubeletLogTail() {
     return run("tail", "-n", "40", "/run/warmmetal/kubelet.log").output();
   }
 
   /**
-   * Stops everything on this host — the agent, the kubelet it started, containerd and its shims (every process in
-   * the mount namespace), the pods' containers (the sandbox's cgroup root) — and removes its mounts and files.
+   * Stops everything on this host — the agent, the kubelet it started, containerd and its shims
+   * (every process in the mount namespace), the pods' containers (the sandbox's cgroup root) — and
+   * removes its mounts and files.
    */
   @Override
   public void close() {
@@ -174,15 +217,18 @@ public final class NodeHost implements AutoCloseable {
       for (int round = 0; round < 20; round++) {
         List<String> pids = new ArrayList<>();
         try (var procs = Files.list(Path.of("/proc"))) {
-          procs.filter(p -> p.getFileName().toString().matches("\\d+")).forEach(p -> {
-            try {
-              if (Files.readSymbolicLink(p.resolve("ns/mnt")).toString().equals(ns)) {
-                pids.add(p.getFileName().toString());
-              }
-            } catch (Exception gone) {
-              // exited meanwhile, or not ours to read
-            }
-          });
+          procs
+              .filter(p -> p.getFileName().toString().matches("\\d+"))
+              .forEach(
+                  p -> {
+                    try {
+                      if (Files.readSymbolicLink(p.resolve("ns/mnt")).toString().equals(ns)) {
+                        pids.add(p.getFileName().toString());
+                      }
+                    } catch (Exception gone) {
+                      // exited meanwhile, or not ours to read
+                    }
+                  });
         }
         if (pids.isEmpty()) {
           break;

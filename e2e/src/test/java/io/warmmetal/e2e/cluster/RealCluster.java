@@ -5,9 +5,10 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 /**
- * JUnit 5 extension giving tests a real {@link ControlPlane}: started on first use, shared by every test class in the
- * run (starting one takes seconds), stopped and removed when the run ends — whether tests passed or failed; a JVM
- * that dies instead leaves its sandbox to the next run's clean-up. Tests declare a {@code ControlPlane} parameter:
+ * JUnit 5 extension giving tests a real {@link ControlPlane}: started on first use, shared by every
+ * test class in the run (starting one takes seconds), stopped and removed when the run ends —
+ * whether tests passed or failed; a JVM that dies instead leaves its sandbox to the next run's
+ * clean-up. Tests declare a {@code ControlPlane} parameter:
  *
  * <pre>{@code
  * @ExtendWith(RealCluster.class)
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * }</pre>
  */
 public final class RealCluster implements ParameterResolver {
-  private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RealCluster.class);
+  private static final ExtensionContext.Namespace NAMESPACE =
+      ExtensionContext.Namespace.create(RealCluster.class);
 
   @Override
   public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
@@ -26,18 +28,23 @@ public final class RealCluster implements ParameterResolver {
 
   @Override
   public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
-    return context.getRoot().getStore(NAMESPACE).getOrComputeIfAbsent(Shared.class, k -> Shared.start(), Shared.class)
+    return context
+        .getRoot()
+        .getStore(NAMESPACE)
+        .getOrComputeIfAbsent(Shared.class, k -> Shared.start(), Shared.class)
         .controlPlane;
   }
 
   /** Held in the root context's store, which closes it when the run ends. */
-  private static final class Shared implements ExtensionContext.Store.CloseableResource, AutoCloseable {
+  private static final class Shared
+      implements ExtensionContext.Store.CloseableResource, AutoCloseable {
     final ControlPlane controlPlane;
     final Thread hook;
 
     private Shared(ControlPlane controlPlane) {
       this.controlPlane = controlPlane;
-      // A run stopped by a signal still tears down (a SIGKILL leaves it to the next run's leftover clean-up).
+      // A run stopped by a signal still tears down (a SIGKILL leaves it to the next run's leftover
+      // clean-up).
       this.hook = new Thread(controlPlane::close, "control-plane-teardown");
       Runtime.getRuntime().addShutdownHook(hook);
     }
@@ -46,7 +53,8 @@ public final class RealCluster implements ParameterResolver {
       try {
         return new Shared(ControlPlane.start());
       } catch (Exception e) {
-        throw new IllegalStateException("the real control plane did not start: " + e.getMessage(), e);
+        throw new IllegalStateException(
+            "the real control plane did not start: " + e.getMessage(), e);
       }
     }
 

@@ -11,15 +11,33 @@ import java.util.List;
 import java.util.stream.Stream;
 
 /**
- * What one run of the cluster fixture owns on this host: a directory (certificates, data, logs, node roots), a network
- * namespace, a link to it, and a cgroup root for pods — all named by one short id, recorded under
- * {@code /var/tmp/warmmetal-e2e/<id>} with the owning JVM's pid. Closing removes all of it; creating one first
- * removes what runs whose JVM died (killed, crashed) left behind.
+ * What one run of the cluster fixture owns on this host: a directory (certificates, data, logs,
+ * node roots), a network namespace, a link to it, and a cgroup root for pods — all named by one
+ * short id, recorded under {@code /var/tmp/warmmetal-e2e/<id>} with the owning JVM's pid. Closing
+ * removes all of it; creating one first removes what runs whose JVM died (killed, crashed) left
+ * behind.
  */
 public final class Sandbox implements AutoCloseable {
-  static final Path ROOT = Path.of(System.getenv().getOrDefault("WARMMETAL_E2E_DIR", "/var/tmp/warmmetal-e2e"));
-  private static final String[] CGROUP_HIERARCHIES = {"cpu", "cpuacct", "cpuset", "memory", "devices", "freezer",
-      "blkio", "pids", "systemd", "hugetlb", "net_cls", "net_prio", "perf_event", "rdma", "unified", ""};
+  static final Path ROOT =
+      Path.of(System.getenv().getOrDefault("WARMMETAL_E2E_DIR", "/var/tmp/warmmetal-e2e"));
+  private static final String[] CGROUP_HIERARCHIES = {
+    "cpu",
+    "cpuacct",
+    "cpuset",
+    "memory",
+    "devices",
+    "freezer",
+    "blkio",
+    "pids",
+    "systemd",
+    "hugetlb",
+    "net_cls",
+    "net_prio",
+    "perf_event",
+    "rdma",
+    "unified",
+    ""
+  };
 
   public final String id;
   public final Path dir;
@@ -68,8 +86,10 @@ public final class Sandbox implements AutoCloseable {
         Path owner = dir.resolve("owner");
         boolean alive = false;
         try {
-          alive = ProcessHandle.of(Long.parseLong(Files.readString(owner).trim())).map(ProcessHandle::isAlive)
-              .orElse(false);
+          alive =
+              ProcessHandle.of(Long.parseLong(Files.readString(owner).trim()))
+                  .map(ProcessHandle::isAlive)
+                  .orElse(false);
         } catch (IOException | NumberFormatException e) {
           // no owner recorded: a half-made sandbox
         }
@@ -81,7 +101,10 @@ public final class Sandbox implements AutoCloseable {
     }
   }
 
-  /** Processes, pods' cgroups, mounts, links, the namespace, the files: each step best effort, all idempotent. */
+  /**
+   * Processes, pods' cgroups, mounts, links, the namespace, the files: each step best effort, all
+   * idempotent.
+   */
   private static void teardown(String id, Path dir) {
     String netns = "wm-e2e-" + id;
     for (int round = 0; round < 20; round++) {
@@ -101,7 +124,10 @@ public final class Sandbox implements AutoCloseable {
     deleteTree(dir);
   }
 
-  /** Kills every process in the cgroup subtree (pods' containers live in namespaces of their own) and removes it. */
+  /**
+   * Kills every process in the cgroup subtree (pods' containers live in namespaces of their own)
+   * and removes it.
+   */
   static void killCgroups(String name) {
     for (String hierarchy : CGROUP_HIERARCHIES) {
       Path root = Path.of("/sys/fs/cgroup", hierarchy, name);
@@ -140,7 +166,10 @@ public final class Sandbox implements AutoCloseable {
     }
   }
 
-  /** Unmounts everything mounted at or below {@code dir} (bind mounts of node roots, mount namespaces), deepest first. */
+  /**
+   * Unmounts everything mounted at or below {@code dir} (bind mounts of node roots, mount
+   * namespaces), deepest first.
+   */
   static void unmountUnder(Path dir) {
     List<String> points = new ArrayList<>();
     try {
@@ -153,7 +182,9 @@ public final class Sandbox implements AutoCloseable {
     } catch (IOException e) {
       return;
     }
-    points.stream().sorted(Comparator.reverseOrder()).forEach(p -> Commands.attempt("umount", "-l", p));
+    points.stream()
+        .sorted(Comparator.reverseOrder())
+        .forEach(p -> Commands.attempt("umount", "-l", p));
   }
 
   static void deleteTree(Path dir) {

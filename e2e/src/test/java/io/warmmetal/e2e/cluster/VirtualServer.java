@@ -20,10 +20,11 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * A server in a {@link Rack}: a QEMU machine (software emulation — KVM does not work on these hosts) with a virtio
- * NIC on the rack's LAN whose iPXE ROM network-boots it, a fixed MAC and SMBIOS UUID (its hardware identity), its
- * serial console in a file. A reboot inside the guest boots it from the network again, as a real server's firmware
- * would. Nothing is on it but what it boots.
+ * A server in a {@link Rack}: a QEMU machine (software emulation — KVM does not work on these
+ * hosts) with a virtio NIC on the rack's LAN whose iPXE ROM network-boots it, a fixed MAC and
+ * SMBIOS UUID (its hardware identity), its serial console in a file. A reboot inside the guest
+ * boots it from the network again, as a real server's firmware would. Nothing is on it but what it
+ * boots.
  */
 public final class VirtualServer implements AutoCloseable {
   private static final String BALLOON = "/machine/peripheral/balloon0";
@@ -33,14 +34,24 @@ public final class VirtualServer implements AutoCloseable {
   private final String mac;
   private final String uuid;
   private final Path console;
+
   /** QEMU's machine protocol (QMP) socket: how the host asks about the guest. */
   private final Path qmpSocket;
+
   private final String tap;
   private final Daemon qemu;
   private final long poweredOnNanos;
 
-  private VirtualServer(Rack rack, String name, String mac, String uuid, Path console, Path qmpSocket, String tap,
-      Daemon qemu, long poweredOnNanos) {
+  private VirtualServer(
+      Rack rack,
+      String name,
+      String mac,
+      String uuid,
+      Path console,
+      Path qmpSocket,
+      String tap,
+      Daemon qemu,
+      long poweredOnNanos) {
     this.rack = rack;
     this.name = name;
     this.mac = mac;
@@ -53,12 +64,15 @@ public final class VirtualServer implements AutoCloseable {
   }
 
   /**
-   * Powers on server number {@code index} (its MAC and UUID follow from it) with {@code memoryMiB} of RAM and
-   * {@code cpus} virtual CPUs; {@code dataDisk}, if not null, is a disk image it gets as its second drive.
+   * Powers on server number {@code index} (its MAC and UUID follow from it) with {@code memoryMiB}
+   * of RAM and {@code cpus} virtual CPUs; {@code dataDisk}, if not null, is a disk image it gets as
+   * its second drive.
    */
-  public static VirtualServer powerOn(Rack rack, int index, int memoryMiB, int cpus, Path dataDisk) throws IOException {
+  public static VirtualServer powerOn(Rack rack, int index, int memoryMiB, int cpus, Path dataDisk)
+      throws IOException {
     RequiredTool.onPath("qemu-system-x86_64", "qemu-system-x86");
-    RequiredTool.directory(Path.of("/usr/lib/ipxe/qemu"), "ipxe-qemu"); // the NIC's iPXE ROM it boots from
+    RequiredTool.directory(
+        Path.of("/usr/lib/ipxe/qemu"), "ipxe-qemu"); // the NIC's iPXE ROM it boots from
     String name = "vm-" + index;
     String mac = String.format("52:54:00:7a:%02x:%02x", (index >> 8) & 0xff, index & 0xff);
     String uuid = new UUID(0x7761726d6d6574aL, index).toString();
@@ -68,18 +82,48 @@ public final class VirtualServer implements AutoCloseable {
     Files.deleteIfExists(qmp);
     rack.expect(mac, uuid);
     String tap = rack.plugIn();
-    List<String> command = new ArrayList<>(List.of("qemu-system-x86_64", "-name", name, "-accel", "tcg,thread=multi",
-        "-smp", String.valueOf(cpus), "-m", String.valueOf(memoryMiB), "-nographic", "-nodefaults",
-        "-serial", "file:" + console, "-monitor", "none", "-boot", "n", "-uuid", uuid,
-        "-qmp", "unix:" + qmp + ",server=on,wait=off", "-device", "virtio-balloon-pci,id=balloon0",
-        "-netdev", "tap,id=n0,ifname=" + tap + ",script=no,downscript=no",
-        "-device", "virtio-net-pci,netdev=n0,mac=" + mac, "-device", "virtio-rng-pci"));
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                "qemu-system-x86_64",
+                "-name",
+                name,
+                "-accel",
+                "tcg,thread=multi",
+                "-smp",
+                String.valueOf(cpus),
+                "-m",
+                String.valueOf(memoryMiB),
+                "-nographic",
+                "-nodefaults",
+                "-serial",
+                "file:" + console,
+                "-monitor",
+                "none",
+                "-boot",
+                "n",
+                "-uuid",
+                uuid,
+                "-qmp",
+                "unix:" + qmp + ",server=on,wait=off",
+                "-device",
+                "virtio-balloon-pci,id=balloon0",
+                "-netdev",
+                "tap,id=n0,ifname=" + tap + ",script=no,downscript=no",
+                "-device",
+                "virtio-net-pci,netdev=n0,mac=" + mac,
+                "-device",
+                "virtio-rng-pci"));
     if (dataDisk != null) {
       command.addAll(List.of("-drive", "file=" + dataDisk + ",if=virtio,format=raw"));
     }
     long now = System.nanoTime();
-    Daemon qemu = Daemon.start(name + "-qemu", rack.cluster().network().enter(command),
-        rack.dir().resolve(name + ".qemu.log"), Map.of());
+    Daemon qemu =
+        Daemon.start(
+            name + "-qemu",
+            rack.cluster().network().enter(command),
+            rack.dir().resolve(name + ".qemu.log"),
+            Map.of());
     return new VirtualServer(rack, name, mac, uuid, console, qmp, tap, qemu, now);
   }
 
@@ -103,8 +147,8 @@ public final class VirtualServer implements AutoCloseable {
   /** Fails, with its console's tail, if QEMU has exited (the server is off). */
   public void checkRunning() {
     if (!qemu.alive()) {
-      throw new IllegalStateException(name + " is off (QEMU exited):\n" + qemu.tail(10) + "\nconsole:\n"
-          + console(40));
+      throw new IllegalStateException(
+          name + " is off (QEMU exited):\n" + qemu.tail(10) + "\nconsole:\n" + console(40));
     }
   }
 
@@ -123,7 +167,10 @@ public final class VirtualServer implements AutoCloseable {
     return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
   }
 
-  /** The guest's memory as its kernel counts it (MiB): all of it, what is available to programs, the page cache. */
+  /**
+   * The guest's memory as its kernel counts it (MiB): all of it, what is available to programs, the
+   * page cache.
+   */
   public record GuestMemory(long totalMiB, long availableMiB, long cachesMiB) {
     public long usedMiB() {
       return totalMiB - availableMiB;
@@ -131,45 +178,73 @@ public final class VirtualServer implements AutoCloseable {
   }
 
   /**
-   * The guest's memory now, from its balloon driver's statistics (QEMU's QMP: {@code guest-stats} of the
-   * virtio-balloon device, which the node image loads), waiting up to {@code timeout} for the first report. Not the
-   * QEMU process's resident size: that also holds QEMU's translation cache, up to a GiB under software emulation.
+   * The guest's memory now, from its balloon driver's statistics (QEMU's QMP: {@code guest-stats}
+   * of the virtio-balloon device, which the node image loads), waiting up to {@code timeout} for
+   * the first report. Not the QEMU process's resident size: that also holds QEMU's translation
+   * cache, up to a GiB under software emulation.
    */
   public GuestMemory memory(Duration timeout) throws IOException, InterruptedException {
     try (SocketChannel qmp = SocketChannel.open(UnixDomainSocketAddress.of(qmpSocket))) {
-      BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(qmp),
-          StandardCharsets.UTF_8));
+      BufferedReader in =
+          new BufferedReader(
+              new InputStreamReader(Channels.newInputStream(qmp), StandardCharsets.UTF_8));
       Writer out = new OutputStreamWriter(Channels.newOutputStream(qmp), StandardCharsets.UTF_8);
       in.readLine(); // the greeting
       qmp(in, out, new JsonObject().put("execute", "qmp_capabilities"));
-      qmp(in, out, new JsonObject().put("execute", "qom-set").put("arguments", new JsonObject()
-          .put("path", BALLOON).put("property", "guest-stats-polling-interval").put("value", 1)));
+      qmp(
+          in,
+          out,
+          new JsonObject()
+              .put("execute", "qom-set")
+              .put(
+                  "arguments",
+                  new JsonObject()
+                      .put("path", BALLOON)
+                      .put("property", "guest-stats-polling-interval")
+                      .put("value", 1)));
       long deadline = System.nanoTime() + timeout.toNanos();
       while (true) {
-        JsonObject stats = qmp(in, out, new JsonObject().put("execute", "qom-get").put("arguments",
-            new JsonObject().put("path", BALLOON).put("property", "guest-stats"))).getJsonObject("stats");
+        JsonObject stats =
+            qmp(
+                    in,
+                    out,
+                    new JsonObject()
+                        .put("execute", "qom-get")
+                        .put(
+                            "arguments",
+                            new JsonObject().put("path", BALLOON).put("property", "guest-stats")))
+                .getJsonObject("stats");
         long total = stats.getLong("stat-total-memory", -1L);
         long available = stats.getLong("stat-available-memory", -1L);
         if (total > 0 && available >= 0) {
-          return new GuestMemory(total >> 20, available >> 20, stats.getLong("stat-disk-caches", 0L) >> 20);
+          return new GuestMemory(
+              total >> 20, available >> 20, stats.getLong("stat-disk-caches", 0L) >> 20);
         }
         if (System.nanoTime() > deadline) {
-          throw new IOException(name + "'s balloon reported no memory statistics in " + timeout
-              + " (is virtio_balloon loaded?): " + stats);
+          throw new IOException(
+              name
+                  + "'s balloon reported no memory statistics in "
+                  + timeout
+                  + " (is virtio_balloon loaded?): "
+                  + stats);
         }
         Thread.sleep(500);
       }
     }
   }
 
-  /** One QMP command and its answer's {@code return}, skipping the asynchronous events QEMU sends between. */
+  /**
+   * One QMP command and its answer's {@code return}, skipping the asynchronous events QEMU sends
+   * between.
+   */
   private JsonObject qmp(BufferedReader in, Writer out, JsonObject command) throws IOException {
     out.write(command.encode() + "\n");
     out.flush();
     for (String line = in.readLine(); line != null; line = in.readLine()) {
       JsonObject answer = new JsonObject(line);
       if (answer.containsKey("error")) {
-        throw new IOException(name + ": QMP " + command.getString("execute") + ": " + answer.getValue("error"));
+        throw new IOException(
+            name + ": QMP " + command.getString("execute") + ": " + answer.getValue("error"));
       }
       if (answer.containsKey("return")) {
         return answer.getValue("return") instanceof JsonObject r ? r : new JsonObject();

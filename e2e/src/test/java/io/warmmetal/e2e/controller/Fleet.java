@@ -12,21 +12,21 @@ import io.vertx.core.json.JsonObject;
 import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
-import io.warmmetal.fleet.kubelet.SimulatedKubelet;
-import io.warmmetal.fleet.kubelet.SimulatedNodes;
 import io.warmmetal.agent.enrollment.Enrollment;
-import io.warmmetal.fleet.SimulatedAgent;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.events.Recorder;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
-import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.cluster.ControlPlane;
+import io.warmmetal.fleet.SimulatedAgent;
+import io.warmmetal.fleet.kubelet.SimulatedKubelet;
+import io.warmmetal.fleet.kubelet.SimulatedNodes;
 import java.net.URI;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -39,10 +39,11 @@ import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
- * The controller's end-to-end world on a real control plane: the real WarmMetal API on PostgreSQL with simulated
- * agents of shape {@code x86-16c-64g} whose simulated kubelets register Nodes in the real cluster (kept alive, their
- * pods run), WarmMetal installed as {@code deploy/} ships it with a NodePool {@code default}, and the real controller
- * running as its ServiceAccount. kube-scheduler binds the pods; nothing here plays it.
+ * The controller's end-to-end world on a real control plane: the real WarmMetal API on PostgreSQL
+ * with simulated agents of shape {@code x86-16c-64g} whose simulated kubelets register Nodes in the
+ * real cluster (kept alive, their pods run), WarmMetal installed as {@code deploy/} ships it with a
+ * NodePool {@code default}, and the real controller running as its ServiceAccount. kube-scheduler
+ * binds the pods; nothing here plays it.
  */
 final class Fleet implements AutoCloseable {
   static final String SHAPE = "x86-16c-64g";
@@ -55,6 +56,7 @@ final class Fleet implements AutoCloseable {
   final WebSocketClient ws;
   final URI agentPort;
   private Controller controller;
+
   /** What the controller counts: Karpenter's metrics, as its endpoint would serve them. */
   final KarpenterMetrics metrics = new KarpenterMetrics();
 
@@ -69,42 +71,71 @@ final class Fleet implements AutoCloseable {
   }
 
   /** Where the fleet's machines stand: racks are zones, the room a region. */
-  static final JsonObject RACK_1 = new JsonObject().put("topology.kubernetes.io/zone", "rack-1")
-      .put("topology.kubernetes.io/region", "room-1");
+  static final JsonObject RACK_1 =
+      new JsonObject()
+          .put("topology.kubernetes.io/zone", "rack-1")
+          .put("topology.kubernetes.io/region", "room-1");
 
-  /** {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the controller up. */
-  static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool) throws Exception {
+  /**
+   * {@code agents} warm machines, WarmMetal installed (the NodePool adjusted by {@code pool}), the
+   * controller up.
+   */
+  static Fleet start(Vertx vertx, ControlPlane cluster, int agents, Consumer<NodePool> pool)
+      throws Exception {
     return start(vertx, cluster, Collections.nCopies(agents, RACK_1), pool, nodeClass -> {});
   }
 
   /**
-   * One warm machine per entry of {@code machines}, labelled so (where it stands), WarmMetal installed (the NodePool
-   * adjusted by {@code pool}, the node class by {@code nodeClass}), the controller up.
+   * One warm machine per entry of {@code machines}, labelled so (where it stands), WarmMetal
+   * installed (the NodePool adjusted by {@code pool}, the node class by {@code nodeClass}), the
+   * controller up.
    */
-  static Fleet start(Vertx vertx, ControlPlane cluster, List<JsonObject> machines, Consumer<NodePool> pool,
-      Consumer<WarmMetalNodeClass> nodeClass) throws Exception {
+  static Fleet start(
+      Vertx vertx,
+      ControlPlane cluster,
+      List<JsonObject> machines,
+      Consumer<NodePool> pool,
+      Consumer<WarmMetalNodeClass> nodeClass)
+      throws Exception {
     int agents = machines.size();
     ApiFixture fx = ApiFixture.start(vertx);
     Fleet f;
     try {
-      f = new Fleet(vertx, cluster, fx, Installation.install(cluster, "http://127.0.0.1:" + fx.api.port(),
-          fx.token("client"), pool));
+      f =
+          new Fleet(
+              vertx,
+              cluster,
+              fx,
+              Installation.install(
+                  cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"), pool));
     } catch (Exception e) {
       fx.close();
       throw e;
     }
     try {
       for (JsonObject labels : new LinkedHashSet<>(machines)) {
-        f.addAgents(vertx, Collections.frequency(machines, labels), ApiFixture.facts(16, 64),
-            "sim-node-", true, labels);
+        f.addAgents(
+            vertx,
+            Collections.frequency(machines, labels),
+            ApiFixture.facts(16, 64),
+            "sim-node-",
+            true,
+            labels);
       }
-      retrying(() -> f.kube.resources(WarmMetalNodeClass.class).withName("default")
-          .edit(c -> {
-            nodeClass.accept(c);
-            return c;
-          }));
-      f.fx.client.put("/v1/pools/" + SHAPE, ApiFixture.ADMIN, new JsonObject().put("minWarm", agents)
-          .put("maxWarm", agents));
+      retrying(
+          () ->
+              f.kube
+                  .resources(WarmMetalNodeClass.class)
+                  .withName("default")
+                  .edit(
+                      c -> {
+                        nodeClass.accept(c);
+                        return c;
+                      }));
+      f.fx.client.put(
+          "/v1/pools/" + SHAPE,
+          ApiFixture.ADMIN,
+          new JsonObject().put("minWarm", agents).put("maxWarm", agents));
       Await.until(agents + " warm machines", () -> f.warm() == agents);
       f.controller = f.installation.startController(f.metrics);
       return f;
@@ -114,27 +145,60 @@ final class Fleet implements AutoCloseable {
     }
   }
 
-  /** Enrolls {@code n} simulated agents of {@code facts}; with {@code kubelet}, their joins register Nodes. */
-  void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet) throws Exception {
+  /**
+   * Enrolls {@code n} simulated agents of {@code facts}; with {@code kubelet}, their joins register
+   * Nodes.
+   */
+  void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet)
+      throws Exception {
     addAgents(vertx, n, facts, prefix, kubelet, new JsonObject());
   }
 
   /** As above, the machines labelled (their enrollment token's labels): a zone and region, say. */
-  void addAgents(Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet, JsonObject labels)
+  void addAgents(
+      Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet, JsonObject labels)
       throws Exception {
-    String token = fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject().put("uses", n)
-        .put("labels", labels)).body().getString("token");
+    String token =
+        fx.client
+            .post(
+                "/v1/enrollment-tokens",
+                ApiFixture.ADMIN,
+                new JsonObject().put("uses", n).put("labels", labels))
+            .body()
+            .getString("token");
     for (int i = 0; i < n; i++) {
       String name = prefix + agents.size();
-      JsonObject machine = new JsonObject().put("name", name).put("facts", facts)
-          .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
-      Executor executor = new SimulatedExecutor(vertx, Map.of("prepare", Distribution.parse("fixed:20ms"),
-          "join", Distribution.parse("fixed:50ms"), "reset", Distribution.parse("fixed:20ms")), 0.0, new Random(i));
+      JsonObject machine =
+          new JsonObject()
+              .put("name", name)
+              .put("facts", facts)
+              .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
+      Executor executor =
+          new SimulatedExecutor(
+              vertx,
+              Map.of(
+                  "prepare",
+                  Distribution.parse("fixed:20ms"),
+                  "join",
+                  Distribution.parse("fixed:50ms"),
+                  "reset",
+                  Distribution.parse("fixed:20ms")),
+              0.0,
+              new Random(i));
       if (kubelet) {
         executor = new SimulatedKubelet(vertx, executor, kubelets, name, facts);
       }
-      agents.add(SimulatedAgent.start(vertx, enrollment, ws, agentPort, token, machine,
-          Files.createTempDirectory("sim"), executor).await());
+      agents.add(
+          SimulatedAgent.start(
+                  vertx,
+                  enrollment,
+                  ws,
+                  agentPort,
+                  token,
+                  machine,
+                  Files.createTempDirectory("sim"),
+                  executor)
+              .await());
     }
   }
 
@@ -143,50 +207,89 @@ final class Fleet implements AutoCloseable {
   }
 
   /**
-   * Waits until the controller has run {@code n} whole passes after now (the one under way may have begun before, so
-   * one more is counted), asking for each at once rather than waiting for its 5 s timer. What those passes would
-   * have done — a launch, a disruption, an eviction — is done after this.
+   * Waits until the controller has run {@code n} whole passes after now (the one under way may have
+   * begun before, so one more is counted), asking for each at once rather than waiting for its 5 s
+   * timer. What those passes would have done — a launch, a disruption, an eviction — is done after
+   * this.
    */
   void awaitPasses(int n) throws InterruptedException {
     long target = controller.passesFinished() + n + 1;
-    Await.until(n + " controller passes", () -> {
-      if (controller.passesFinished() >= target) {
-        return true;
-      }
-      controller.trigger(); // folds into the pass asked for already, if one is
-      return false;
-    });
-  }
-
-  /** Whether the controller (not kube-scheduler) has published a {@code reason} event about {@code object}. */
-  boolean controllerEvent(String reason, String object) {
-    return kube.v1().events().inAnyNamespace().list().getItems().stream().anyMatch(e -> reason.equals(e.getReason())
-        && object.equals(e.getInvolvedObject().getName()) && e.getSource() != null
-        && Recorder.COMPONENT.equals(e.getSource().getComponent()));
+    Await.until(
+        n + " controller passes",
+        () -> {
+          if (controller.passesFinished() >= target) {
+            return true;
+          }
+          controller.trigger(); // folds into the pass asked for already, if one is
+          return false;
+        });
   }
 
   /**
-   * Waits until the controller has decided about {@code pod}: it found it no node (its FailedScheduling event), or the
-   * pod was bound to one (then the test's assertion says what should not have been).
+   * Whether the controller (not kube-scheduler) has published a {@code reason} event about {@code
+   * object}.
+   */
+  boolean controllerEvent(String reason, String object) {
+    return kube.v1().events().inAnyNamespace().list().getItems().stream()
+        .anyMatch(
+            e ->
+                reason.equals(e.getReason())
+                    && object.equals(e.getInvolvedObject().getName())
+                    && e.getSource() != null
+                    && Recorder.COMPONENT.equals(e.getSource().getComponent()));
+  }
+
+  /**
+   * Waits until the controller has decided about {@code pod}: it found it no node (its
+   * FailedScheduling event), or the pod was bound to one (then the test's assertion says what
+   * should not have been).
    */
   void awaitDecided(String pod) throws InterruptedException {
-    Await.until("the controller finds " + pod + " no node", () -> controllerEvent("FailedScheduling", pod)
-        || bound(pod), 30_000,
-        () -> "events: " + kube.v1().events().inAnyNamespace().list().getItems().stream().map(e -> e.getSource()
-            .getComponent() + " " + e.getReason() + " " + e.getInvolvedObject().getName() + ": " + e.getMessage())
-            .toList());
+    Await.until(
+        "the controller finds " + pod + " no node",
+        () -> controllerEvent("FailedScheduling", pod) || bound(pod),
+        30_000,
+        () ->
+            "events: "
+                + kube.v1().events().inAnyNamespace().list().getItems().stream()
+                    .map(
+                        e ->
+                            e.getSource().getComponent()
+                                + " "
+                                + e.getReason()
+                                + " "
+                                + e.getInvolvedObject().getName()
+                                + ": "
+                                + e.getMessage())
+                    .toList());
   }
 
   long warm() {
     return fx.count("SELECT count(*) FROM machines WHERE state = 'warm'");
   }
 
-  /** A pod asking for {@code cpu} and 1 GiB; kube-scheduler finds it no node until the controller makes one. */
+  /**
+   * A pod asking for {@code cpu} and 1 GiB; kube-scheduler finds it no node until the controller
+   * makes one.
+   */
   static Pod pod(String name, String cpu) {
-    return new PodBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
-        .withNewSpec().withTerminationGracePeriodSeconds(0L).addNewContainer().withName("app")
-        .withImage("busybox").withNewResources().addToRequests("cpu", new Quantity(cpu))
-        .addToRequests("memory", new Quantity("1Gi")).endResources().endContainer().endSpec().build();
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("default")
+        .endMetadata()
+        .withNewSpec()
+        .withTerminationGracePeriodSeconds(0L)
+        .addNewContainer()
+        .withName("app")
+        .withImage("busybox")
+        .withNewResources()
+        .addToRequests("cpu", new Quantity(cpu))
+        .addToRequests("memory", new Quantity("1Gi"))
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .build();
   }
 
   Pod create(Pod pod) {
@@ -201,11 +304,13 @@ final class Fleet implements AutoCloseable {
   /** The node kube-scheduler bound the pod to, once it did. */
   String awaitScheduled(String pod) throws InterruptedException {
     String[] node = new String[1];
-    Await.until(pod + " scheduled", () -> {
-      Pod p = kube.pods().inNamespace("default").withName(pod).get();
-      node[0] = p == null ? null : p.getSpec().getNodeName();
-      return node[0] != null;
-    });
+    Await.until(
+        pod + " scheduled",
+        () -> {
+          Pod p = kube.pods().inNamespace("default").withName(pod).get();
+          node[0] = p == null ? null : p.getSpec().getNodeName();
+          return node[0] != null;
+        });
     return node[0];
   }
 
@@ -214,26 +319,37 @@ final class Fleet implements AutoCloseable {
   }
 
   List<NodeClaim> initialized() {
-    return claims().stream().filter(c -> c.getStatus() != null
-        && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)).toList();
+    return claims().stream()
+        .filter(
+            c ->
+                c.getStatus() != null
+                    && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
+        .toList();
   }
 
   NodeClaim claimOf(String node) {
-    return claims().stream().filter(c -> c.getStatus() != null && node.equals(c.getStatus().nodeName))
-        .findFirst().orElse(null);
+    return claims().stream()
+        .filter(c -> c.getStatus() != null && node.equals(c.getStatus().nodeName))
+        .findFirst()
+        .orElse(null);
   }
 
   void updatePool(Consumer<NodePool> change) {
-    retrying(() -> kube.resources(NodePool.class).withName("default").edit(pool -> {
-      change.accept(pool);
-      return pool;
-    }));
+    retrying(
+        () ->
+            kube.resources(NodePool.class)
+                .withName("default")
+                .edit(
+                    pool -> {
+                      change.accept(pool);
+                      return pool;
+                    }));
     controller.trigger();
   }
 
   /**
-   * A read-modify-write, again while the API server answers 409 Conflict: the controller writes the same objects,
-   * and a real API server guards every update by its resourceVersion.
+   * A read-modify-write, again while the API server answers 409 Conflict: the controller writes the
+   * same objects, and a real API server guards every update by its resourceVersion.
    */
   static void retrying(Runnable change) {
     for (int attempt = 1; ; attempt++) {

@@ -16,10 +16,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * How the controller reads the API's refusals of a launch, against the real API: a shape that does not exist, and one
- * a quota of 0 closes to the controller's project (answered alike, so as not to tell the project it exists), are
- * both "no such shape" — the provisioner leaves such shapes out of its plans, as it does shapes out of capacity —
- * while a shape that exists but has no machine free is not.
+ * How the controller reads the API's refusals of a launch, against the real API: a shape that does
+ * not exist, and one a quota of 0 closes to the controller's project (answered alike, so as not to
+ * tell the project it exists), are both "no such shape" — the provisioner leaves such shapes out of
+ * its plans, as it does shapes out of capacity — while a shape that exists but has no machine free
+ * is not.
  */
 @ExtendWith(VertxExtension.class)
 class InstancesApiErrorsTest {
@@ -32,20 +33,31 @@ class InstancesApiErrorsTest {
   @Test
   void missingAndQuotaClosedShapesAreNoSuchShapeAndAFullShapeIsNot(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
-      fx.registerMachines(1, ApiFixture.facts(8, 32), false); // exists, never warm: nothing to launch on
+      fx.registerMachines(
+          1, ApiFixture.facts(8, 32), false); // exists, never warm: nothing to launch on
       fx.registerMachines(1, ApiFixture.facts(16, 64), true);
-      InstancesApi api = new InstancesApi(URI.create("http://127.0.0.1:" + fx.api.port()), fx.token("client"));
+      InstancesApi api =
+          new InstancesApi(URI.create("http://127.0.0.1:" + fx.api.port()), fx.token("client"));
 
-      ApiException missing = catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-99c-1g")));
+      ApiException missing =
+          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-99c-1g")));
       assertThat(missing.noSuchShape()).isTrue();
 
-      fx.client.put("/v1/projects/default", ApiFixture.ADMIN, new JsonObject().put("quotas",
-          new JsonObject().put("x86-16c-64g", new JsonObject().put("maxInstances", 0))));
-      ApiException closed = catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-16c-64g")));
+      fx.client.put(
+          "/v1/projects/default",
+          ApiFixture.ADMIN,
+          new JsonObject()
+              .put(
+                  "quotas",
+                  new JsonObject().put("x86-16c-64g", new JsonObject().put("maxInstances", 0))));
+      ApiException closed =
+          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-16c-64g")));
       assertThat(closed.noSuchShape()).isTrue();
-      assertThat(closed.getMessage()).isEqualTo(missing.getMessage().replace("x86-99c-1g", "x86-16c-64g"));
+      assertThat(closed.getMessage())
+          .isEqualTo(missing.getMessage().replace("x86-99c-1g", "x86-16c-64g"));
 
-      ApiException full = catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-8c-32g")));
+      ApiException full =
+          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-8c-32g")));
       assertThat(full.status()).isEqualTo(503);
       assertThat(full.noSuchShape()).isFalse();
     }

@@ -16,10 +16,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * NodePools written for Karpenter provision here as they are: upstream's published examples, only their
- * {@code nodeClassRef} changed. Their requirements on AWS's keys ({@code karpenter.k8s.aws/instance-category},
- * {@code instance-generation}), which WarmMetal's shapes do not define, do not rule the shapes out — as upstream
- * compares only the keys both sides define.
+ * NodePools written for Karpenter provision here as they are: upstream's published examples, only
+ * their {@code nodeClassRef} changed. Their requirements on AWS's keys ({@code
+ * karpenter.k8s.aws/instance-category}, {@code instance-generation}), which WarmMetal's shapes do
+ * not define, do not rule the shapes out — as upstream compares only the keys both sides define.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
 @Tag("cluster")
@@ -35,8 +35,8 @@ class UpstreamNodePoolsTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"general-purpose.yaml", "100-cpu-limit.yaml"})
-  void anUpstreamExampleNodePoolProvisionsAsPublished(String example, Vertx vertx, ControlPlane controlPlane)
-      throws Exception {
+  void anUpstreamExampleNodePoolProvisionsAsPublished(
+      String example, Vertx vertx, ControlPlane controlPlane) throws Exception {
     cluster = Fleet.start(vertx, controlPlane, 1, pool -> {});
     cluster.kube.resources(NodePool.class).withName("default").delete();
     NodePool upstream;
@@ -48,8 +48,9 @@ class UpstreamNodePoolsTest {
     cluster.create(Fleet.pod("inflate", "1"));
     String node = cluster.awaitScheduled("inflate");
     Node n = cluster.kube.nodes().withName(node).get();
-    assertThat(n.getMetadata().getLabels()).containsEntry("karpenter.sh/nodepool",
-        upstream.getMetadata().getName()).containsEntry("karpenter.sh/capacity-type", "on-demand")
+    assertThat(n.getMetadata().getLabels())
+        .containsEntry("karpenter.sh/nodepool", upstream.getMetadata().getName())
+        .containsEntry("karpenter.sh/capacity-type", "on-demand")
         .containsEntry("kubernetes.io/arch", "amd64");
   }
 }

@@ -28,11 +28,12 @@ import java.util.Map;
 import java.util.function.BiConsumer;
 
 /**
- * A simulated kubelet (the KWOK idea): after a simulated join succeeds it registers a real {@code Node} in the
- * Kubernetes API as the shipped join script and a real kubelet would (the join's node labels, the instance type and
- * the machine's zone; hostname, arch and os; taints, capacity, providerID, Ready), keeps it alive and runs its pods
- * through {@link SimulatedNodes}, and after a reset removes it — so the controller can be tested without hardware.
- * Wraps the executor that simulates the commands; Kubernetes calls run on a worker.
+ * A simulated kubelet (the KWOK idea): after a simulated join succeeds it registers a real {@code
+ * Node} in the Kubernetes API as the shipped join script and a real kubelet would (the join's node
+ * labels, the instance type and the machine's zone; hostname, arch and os; taints, capacity,
+ * providerID, Ready), keeps it alive and runs its pods through {@link SimulatedNodes}, and after a
+ * reset removes it — so the controller can be tested without hardware. Wraps the executor that
+ * simulates the commands; Kubernetes calls run on a worker.
  */
 public final class SimulatedKubelet implements Executor {
   private final Vertx vertx;
@@ -42,8 +43,8 @@ public final class SimulatedKubelet implements Executor {
   private final String nodeName;
   private final JsonObject facts;
 
-  public SimulatedKubelet(Vertx vertx, Executor simulation, SimulatedNodes cluster, String nodeName,
-      JsonObject facts) {
+  public SimulatedKubelet(
+      Vertx vertx, Executor simulation, SimulatedNodes cluster, String nodeName, JsonObject facts) {
     this.vertx = vertx;
     this.simulation = simulation;
     this.cluster = cluster;
@@ -54,20 +55,30 @@ public final class SimulatedKubelet implements Executor {
 
   @Override
   public Future<Outcome> run(Command command, BiConsumer<String, String> progress) {
-    return simulation.run(command, progress).compose(outcome -> {
-      if (!outcome.succeeded()) {
-        return Future.succeededFuture(outcome);
-      }
-      return switch (command.kind()) {
-        case JOIN -> vertx.executeBlocking(() -> register((JoinParams) command.params()), false);
-        case RESET -> vertx.executeBlocking(() -> {
-          cluster.remove(nodeName);
-          kube.nodes().withName(nodeName).delete();
-          return outcome;
-        }, false);
-        default -> Future.succeededFuture(outcome);
-      };
-    }).recover(err -> Future.succeededFuture(Outcome.failed("simulated kubelet: " + err.getMessage())));
+    return simulation
+        .run(command, progress)
+        .compose(
+            outcome -> {
+              if (!outcome.succeeded()) {
+                return Future.succeededFuture(outcome);
+              }
+              return switch (command.kind()) {
+                case JOIN ->
+                    vertx.executeBlocking(() -> register((JoinParams) command.params()), false);
+                case RESET ->
+                    vertx.executeBlocking(
+                        () -> {
+                          cluster.remove(nodeName);
+                          kube.nodes().withName(nodeName).delete();
+                          return outcome;
+                        },
+                        false);
+                default -> Future.succeededFuture(outcome);
+              };
+            })
+        .recover(
+            err ->
+                Future.succeededFuture(Outcome.failed("simulated kubelet: " + err.getMessage())));
   }
 
   private Outcome register(JoinParams params) {
@@ -80,14 +91,24 @@ public final class SimulatedKubelet implements Executor {
     if (join != null) {
       labels.putAll(join.nodeLabels());
     }
-    params.machineLabels().forEach((key, value) -> {
-      if (key.equals("topology.kubernetes.io/zone") || key.equals("topology.kubernetes.io/region")) {
-        labels.putIfAbsent(key, value);
-      }
-    });
+    params
+        .machineLabels()
+        .forEach(
+            (key, value) -> {
+              if (key.equals("topology.kubernetes.io/zone")
+                  || key.equals("topology.kubernetes.io/region")) {
+                labels.putIfAbsent(key, value);
+              }
+            });
     List<Taint> taints = new ArrayList<>();
-    for (var taint : join == null ? List.<io.warmmetal.protocol.commands.Taint>of() : join.taints()) {
-      taints.add(new TaintBuilder().withKey(taint.key()).withValue(taint.value()).withEffect(taint.effect()).build());
+    for (var taint :
+        join == null ? List.<io.warmmetal.protocol.commands.Taint>of() : join.taints()) {
+      taints.add(
+          new TaintBuilder()
+              .withKey(taint.key())
+              .withValue(taint.value())
+              .withEffect(taint.effect())
+              .build());
     }
     Map<String, Quantity> capacity = new HashMap<>();
     capacity.put("cpu", new Quantity(String.valueOf(facts.getInteger("cpus"))));
@@ -97,21 +118,41 @@ public final class SimulatedKubelet implements Executor {
     if (gpus > 0) {
       capacity.put("nvidia.com/gpu", new Quantity(String.valueOf(gpus)));
     }
-    NodeCondition ready = new NodeConditionBuilder().withType("Ready").withStatus("True")
-        .withReason("KubeletReady").withMessage("simulated kubelet is posting ready status")
-        .withLastHeartbeatTime(Instant.now().toString()).withLastTransitionTime(Instant.now().toString()).build();
-    var node = new NodeBuilder()
-        .withNewMetadata().withName(nodeName).withLabels(labels).endMetadata()
-        .withNewSpec().withProviderID(params.providerId()).withTaints(taints).endSpec()
-        .withNewStatus().withCapacity(capacity).withAllocatable(capacity).withConditions(ready).endStatus()
-        .build();
+    NodeCondition ready =
+        new NodeConditionBuilder()
+            .withType("Ready")
+            .withStatus("True")
+            .withReason("KubeletReady")
+            .withMessage("simulated kubelet is posting ready status")
+            .withLastHeartbeatTime(Instant.now().toString())
+            .withLastTransitionTime(Instant.now().toString())
+            .build();
+    var node =
+        new NodeBuilder()
+            .withNewMetadata()
+            .withName(nodeName)
+            .withLabels(labels)
+            .endMetadata()
+            .withNewSpec()
+            .withProviderID(params.providerId())
+            .withTaints(taints)
+            .endSpec()
+            .withNewStatus()
+            .withCapacity(capacity)
+            .withAllocatable(capacity)
+            .withConditions(ready)
+            .endStatus()
+            .build();
     kube.nodes().resource(node).createOr(NonDeletingOperation::update);
-    // A real API server ignores status on create; kube-controller-manager writes the new Node too (pod CIDR,
+    // A real API server ignores status on create; kube-controller-manager writes the new Node too
+    // (pod CIDR,
     // taints), so the status goes as a merge patch, not an update guarded by a resourceVersion.
-    kube.nodes().withName(nodeName).subresource("status").patch(
-        PatchContext.of(PatchType
-            .JSON_MERGE), Serialization.asJson(
-                new NodeBuilder().withStatus(node.getStatus()).build()));
+    kube.nodes()
+        .withName(nodeName)
+        .subresource("status")
+        .patch(
+            PatchContext.of(PatchType.JSON_MERGE),
+            Serialization.asJson(new NodeBuilder().withStatus(node.getStatus()).build()));
     cluster.add(nodeName);
     return Outcome.ok("joined; Node " + nodeName + " registered");
   }

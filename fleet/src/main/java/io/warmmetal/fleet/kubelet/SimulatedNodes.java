@@ -33,12 +33,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What real kubelets do for their Nodes, done for all the Nodes simulated agents registered in one cluster, so a real
- * control plane treats them as alive: a heartbeat (the node's Lease in {@code kube-node-lease}, renewed every 10 s,
- * as the kubelet's node-lease controller does — without it kube-controller-manager marks the Node unreachable after
- * 40 s and evicts its pods); the pods bound to them reported running and Ready; a pod being deleted (evicted,
- * drained) removed once its deletion is asked for, as a kubelet does after stopping its containers. One pod watch and
- * one timer for every node; Kubernetes calls happen on this class's own threads.
+ * What real kubelets do for their Nodes, done for all the Nodes simulated agents registered in one
+ * cluster, so a real control plane treats them as alive: a heartbeat (the node's Lease in {@code
+ * kube-node-lease}, renewed every 10 s, as the kubelet's node-lease controller does — without it
+ * kube-controller-manager marks the Node unreachable after 40 s and evicts its pods); the pods
+ * bound to them reported running and Ready; a pod being deleted (evicted, drained) removed once its
+ * deletion is asked for, as a kubelet does after stopping its containers. One pod watch and one
+ * timer for every node; Kubernetes calls happen on this class's own threads.
  */
 public final class SimulatedNodes implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SimulatedNodes.class);
@@ -46,9 +47,10 @@ public final class SimulatedNodes implements AutoCloseable {
 
   private final KubernetesClient kube;
   private final Set<String> nodes = ConcurrentHashMap.newKeySet();
-  private final ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(r -> daemon(r,
-      "simulated-node-leases"));
-  private final ExecutorService pods = Executors.newFixedThreadPool(4, r -> daemon(r, "simulated-kubelet-pods"));
+  private final ScheduledExecutorService heartbeats =
+      Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "simulated-node-leases"));
+  private final ExecutorService pods =
+      Executors.newFixedThreadPool(4, r -> daemon(r, "simulated-kubelet-pods"));
   private SharedIndexInformer<Pod> informer;
 
   public SimulatedNodes(KubernetesClient kube) {
@@ -58,8 +60,10 @@ public final class SimulatedNodes implements AutoCloseable {
 
   /** The nodes of the cluster this kubeconfig reaches. */
   public static SimulatedNodes connect(Path kubeconfig) throws IOException {
-    return new SimulatedNodes(new KubernetesClientBuilder().withConfig(
-        Config.fromKubeconfig(Files.readString(kubeconfig))).build());
+    return new SimulatedNodes(
+        new KubernetesClientBuilder()
+            .withConfig(Config.fromKubeconfig(Files.readString(kubeconfig)))
+            .build());
   }
 
   public KubernetesClient kube() {
@@ -72,24 +76,30 @@ public final class SimulatedNodes implements AutoCloseable {
     renew(node);
     if (informer == null) {
       // Only pods bound somewhere; the handler keeps those on our nodes.
-      informer = kube.pods().inAnyNamespace().withoutField("spec.nodeName", "").inform(new ResourceEventHandler<>() {
-        @Override
-        public void onAdd(Pod pod) {
-          pods.submit(() -> actOn(pod));
-        }
+      informer =
+          kube.pods()
+              .inAnyNamespace()
+              .withoutField("spec.nodeName", "")
+              .inform(
+                  new ResourceEventHandler<>() {
+                    @Override
+                    public void onAdd(Pod pod) {
+                      pods.submit(() -> actOn(pod));
+                    }
 
-        @Override
-        public void onUpdate(Pod old, Pod pod) {
-          pods.submit(() -> actOn(pod));
-        }
+                    @Override
+                    public void onUpdate(Pod old, Pod pod) {
+                      pods.submit(() -> actOn(pod));
+                    }
 
-        @Override
-        public void onDelete(Pod pod, boolean unknown) {
-        }
-      }, 0);
+                    @Override
+                    public void onDelete(Pod pod, boolean unknown) {}
+                  },
+                  0);
     } else {
       // Pods bound before the node was ours (a node registered again) are looked at now.
-      informer.getStore().list().stream().filter(p -> node.equals(p.getSpec().getNodeName()))
+      informer.getStore().list().stream()
+          .filter(p -> node.equals(p.getSpec().getNodeName()))
           .forEach(p -> pods.submit(() -> actOn(p)));
     }
   }
@@ -110,16 +120,27 @@ public final class SimulatedNodes implements AutoCloseable {
     }
     try {
       if (pod.getMetadata().getDeletionTimestamp() != null) {
-        // The containers are "stopped" at once: confirm the deletion as the kubelet does, with no grace left.
-        kube.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
-            .withGracePeriod(0).delete();
+        // The containers are "stopped" at once: confirm the deletion as the kubelet does, with no
+        // grace left.
+        kube.pods()
+            .inNamespace(pod.getMetadata().getNamespace())
+            .withName(pod.getMetadata().getName())
+            .withGracePeriod(0)
+            .delete();
       } else if (!running(pod)) {
-        kube.pods().inNamespace(pod.getMetadata().getNamespace()).resource(runningCopy(pod)).updateStatus();
+        kube.pods()
+            .inNamespace(pod.getMetadata().getNamespace())
+            .resource(runningCopy(pod))
+            .updateStatus();
       }
     } catch (KubernetesClientException e) {
-      if (e.getCode() != 404 && e.getCode() != 409) { // gone, or changed meanwhile: its next event comes
-        LOG.warn("Simulated kubelet could not update pod {}/{}: {}", pod.getMetadata().getNamespace(),
-            pod.getMetadata().getName(), e.getMessage());
+      if (e.getCode() != 404
+          && e.getCode() != 409) { // gone, or changed meanwhile: its next event comes
+        LOG.warn(
+            "Simulated kubelet could not update pod {}/{}: {}",
+            pod.getMetadata().getNamespace(),
+            pod.getMetadata().getName(),
+            e.getMessage());
       }
     }
   }
@@ -133,15 +154,41 @@ public final class SimulatedNodes implements AutoCloseable {
     String now = Instant.now().toString();
     List<PodCondition> conditions = new ArrayList<>();
     for (String type : List.of("PodScheduled", "Initialized", "ContainersReady", "Ready")) {
-      conditions.add(new PodConditionBuilder().withType(type).withStatus("True").withLastTransitionTime(now).build());
+      conditions.add(
+          new PodConditionBuilder()
+              .withType(type)
+              .withStatus("True")
+              .withLastTransitionTime(now)
+              .build());
     }
     List<ContainerStatus> containers = new ArrayList<>();
-    pod.getSpec().getContainers().forEach(c -> containers.add(new ContainerStatusBuilder().withName(c.getName())
-        .withImage(c.getImage()).withImageID("").withReady(true).withStarted(true).withRestartCount(0)
-        .withNewState().withNewRunning().withStartedAt(now).endRunning().endState().build()));
-    copy.setStatus(new PodStatusBuilder(pod.getStatus() == null ? new PodStatus()
-        : pod.getStatus()).withPhase("Running").withConditions(conditions).withContainerStatuses(containers)
-        .withStartTime(now).withHostIP("192.0.2.1").withPodIP("192.0.2.2").build());
+    pod.getSpec()
+        .getContainers()
+        .forEach(
+            c ->
+                containers.add(
+                    new ContainerStatusBuilder()
+                        .withName(c.getName())
+                        .withImage(c.getImage())
+                        .withImageID("")
+                        .withReady(true)
+                        .withStarted(true)
+                        .withRestartCount(0)
+                        .withNewState()
+                        .withNewRunning()
+                        .withStartedAt(now)
+                        .endRunning()
+                        .endState()
+                        .build()));
+    copy.setStatus(
+        new PodStatusBuilder(pod.getStatus() == null ? new PodStatus() : pod.getStatus())
+            .withPhase("Running")
+            .withConditions(conditions)
+            .withContainerStatuses(containers)
+            .withStartTime(now)
+            .withHostIP("192.0.2.1")
+            .withPodIP("192.0.2.2")
+            .build());
     return copy;
   }
 
@@ -151,9 +198,18 @@ public final class SimulatedNodes implements AutoCloseable {
 
   private void renew(String node) {
     try {
-      Lease lease = new LeaseBuilder().withNewMetadata().withName(node).withNamespace("kube-node-lease")
-          .endMetadata().withNewSpec().withHolderIdentity(node).withLeaseDurationSeconds(LEASE_SECONDS)
-          .withRenewTime(Instant.now().atZone(ZoneOffset.UTC)).endSpec().build();
+      Lease lease =
+          new LeaseBuilder()
+              .withNewMetadata()
+              .withName(node)
+              .withNamespace("kube-node-lease")
+              .endMetadata()
+              .withNewSpec()
+              .withHolderIdentity(node)
+              .withLeaseDurationSeconds(LEASE_SECONDS)
+              .withRenewTime(Instant.now().atZone(ZoneOffset.UTC))
+              .endSpec()
+              .build();
       kube.leases().inNamespace("kube-node-lease").resource(lease).createOr(l -> l.update());
     } catch (KubernetesClientException e) {
       LOG.debug("Lease of {} not renewed: {}", node, e.getMessage());

@@ -23,7 +23,10 @@ public sealed interface Frame permits Hello, Heartbeat, Progress, Result, Welcom
     return toJson().encode();
   }
 
-  /** Reads a frame; a frame that is not JSON, of no known type or with a wrong field is a {@link MalformedFrame}. */
+  /**
+   * Reads a frame; a frame that is not JSON, of no known type or with a wrong field is a {@link
+   * MalformedFrame}.
+   */
   static Frame parse(String text) {
     JsonObject json;
     try {

@@ -32,7 +32,8 @@ public enum FrameType implements WireName {
         return type;
       }
     }
-    throw new IllegalStateException("no type for " + frame.getClass()); // every Frame record is listed above
+    throw new IllegalStateException(
+        "no type for " + frame.getClass()); // every Frame record is listed above
   }
 
   static FrameType fromWire(String wire) {

@@ -13,7 +13,9 @@ public record Progress(String commandId, String step, String message) implements
   }
 
   static Progress fromJson(JsonObject json) {
-    return new Progress(Fields.string(json, "commandId"), Fields.string(json, "step"),
+    return new Progress(
+        Fields.string(json, "commandId"),
+        Fields.string(json, "step"),
         Fields.optionalString(json, "message"));
   }
 

@@ -8,7 +8,8 @@ import io.warmmetal.protocol.WireName;
 /** Agent → API: how a command ended; sent again until an {@link Ack} says it is recorded. */
 public record Result(String commandId, Status status, String message) implements Frame {
   public enum Status implements WireName {
-    SUCCEEDED, FAILED;
+    SUCCEEDED,
+    FAILED;
 
     @Override
     public String toString() {
@@ -35,13 +36,20 @@ public record Result(String commandId, Status status, String message) implements
   }
 
   static Result fromJson(JsonObject json) {
-    return new Result(Fields.string(json, "commandId"), WireName.parse(Status.class, Fields.optionalString(json, "status"),
-        "result status (succeeded or failed)"),
+    return new Result(
+        Fields.string(json, "commandId"),
+        WireName.parse(
+            Status.class,
+            Fields.optionalString(json, "status"),
+            "result status (succeeded or failed)"),
         Fields.optionalString(json, "message"));
   }
 
   @Override
   public JsonObject fields() {
-    return new JsonObject().put("commandId", commandId).put("status", status.wire()).put("message", message);
+    return new JsonObject()
+        .put("commandId", commandId)
+        .put("status", status.wire())
+        .put("message", message);
   }
 }

@@ -4,7 +4,10 @@ import io.vertx.core.json.JsonObject;
 import io.warmmetal.protocol.WireName;
 import java.util.function.Function;
 
-/** What a command asks of the host; each kind has its parameters' record and, on the host, a script of its name. */
+/**
+ * What a command asks of the host; each kind has its parameters' record and, on the host, a script
+ * of its name.
+ */
 public enum CommandKind implements WireName {
   PREPARE(PrepareParams.class, json -> new PrepareParams()),
   JOIN(JoinParams.class, JoinParams::fromJson),
@@ -14,7 +17,8 @@ public enum CommandKind implements WireName {
   private final Class<? extends CommandParams> paramsType;
   private final Function<JsonObject, CommandParams> params;
 
-  CommandKind(Class<? extends CommandParams> paramsType, Function<JsonObject, CommandParams> params) {
+  CommandKind(
+      Class<? extends CommandParams> paramsType, Function<JsonObject, CommandParams> params) {
     this.paramsType = paramsType;
     this.params = params;
   }

@@ -4,7 +4,10 @@ import io.vertx.core.json.JsonObject;
 
 /** A command's parameters: one record per {@link CommandKind}. */
 public sealed interface CommandParams permits PrepareParams, JoinParams, ResetParams, RebootParams {
-  /** The parameters as the command frame's {@code params}; those of a kind that takes none are an empty object. */
+  /**
+   * The parameters as the command frame's {@code params}; those of a kind that takes none are an
+   * empty object.
+   */
   default JsonObject toJson() {
     return new JsonObject();
   }

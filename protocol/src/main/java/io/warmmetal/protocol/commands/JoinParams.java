@@ -6,13 +6,18 @@ import io.warmmetal.protocol.MalformedFrame;
 import java.util.Map;
 
 /**
- * What a joining host needs, and all that the shipped {@code join.sh} reads: the Node's providerID, the instance's
- * shape (its instance-type label), the machine's labels (the zone and region the Node is labelled with) and either
- * the kubeadm join with its bootstrap token or the user data (base64) run instead. Both secrets travel only over the
- * channel's mutual TLS.
+ * What a joining host needs, and all that the shipped {@code join.sh} reads: the Node's providerID,
+ * the instance's shape (its instance-type label), the machine's labels (the zone and region the
+ * Node is labelled with) and either the kubeadm join with its bootstrap token or the user data
+ * (base64) run instead. Both secrets travel only over the channel's mutual TLS.
  */
-public record JoinParams(String providerId, String shape, Map<String, String> machineLabels,
-    KubernetesJoin kubernetes, String userData) implements CommandParams {
+public record JoinParams(
+    String providerId,
+    String shape,
+    Map<String, String> machineLabels,
+    KubernetesJoin kubernetes,
+    String userData)
+    implements CommandParams {
 
   public JoinParams {
     if (providerId == null || shape == null) {
@@ -22,16 +27,23 @@ public record JoinParams(String providerId, String shape, Map<String, String> ma
   }
 
   public static JoinParams fromJson(JsonObject json) {
-    JsonObject kubernetes = json.getValue("kubernetes") == null ? null : Fields.object(json, "kubernetes");
-    return new JoinParams(Fields.string(json, "providerId"), Fields.string(json, "shape"),
-        Fields.strings(json, "machineLabels"), kubernetes == null ? null : KubernetesJoin.fromJson(kubernetes),
+    JsonObject kubernetes =
+        json.getValue("kubernetes") == null ? null : Fields.object(json, "kubernetes");
+    return new JoinParams(
+        Fields.string(json, "providerId"),
+        Fields.string(json, "shape"),
+        Fields.strings(json, "machineLabels"),
+        kubernetes == null ? null : KubernetesJoin.fromJson(kubernetes),
         Fields.optionalString(json, "userData"));
   }
 
   @Override
   public JsonObject toJson() {
-    JsonObject json = new JsonObject().put("providerId", providerId).put("shape", shape)
-        .put("machineLabels", Fields.toObject(machineLabels));
+    JsonObject json =
+        new JsonObject()
+            .put("providerId", providerId)
+            .put("shape", shape)
+            .put("machineLabels", Fields.toObject(machineLabels));
     if (kubernetes != null) {
       json.put("kubernetes", kubernetes.toJson());
     }
@@ -43,6 +55,11 @@ public record JoinParams(String providerId, String shape, Map<String, String> ma
 
   @Override
   public String toString() {
-    return "JoinParams[" + providerId + ", " + shape + (userData != null ? ", user data" : "") + "]"; // no secrets
+    return "JoinParams["
+        + providerId
+        + ", "
+        + shape
+        + (userData != null ? ", user data" : "")
+        + "]"; // no secrets
   }
 }

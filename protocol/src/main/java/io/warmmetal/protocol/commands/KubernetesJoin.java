@@ -9,16 +9,26 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * How a host joins a cluster with kubeadm, as a launch's {@code kubernetes} ({@code KubernetesJoin} in
- * openapi.yaml): the control-plane endpoint, its CA's hash, a bootstrap token, the Node's labels and taints, and the
- * control plane's version if known (the join refuses a kubelet the version skew policy does not allow). The token is a
- * secret: null where it is withheld (stored, or shown back to a client).
+ * How a host joins a cluster with kubeadm, as a launch's {@code kubernetes} ({@code KubernetesJoin}
+ * in openapi.yaml): the control-plane endpoint, its CA's hash, a bootstrap token, the Node's labels
+ * and taints, and the control plane's version if known (the join refuses a kubelet the version skew
+ * policy does not allow). The token is a secret: null where it is withheld (stored, or shown back
+ * to a client).
  */
-public record KubernetesJoin(String apiServer, String caCertHash, String bootstrapToken, Map<String, String> nodeLabels,
-    List<Taint> taints, String controlPlaneVersion) {
+public record KubernetesJoin(
+    String apiServer,
+    String caCertHash,
+    String bootstrapToken,
+    Map<String, String> nodeLabels,
+    List<Taint> taints,
+    String controlPlaneVersion) {
 
   /** A join that does not say the control plane's version. */
-  public KubernetesJoin(String apiServer, String caCertHash, String bootstrapToken, Map<String, String> nodeLabels,
+  public KubernetesJoin(
+      String apiServer,
+      String caCertHash,
+      String bootstrapToken,
+      Map<String, String> nodeLabels,
       List<Taint> taints) {
     this(apiServer, caCertHash, bootstrapToken, nodeLabels, taints, null);
   }
@@ -43,14 +53,21 @@ public record KubernetesJoin(String apiServer, String caCertHash, String bootstr
       }
       taints.add(Taint.fromJson(t));
     }
-    return new KubernetesJoin(Fields.string(json, "apiServer"), Fields.string(json, "caCertHash"),
-        Fields.optionalString(json, "bootstrapToken"), Fields.strings(json, "nodeLabels"), taints,
+    return new KubernetesJoin(
+        Fields.string(json, "apiServer"),
+        Fields.string(json, "caCertHash"),
+        Fields.optionalString(json, "bootstrapToken"),
+        Fields.strings(json, "nodeLabels"),
+        taints,
         Fields.optionalString(json, "controlPlaneVersion"));
   }
 
-  /** The same join with this token (a stored join gets its token back when it is sent to the host). */
+  /**
+   * The same join with this token (a stored join gets its token back when it is sent to the host).
+   */
   public KubernetesJoin withBootstrapToken(String token) {
-    return new KubernetesJoin(apiServer, caCertHash, token, nodeLabels, taints, controlPlaneVersion);
+    return new KubernetesJoin(
+        apiServer, caCertHash, token, nodeLabels, taints, controlPlaneVersion);
   }
 
   public JsonObject toJson() {
@@ -68,6 +85,12 @@ public record KubernetesJoin(String apiServer, String caCertHash, String bootstr
 
   @Override
   public String toString() {
-    return "KubernetesJoin[" + apiServer + ", " + nodeLabels.size() + " labels, " + taints.size() + " taints]"; // never the token
+    return "KubernetesJoin["
+        + apiServer
+        + ", "
+        + nodeLabels.size()
+        + " labels, "
+        + taints.size()
+        + " taints]"; // never the token
   }
 }

@@ -4,7 +4,10 @@ import io.vertx.core.json.JsonObject;
 import io.warmmetal.protocol.Fields;
 import io.warmmetal.protocol.MalformedFrame;
 
-/** A taint the joining Node registers with; {@code value} may be null (none). As {@code Taint} in openapi.yaml. */
+/**
+ * A taint the joining Node registers with; {@code value} may be null (none). As {@code Taint} in
+ * openapi.yaml.
+ */
 public record Taint(String key, String value, String effect) {
   public Taint {
     if (key == null || effect == null) {
@@ -13,7 +16,10 @@ public record Taint(String key, String value, String effect) {
   }
 
   public static Taint fromJson(JsonObject json) {
-    return new Taint(Fields.string(json, "key"), Fields.optionalString(json, "value"), Fields.string(json, "effect"));
+    return new Taint(
+        Fields.string(json, "key"),
+        Fields.optionalString(json, "value"),
+        Fields.string(json, "effect"));
   }
 
   public JsonObject toJson() {

@@ -5,7 +5,10 @@ import io.vertx.core.json.JsonObject;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** JSON with object keys sorted at every level, so equal requests hash equally whatever their key order. */
+/**
+ * JSON with object keys sorted at every level, so equal requests hash equally whatever their key
+ * order.
+ */
 final class CanonicalJson {
   private CanonicalJson() {}
 

@@ -17,7 +17,10 @@ final class Commits {
     subscribers.add(subscriber);
   }
 
-  /** Called once the transaction has committed; a failing subscriber neither undoes it nor stops the others. */
+  /**
+   * Called once the transaction has committed; a failing subscriber neither undoes it nor stops the
+   * others.
+   */
   void publish(Committed committed) {
     if (committed.commandsFor().isEmpty() && !committed.poolsMoved()) {
       return;

@@ -17,27 +17,32 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * Sends launches to the database in batches: one {@code launch_instances_batch} call, one transaction, for every
- * launch that arrived while earlier ones were in the database (migration {@code R__launch_instances.sql}). With at
- * most {@code inFlight} calls running, a lone launch goes at once and a busy API's launches share their statements
- * and their commit — the writes per launch stay, the work per statement and per commit is shared.
+ * Sends launches to the database in batches: one {@code launch_instances_batch} call, one
+ * transaction, for every launch that arrived while earlier ones were in the database (migration
+ * {@code R__launch_instances.sql}). With at most {@code inFlight} calls running, a lone launch goes
+ * at once and a busy API's launches share their statements and their commit — the writes per launch
+ * stay, the work per statement and per commit is shared.
  *
- * <p>A request's outcome is the function's answer for it ({@code launched}, {@code replayed}, {@code mismatch},
- * {@code insufficient}, {@code no-such-shape}); one request never fails another. If the database refuses a whole
- * batch (an error is raised, so nothing of it was written), each of its requests is tried again on its own; if the
- * connection is lost instead, the batch may have committed, so its requests fail (a retry with the same client
- * token then replays, never repeats, the launch).
+ * <p>A request's outcome is the function's answer for it ({@code launched}, {@code replayed},
+ * {@code mismatch}, {@code insufficient}, {@code no-such-shape}); one request never fails another.
+ * If the database refuses a whole batch (an error is raised, so nothing of it was written), each of
+ * its requests is tried again on its own; if the connection is lost instead, the batch may have
+ * committed, so its requests fail (a retry with the same client token then replays, never repeats,
+ * the launch).
  */
 final class LaunchBatches {
-  private static final String BATCH_SQL = "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-      + " $11, $12, $13, $14, $15, $16, $17, $18) AS outcomes";
+  private static final String BATCH_SQL =
+      "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
+          + " $11, $12, $13, $14, $15, $16, $17, $18) AS outcomes";
+
   /**
-   * Batches are ordered by (project, client token), the launch rows' key (whichever caller sends it): two batches
-   * then wait for each other's rows in the same order, never in opposite ones. Ties keep their arrival order.
+   * Batches are ordered by (project, client token), the launch rows' key (whichever caller sends
+   * it): two batches then wait for each other's rows in the same order, never in opposite ones.
+   * Ties keep their arrival order.
    */
-  private static final Comparator<Request> LOCK_ORDER = Comparator
-      .comparing(Request::project)
-      .thenComparing(Request::clientToken, Comparator.nullsLast(Comparator.naturalOrder()));
+  private static final Comparator<Request> LOCK_ORDER =
+      Comparator.comparing(Request::project)
+          .thenComparing(Request::clientToken, Comparator.nullsLast(Comparator.naturalOrder()));
 
   private final Pool db;
   private final int maxBatch;
@@ -47,17 +52,36 @@ final class LaunchBatches {
   private int inFlight;
 
   /**
-   * A launch as the function takes it. {@code instanceIds}, {@code joinIds} and {@code prepareIds} hold {@code max}
-   * ids each ({@code prepareIds} may hold nulls when the launch may not take standby machines).
+   * A launch as the function takes it. {@code instanceIds}, {@code joinIds} and {@code prepareIds}
+   * hold {@code max} ids each ({@code prepareIds} may hold nulls when the launch may not take
+   * standby machines).
    */
-  record Request(String launchId, String project, String caller, String clientToken, byte[] requestHash, List<String> shapes,
-      boolean allowPreparing, int min, int max, JsonObject labels, JsonObject kubernetes, byte[] secrets,
-      boolean hasUserData, boolean allowStandby, JsonObject machineLabels, String[] instanceIds, String[] joinIds,
+  record Request(
+      String launchId,
+      String project,
+      String caller,
+      String clientToken,
+      byte[] requestHash,
+      List<String> shapes,
+      boolean allowPreparing,
+      int min,
+      int max,
+      JsonObject labels,
+      JsonObject kubernetes,
+      byte[] secrets,
+      boolean hasUserData,
+      boolean allowStandby,
+      JsonObject machineLabels,
+      String[] instanceIds,
+      String[] joinIds,
       String[] prepareIds) {}
 
   private record Pending(Request request, Promise<JsonObject> outcome, long queuedAt) {}
 
-  /** Told what the batching does (the API's metrics). Called on the sending or the completing thread. */
+  /**
+   * Told what the batching does (the API's metrics). Called on the sending or the completing
+   * thread.
+   */
   interface Observer {
     /** A call with {@code waitedNanos.length} launches went out; each waited that long for it. */
     void sent(long[] waitedNanos);
@@ -85,9 +109,10 @@ final class LaunchBatches {
   }
 
   /**
-   * @param maxBatch    the most launches one call carries
-   * @param maxInFlight the most calls running at once; launches arriving meanwhile wait for the next batch
-   * @param observer    told each call's size, its launches' waits and its duration
+   * @param maxBatch the most launches one call carries
+   * @param maxInFlight the most calls running at once; launches arriving meanwhile wait for the
+   *     next batch
+   * @param observer told each call's size, its launches' waits and its duration
    */
   LaunchBatches(Pool db, int maxBatch, int maxInFlight, Observer observer) {
     this.db = db;
@@ -128,31 +153,34 @@ final class LaunchBatches {
     batch.sort(Comparator.comparing(Pending::request, LOCK_ORDER));
     long sentAt = System.nanoTime();
     observer.sent(batch.stream().mapToLong(p -> sentAt - p.queuedAt).toArray());
-    execute(batch).onComplete(ar -> {
-      observer.returned(System.nanoTime() - sentAt);
-      List<Pending> next;
-      synchronized (this) {
-        inFlight--;
-        next = nextBatch();
-      }
-      if (ar.succeeded()) {
-        List<JsonObject> outcomes = ar.result();
-        for (int i = 0; i < batch.size(); i++) {
-          batch.get(i).outcome.complete(outcomes.get(i));
-        }
-      } else if (batch.size() > 1 && refusedByTheStatement(ar.cause())) {
-        batch.forEach(p -> execute(List.of(p)).map(alone -> alone.get(0)).onComplete(p.outcome));
-      } else {
-        batch.forEach(p -> p.outcome.fail(ar.cause()));
-      }
-      send(next);
-    });
+    execute(batch)
+        .onComplete(
+            ar -> {
+              observer.returned(System.nanoTime() - sentAt);
+              List<Pending> next;
+              synchronized (this) {
+                inFlight--;
+                next = nextBatch();
+              }
+              if (ar.succeeded()) {
+                List<JsonObject> outcomes = ar.result();
+                for (int i = 0; i < batch.size(); i++) {
+                  batch.get(i).outcome.complete(outcomes.get(i));
+                }
+              } else if (batch.size() > 1 && refusedByTheStatement(ar.cause())) {
+                batch.forEach(
+                    p -> execute(List.of(p)).map(alone -> alone.get(0)).onComplete(p.outcome));
+              } else {
+                batch.forEach(p -> p.outcome.fail(ar.cause()));
+              }
+              send(next);
+            });
   }
 
   /**
-   * The call's statement failed, so its transaction rolled back and nothing of the batch was written: its launches
-   * may go again. Not so for a lost connection or a server going down (SQLSTATE classes 08, 57, 58), after which
-   * the batch may have committed.
+   * The call's statement failed, so its transaction rolled back and nothing of the batch was
+   * written: its launches may go again. Not so for a lost connection or a server going down
+   * (SQLSTATE classes 08, 57, 58), after which the batch may have committed.
    */
   private static boolean refusedByTheStatement(Throwable failure) {
     if (!(failure instanceof PgException pg) || pg.getSqlState() == null) {
@@ -165,7 +193,8 @@ final class LaunchBatches {
   private Future<List<JsonObject>> execute(List<Pending> batch) {
     try {
       return call(batch);
-    } catch (RuntimeException e) { // never leave a launch waiting, nor the call counted as in flight
+    } catch (
+        RuntimeException e) { // never leave a launch waiting, nor the call counted as in flight
       return Future.failedFuture(e);
     }
   }
@@ -211,16 +240,38 @@ final class LaunchBatches {
       joinIds.addAll(Arrays.asList(r.joinIds()));
       prepareIds.addAll(Arrays.asList(r.prepareIds()));
     }
-    Tuple args = Tuple.wrap(new Object[] {launchIds, callers, tokens, hashes, shapes, allowPreparing, mins, maxes,
-        labels, kubernetes, secrets, hasUserData, allowStandby, machineLabels, instanceIds.toArray(String[]::new),
-        joinIds.toArray(String[]::new), prepareIds.toArray(String[]::new), projects});
-    return db.preparedQuery(BATCH_SQL).execute(args).map(rows -> {
-      Row row = rows.iterator().next();
-      List<JsonObject> outcomes = new ArrayList<>(n);
-      for (Object o : row.getArrayOfJsonObjects("outcomes")) {
-        outcomes.add((JsonObject) o);
-      }
-      return outcomes;
-    });
+    Tuple args =
+        Tuple.wrap(
+            new Object[] {
+              launchIds,
+              callers,
+              tokens,
+              hashes,
+              shapes,
+              allowPreparing,
+              mins,
+              maxes,
+              labels,
+              kubernetes,
+              secrets,
+              hasUserData,
+              allowStandby,
+              machineLabels,
+              instanceIds.toArray(String[]::new),
+              joinIds.toArray(String[]::new),
+              prepareIds.toArray(String[]::new),
+              projects
+            });
+    return db.preparedQuery(BATCH_SQL)
+        .execute(args)
+        .map(
+            rows -> {
+              Row row = rows.iterator().next();
+              List<JsonObject> outcomes = new ArrayList<>(n);
+              for (Object o : row.getArrayOfJsonObjects("outcomes")) {
+                outcomes.add((JsonObject) o);
+              }
+              return outcomes;
+            });
   }
 }

@@ -15,8 +15,8 @@ import io.warmmetal.api.lifecycle.EnrollmentRequest;
 import io.warmmetal.api.lifecycle.HardwareInventory;
 import io.warmmetal.api.lifecycle.Instance;
 import io.warmmetal.api.lifecycle.Launch;
-import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.lifecycle.LaunchBatching;
+import io.warmmetal.api.lifecycle.LaunchSpec;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.Machine;
 import io.warmmetal.api.lifecycle.PoolDecisions;
@@ -38,12 +38,30 @@ public final class LifecycleImpl implements Lifecycle {
   private final PoolReconciler pools;
   private final AgentPresence presence;
 
-  public LifecycleImpl(Vertx vertx, Pool db, SecretBox secrets, FleetMetrics metrics, CertificateAuthority ca,
-      Duration agentCertValidity, EnrollmentGrants grants, HardwareInventory inventory, LaunchBatching batching) {
+  public LifecycleImpl(
+      Vertx vertx,
+      Pool db,
+      SecretBox secrets,
+      FleetMetrics metrics,
+      CertificateAuthority ca,
+      Duration agentCertValidity,
+      EnrollmentGrants grants,
+      HardwareInventory inventory,
+      LaunchBatching batching) {
     this.registrar = new Registrar(db);
     this.enroller = new Enroller(vertx, db, grants, inventory, ca, agentCertValidity);
-    this.launcher = new Launcher(vertx, db, new LaunchBatches(db, batching.maxBatch(), batching.callsInFlight(),
-        LaunchBatches.reportingTo(metrics)), secrets, metrics, commits);
+    this.launcher =
+        new Launcher(
+            vertx,
+            db,
+            new LaunchBatches(
+                db,
+                batching.maxBatch(),
+                batching.callsInFlight(),
+                LaunchBatches.reportingTo(metrics)),
+            secrets,
+            metrics,
+            commits);
     this.terminator = new Terminator(db, commits);
     this.results = new CommandResults(db, commits);
     this.pools = new PoolReconciler(db, metrics, commits);
@@ -90,14 +108,18 @@ public final class LifecycleImpl implements Lifecycle {
     return poolsMoved(registrar.retire(machineId));
   }
 
-  /** A machine came into the fleet, left it, or began or stopped counting for its pool: a pass may be due. */
+  /**
+   * A machine came into the fleet, left it, or began or stopped counting for its pool: a pass may
+   * be due.
+   */
   private Future<Machine> poolsMoved(Future<Machine> change) {
     return change.onSuccess(m -> commits.publish(Committed.poolsMoved(List.of())));
   }
 
   @Override
   public Future<Machine> reboot(String machineId, String reason) {
-    return registrar.reboot(machineId, reason)
+    return registrar
+        .reboot(machineId, reason)
         .onSuccess(m -> commits.publish(Committed.poolsMoved(List.of(machineId))));
   }
 
@@ -117,14 +139,15 @@ public final class LifecycleImpl implements Lifecycle {
   }
 
   @Override
-  public Future<Command> reportAgentResult(String machineId, String certSerial, String commandId,
-      boolean succeeded, String message) {
-    return results.report(commandId, new CommandResults.Reporter(machineId, certSerial), succeeded, message);
+  public Future<Command> reportAgentResult(
+      String machineId, String certSerial, String commandId, boolean succeeded, String message) {
+    return results.report(
+        commandId, new CommandResults.Reporter(machineId, certSerial), succeeded, message);
   }
 
   @Override
-  public Future<Void> recordProgress(String machineId, String certSerial, String commandId, String step,
-      String message) {
+  public Future<Void> recordProgress(
+      String machineId, String certSerial, String commandId, String step, String message) {
     return presence.progress(machineId, certSerial, commandId, step, message);
   }
 

@@ -6,7 +6,10 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlConnection;
 import java.util.function.Function;
 
-/** Runs a transaction, retrying it when PostgreSQL aborts it for a deadlock or a serialization conflict. */
+/**
+ * Runs a transaction, retrying it when PostgreSQL aborts it for a deadlock or a serialization
+ * conflict.
+ */
 final class Tx {
   private static final int ATTEMPTS = 3;
 
@@ -17,12 +20,15 @@ final class Tx {
   }
 
   private static <T> Future<T> attempt(Pool db, Function<SqlConnection, Future<T>> work, int n) {
-    return db.withTransaction(work).recover(err -> {
-      if (n < ATTEMPTS && err instanceof PgException pg
-          && ("40001".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()))) {
-        return attempt(db, work, n + 1);
-      }
-      return Future.failedFuture(err);
-    });
+    return db.withTransaction(work)
+        .recover(
+            err -> {
+              if (n < ATTEMPTS
+                  && err instanceof PgException pg
+                  && ("40001".equals(pg.getSqlState()) || "40P01".equals(pg.getSqlState()))) {
+                return attempt(db, work, n + 1);
+              }
+              return Future.failedFuture(err);
+            });
   }
 }

@@ -15,9 +15,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@link PowerDriver} on {@code ipmitool} (Debian's ipmitool; lanplus, cipher suite 3 — without a fixed suite every
- * call waits seconds on discovery). Runs on a worker thread with a cleared environment holding only the password
- * ({@code -E}: ipmitool reads {@code IPMI_PASSWORD}), and is killed at its timeout.
+ * {@link PowerDriver} on {@code ipmitool} (Debian's ipmitool; lanplus, cipher suite 3 — without a
+ * fixed suite every call waits seconds on discovery). Runs on a worker thread with a cleared
+ * environment holding only the password ({@code -E}: ipmitool reads {@code IPMI_PASSWORD}), and is
+ * killed at its timeout.
  */
 public final class IpmiPower implements PowerDriver {
   private final WorkerExecutor workers;
@@ -32,15 +33,18 @@ public final class IpmiPower implements PowerDriver {
 
   @Override
   public Future<PowerState> status() {
-    return chassis("status").map(out -> {
-      if (out.contains("Chassis Power is on")) {
-        return PowerState.ON;
-      }
-      if (out.contains("Chassis Power is off")) {
-        return PowerState.OFF;
-      }
-      throw new IllegalStateException("BMC " + target + " answered an unknown power status: " + out.trim());
-    });
+    return chassis("status")
+        .map(
+            out -> {
+              if (out.contains("Chassis Power is on")) {
+                return PowerState.ON;
+              }
+              if (out.contains("Chassis Power is off")) {
+                return PowerState.OFF;
+              }
+              throw new IllegalStateException(
+                  "BMC " + target + " answered an unknown power status: " + out.trim());
+            });
   }
 
   @Override
@@ -54,15 +58,37 @@ public final class IpmiPower implements PowerDriver {
   }
 
   private Future<String> chassis(String action) {
-    return workers.executeBlocking(() -> run(List.of("ipmitool", "-I", "lanplus", "-C", "3", "-N", "1", "-R", "2",
-        "-H", target.host(), "-p", String.valueOf(target.port()), "-U", target.username(), "-E",
-        "chassis", "power", action)), false);
+    return workers.executeBlocking(
+        () ->
+            run(
+                List.of(
+                    "ipmitool",
+                    "-I",
+                    "lanplus",
+                    "-C",
+                    "3",
+                    "-N",
+                    "1",
+                    "-R",
+                    "2",
+                    "-H",
+                    target.host(),
+                    "-p",
+                    String.valueOf(target.port()),
+                    "-U",
+                    target.username(),
+                    "-E",
+                    "chassis",
+                    "power",
+                    action)),
+        false);
   }
 
   private String run(List<String> command) throws IOException, InterruptedException {
     Path log = Files.createTempFile("warmmetal-ipmi", ".out");
     try {
-      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+      ProcessBuilder builder =
+          new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
       Map<String, String> env = builder.environment();
       env.clear();
       env.put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
@@ -71,12 +97,18 @@ public final class IpmiPower implements PowerDriver {
       p.getOutputStream().close();
       if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         p.destroyForcibly();
-        throw new IllegalStateException("BMC " + target + " did not answer within " + timeout.toSeconds() + " s");
+        throw new IllegalStateException(
+            "BMC " + target + " did not answer within " + timeout.toSeconds() + " s");
       }
       String out = Files.readString(log, StandardCharsets.UTF_8);
       if (p.exitValue() != 0) {
-        throw new IllegalStateException("BMC " + target + " refused 'chassis power "
-            + command.get(command.size() - 1) + "': " + out.trim());
+        throw new IllegalStateException(
+            "BMC "
+                + target
+                + " refused 'chassis power "
+                + command.get(command.size() - 1)
+                + "': "
+                + out.trim());
       }
       return out;
     } finally {

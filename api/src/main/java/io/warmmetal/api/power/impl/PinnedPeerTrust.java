@@ -9,9 +9,10 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
- * Trusts a BMC's TLS certificate by a pin of its public key, or of the key of the CA that signed it (then the
- * certificate must also be valid now). BMCs mostly present self-signed certificates no public CA vouches for and
- * whose names match nothing; the pin is what identifies them. Nothing else is trusted.
+ * Trusts a BMC's TLS certificate by a pin of its public key, or of the key of the CA that signed it
+ * (then the certificate must also be valid now). BMCs mostly present self-signed certificates no
+ * public CA vouches for and whose names match nothing; the pin is what identifies them. Nothing
+ * else is trusted.
  */
 final class PinnedPeerTrust extends X509ExtendedTrustManager {
   private final CaPin pin;
@@ -43,7 +44,8 @@ final class PinnedPeerTrust extends X509ExtendedTrustManager {
   }
 
   @Override
-  public void checkServerTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+  public void checkServerTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
     verify(chain);
   }
 
@@ -60,7 +62,8 @@ final class PinnedPeerTrust extends X509ExtendedTrustManager {
   }
 
   @Override
-  public void checkClientTrusted(X509Certificate[] chain, String authType) throws CertificateException {
+  public void checkClientTrusted(X509Certificate[] chain, String authType)
+      throws CertificateException {
     throw new CertificateException("not a server");
   }
 

@@ -5,16 +5,16 @@ import io.vertx.core.Vertx;
 import io.warmmetal.api.power.PowerDriver;
 import io.warmmetal.api.power.PowerState;
 import io.warmmetal.api.power.WakeOnLan;
+import io.warmmetal.api.ssh.Shell;
 import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.api.ssh.SshTarget;
-import io.warmmetal.api.ssh.Shell;
 import java.net.InetAddress;
 import java.time.Duration;
 
 /**
- * Power without a BMC: off is the operating system's own power-off, run over SSH (detached, so the session ends
- * cleanly before the server goes); on is a Wake-on-LAN magic packet to the NIC; the status is whether the server
- * answers over SSH.
+ * Power without a BMC: off is the operating system's own power-off, run over SSH (detached, so the
+ * session ends cleanly before the server goes); on is a Wake-on-LAN magic packet to the NIC; the
+ * status is whether the server answers over SSH.
  */
 public final class SshPower implements PowerDriver {
   private final Vertx vertx;
@@ -26,8 +26,15 @@ public final class SshPower implements PowerDriver {
   private final int wakePort;
   private final Duration timeout;
 
-  public SshPower(Vertx vertx, SshRunner ssh, SshTarget target, String offCommand, String mac, String wakeAddress,
-      int wakePort, Duration timeout) {
+  public SshPower(
+      Vertx vertx,
+      SshRunner ssh,
+      SshTarget target,
+      String offCommand,
+      String mac,
+      String wakeAddress,
+      int wakePort,
+      Duration timeout) {
     this.vertx = vertx;
     this.ssh = ssh;
     this.target = target;
@@ -47,21 +54,30 @@ public final class SshPower implements PowerDriver {
 
   @Override
   public Future<Void> on() {
-    return vertx.executeBlocking(() -> {
-      WakeOnLan.wake(mac, InetAddress.getByName(wakeAddress), wakePort);
-      return null;
-    }, false);
+    return vertx.executeBlocking(
+        () -> {
+          WakeOnLan.wake(mac, InetAddress.getByName(wakeAddress), wakePort);
+          return null;
+        },
+        false);
   }
 
   @Override
   public Future<Void> off() {
-    return ssh.run(target, "nohup sh -c " + Shell.quote("sleep 1; " + offCommand) + " >/dev/null 2>&1 </dev/null &",
-            null, timeout)
-        .map(r -> {
-          if (!r.succeeded()) {
-            throw new IllegalStateException("power-off over SSH failed on " + target + ": " + r.stderr().trim());
-          }
-          return null;
-        });
+    return ssh.run(
+            target,
+            "nohup sh -c "
+                + Shell.quote("sleep 1; " + offCommand)
+                + " >/dev/null 2>&1 </dev/null &",
+            null,
+            timeout)
+        .map(
+            r -> {
+              if (!r.succeeded()) {
+                throw new IllegalStateException(
+                    "power-off over SSH failed on " + target + ": " + r.stderr().trim());
+              }
+              return null;
+            });
   }
 }

@@ -13,10 +13,10 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import net.schmizz.sshj.DefaultConfig;
 import net.schmizz.sshj.SSHClient;
@@ -25,22 +25,29 @@ import net.schmizz.sshj.connection.channel.direct.Session;
 import net.schmizz.sshj.connection.channel.direct.Signal;
 import net.schmizz.sshj.sftp.SFTPClient;
 import net.schmizz.sshj.transport.verification.FingerprintVerifier;
-import net.schmizz.sshj.xfer.FileSystemFile;
 import net.schmizz.sshj.userauth.keyprovider.KeyProvider;
+import net.schmizz.sshj.xfer.FileSystemFile;
 
-/** {@link SshRunner} on sshj: one connection per command, on a worker thread; the streams read by two more. */
+/**
+ * {@link SshRunner} on sshj: one connection per command, on a worker thread; the streams read by
+ * two more.
+ */
 public final class SshjRunner implements SshRunner {
-  private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "warmmetal-ssh-watchdog");
-    t.setDaemon(true);
-    return t;
-  });
+  private static final ScheduledExecutorService WATCHDOG =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "warmmetal-ssh-watchdog");
+            t.setDaemon(true);
+            return t;
+          });
   private final WorkerExecutor workers;
-  private final ExecutorService readers = Executors.newCachedThreadPool(r -> {
-    Thread t = new Thread(r, "warmmetal-ssh-reader");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ExecutorService readers =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "warmmetal-ssh-reader");
+            t.setDaemon(true);
+            return t;
+          });
 
   public SshjRunner(Vertx vertx) {
     this.workers = SshRunner.outOfBandWorkers(vertx);
@@ -53,24 +60,33 @@ public final class SshjRunner implements SshRunner {
 
   @Override
   public Future<Void> upload(SshTarget target, Path local, String remotePath, Duration timeout) {
-    return workers.executeBlocking(() -> {
-      try (SSHClient ssh = connect(target, timeout);
-          SFTPClient sftp = ssh.newSFTPClient()) {
-        // A stalled transfer is cut off at the deadline: closing the connection fails the blocked write.
-        ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> close(ssh), timeout.toMillis(), TimeUnit.MILLISECONDS);
-        try {
-          sftp.put(new FileSystemFile(local.toFile()), remotePath);
-        } catch (IOException e) {
-          if (watchdog.isDone()) {
-            throw new IOException("the upload to " + target + " did not finish within " + timeout.toSeconds() + " s");
+    return workers.executeBlocking(
+        () -> {
+          try (SSHClient ssh = connect(target, timeout);
+              SFTPClient sftp = ssh.newSFTPClient()) {
+            // A stalled transfer is cut off at the deadline: closing the connection fails the
+            // blocked write.
+            ScheduledFuture<?> watchdog =
+                WATCHDOG.schedule(() -> close(ssh), timeout.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+              sftp.put(new FileSystemFile(local.toFile()), remotePath);
+            } catch (IOException e) {
+              if (watchdog.isDone()) {
+                throw new IOException(
+                    "the upload to "
+                        + target
+                        + " did not finish within "
+                        + timeout.toSeconds()
+                        + " s");
+              }
+              throw e;
+            } finally {
+              watchdog.cancel(false);
+            }
           }
-          throw e;
-        } finally {
-          watchdog.cancel(false);
-        }
-      }
-      return null;
-    }, false);
+          return null;
+        },
+        false);
   }
 
   /** Connected and logged in, the host key verified against the pinned fingerprint. */
@@ -99,7 +115,8 @@ public final class SshjRunner implements SshRunner {
     }
   }
 
-  private SshResult runBlocking(SshTarget target, String command, byte[] stdin, Duration timeout) throws Exception {
+  private SshResult runBlocking(SshTarget target, String command, byte[] stdin, Duration timeout)
+      throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     try (SSHClient ssh = connect(target, timeout)) {
       Session session = ssh.startSession();
@@ -114,8 +131,10 @@ public final class SshjRunner implements SshRunner {
       try {
         cmd.join(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (ConnectionException expired) {
-        // Past the timeout: ask sshd to kill the command, then drop the connection without waiting for a polite
-        // close (sshd ends the session; a command that ignores the lost pipes may linger on the server until done).
+        // Past the timeout: ask sshd to kill the command, then drop the connection without waiting
+        // for a polite
+        // close (sshd ends the session; a command that ignores the lost pipes may linger on the
+        // server until done).
         try {
           cmd.signal(Signal.KILL);
         } catch (IOException ignored) {
@@ -130,28 +149,37 @@ public final class SshjRunner implements SshRunner {
     }
   }
 
-  /** A stream of the command read to its end on a reader thread, up to the limit; what came is kept on errors. */
+  /**
+   * A stream of the command read to its end on a reader thread, up to the limit; what came is kept
+   * on errors.
+   */
   private static final class Output {
     private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     private final java.util.concurrent.Future<?> reading;
 
     Output(ExecutorService readers, InputStream in) {
-      reading = readers.submit(() -> {
-        byte[] buf = new byte[8192];
-        try {
-          for (int n; (n = in.read(buf)) >= 0; ) {
-            synchronized (bytes) {
-              int room = OUTPUT_LIMIT - bytes.size();
-              if (room > 0) {
-                bytes.write(buf, 0, Math.min(n, room)); // past the cap: read on (the command must not block)
-              }
-            }
-          }
-        } catch (IOException ended) {
-          // the connection went (a timeout): keep what came
-        }
-        return null;
-      });
+      reading =
+          readers.submit(
+              () -> {
+                byte[] buf = new byte[8192];
+                try {
+                  for (int n; (n = in.read(buf)) >= 0; ) {
+                    synchronized (bytes) {
+                      int room = OUTPUT_LIMIT - bytes.size();
+                      if (room > 0) {
+                        bytes.write(
+                            buf,
+                            0,
+                            Math.min(
+                                n, room)); // past the cap: read on (the command must not block)
+                      }
+                    }
+                  }
+                } catch (IOException ended) {
+                  // the connection went (a timeout): keep what came
+                }
+                return null;
+              });
     }
 
     String text() {

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Presence under a handover: replicas report the agents they heard in batches, and while agents move from one replica
- * to another two batches hold many of the same machines, in whatever order each replica keeps them. They must wait
- * for each other, not deadlock (PostgreSQL would abort one, and that replica's agents would not count as heard).
+ * Presence under a handover: replicas report the agents they heard in batches, and while agents
+ * move from one replica to another two batches hold many of the same machines, in whatever order
+ * each replica keeps them. They must wait for each other, not deadlock (PostgreSQL would abort one,
+ * and that replica's agents would not count as heard).
  */
 @ExtendWith(VertxExtension.class)
 class AgentPresenceTest {
@@ -40,7 +41,8 @@ class AgentPresenceTest {
         List<Future<Set<String>>> batches = new ArrayList<>();
         for (int b = 0; b < BATCHES; b++) {
           Collections.shuffle(ids, random);
-          Map<String, String> heard = new LinkedHashMap<>(); // the replica's order, as its sessions come
+          Map<String, String> heard =
+              new LinkedHashMap<>(); // the replica's order, as its sessions come
           ids.forEach(id -> heard.put(id, "serial-" + id));
           batches.add(fx.api.lifecycle().agentsHeard(heard));
         }
@@ -59,16 +61,33 @@ class AgentPresenceTest {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       enrolled(fx, silent);
       enrolled(fx, 10); // heard just now: they stay
-      fx.db().query("UPDATE machines SET last_seen = now() - interval '1 hour' WHERE name LIKE 'node-%'").execute()
+      fx.db()
+          .query(
+              "UPDATE machines SET last_seen = now() - interval '1 hour' WHERE name LIKE 'node-%'")
+          .execute()
           .await();
-      fx.db().query("UPDATE machines SET last_seen = now() WHERE name NOT LIKE 'node-%'").execute().await();
+      fx.db()
+          .query("UPDATE machines SET last_seen = now() WHERE name NOT LIKE 'node-%'")
+          .execute()
+          .await();
 
-      assertThat(fx.api.lifecycle().markSilentOffline(Duration.ofSeconds(45), Duration.ofSeconds(600)).await())
+      assertThat(
+              fx.api
+                  .lifecycle()
+                  .markSilentOffline(Duration.ofSeconds(45), Duration.ofSeconds(600))
+                  .await())
           .isEqualTo(silent);
-      assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'offline'")).isEqualTo(silent);
-      assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'MachineState' AND reason LIKE 'no heartbeat%'"))
+      assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'offline'"))
           .isEqualTo(silent);
-      assertThat(fx.api.lifecycle().markSilentOffline(Duration.ofSeconds(45), Duration.ofSeconds(600)).await())
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM events WHERE type = 'MachineState' AND reason LIKE 'no heartbeat%'"))
+          .isEqualTo(silent);
+      assertThat(
+              fx.api
+                  .lifecycle()
+                  .markSilentOffline(Duration.ofSeconds(45), Duration.ofSeconds(600))
+                  .await())
           .isZero();
     }
   }
@@ -78,12 +97,23 @@ class AgentPresenceTest {
     String prefix = fx.count("SELECT count(*) FROM machines") == 0 ? "node-" : "heard-";
     List<Future<String>> registered = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      registered.add(fx.client.send(HttpMethod.POST, "/v1/machines", ApiFixture.ADMIN, new JsonObject()
-              .put("name", prefix + i).put("prepared", true).put("facts", ApiFixture.facts(16, 64)))
-          .map(r -> r.body().getString("id")));
+      registered.add(
+          fx.client
+              .send(
+                  HttpMethod.POST,
+                  "/v1/machines",
+                  ApiFixture.ADMIN,
+                  new JsonObject()
+                      .put("name", prefix + i)
+                      .put("prepared", true)
+                      .put("facts", ApiFixture.facts(16, 64)))
+              .map(r -> r.body().getString("id")));
     }
     List<String> ids = new ArrayList<>(Future.all(registered).await().list());
-    fx.db().query("UPDATE machines SET cert_serial = 'serial-' || id WHERE cert_serial IS NULL").execute().await();
+    fx.db()
+        .query("UPDATE machines SET cert_serial = 'serial-' || id WHERE cert_serial IS NULL")
+        .execute()
+        .await();
     return ids;
   }
 }

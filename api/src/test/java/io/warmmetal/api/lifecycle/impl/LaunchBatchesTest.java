@@ -23,9 +23,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * Launches gathered into one database call: they share the call, never a machine, and one launch's refusal or error
- * never reaches the others. Runs the function on the real PostgreSQL; a table lock held by another connection keeps
- * the first call in the database while the rest arrive, so the rest go together.
+ * Launches gathered into one database call: they share the call, never a machine, and one launch's
+ * refusal or error never reaches the others. Runs the function on the real PostgreSQL; a table lock
+ * held by another connection keeps the first call in the database while the rest arrive, so the
+ * rest go together.
  */
 @ExtendWith(VertxExtension.class)
 class LaunchBatchesTest {
@@ -46,20 +47,24 @@ class LaunchBatchesTest {
   }
 
   private LaunchBatches batches(int maxBatch) {
-    return new LaunchBatches(fx.db(), maxBatch, 1, new LaunchBatches.Observer() {
-      @Override
-      public void sent(long[] waitedNanos) {
-        calls.incrementAndGet();
-        synchronized (sizes) {
-          sizes.add(waitedNanos.length);
-        }
-      }
+    return new LaunchBatches(
+        fx.db(),
+        maxBatch,
+        1,
+        new LaunchBatches.Observer() {
+          @Override
+          public void sent(long[] waitedNanos) {
+            calls.incrementAndGet();
+            synchronized (sizes) {
+              sizes.add(waitedNanos.length);
+            }
+          }
 
-      @Override
-      public void returned(long nanos) {
-        returned.incrementAndGet();
-      }
-    });
+          @Override
+          public void returned(long nanos) {
+            returned.incrementAndGet();
+          }
+        });
   }
 
   @Test
@@ -67,13 +72,15 @@ class LaunchBatchesTest {
     fx.registerMachines(30, ApiFixture.facts(16, 64), true);
     LaunchBatches batches = batches(100);
 
-    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> {
-      List<Future<JsonObject>> all = new ArrayList<>();
-      for (int i = 0; i < 25; i++) {
-        all.add(batches.submit(request("tok-" + i, SHAPE, 1, 1)));
-      }
-      return all;
-    });
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () -> {
+              List<Future<JsonObject>> all = new ArrayList<>();
+              for (int i = 0; i < 25; i++) {
+                all.add(batches.submit(request("tok-" + i, SHAPE, 1, 1)));
+              }
+              return all;
+            });
 
     Set<String> machines = new HashSet<>();
     for (Future<JsonObject> f : outcomes) {
@@ -84,9 +91,12 @@ class LaunchBatchesTest {
     }
     assertThat(sizes).containsExactly(1, 24); // the first went alone; the rest arrived meanwhile
     assertThat(returned).hasValue(2);
-    assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM machines WHERE state = 'joining' AND instance_id IS NOT NULL"))
         .isEqualTo(25);
-    assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'")).isEqualTo(25);
+    assertThat(fx.count("SELECT count(*) FROM commands WHERE type = 'join' AND status = 'queued'"))
+        .isEqualTo(25);
     assertThat(fx.count("SELECT count(DISTINCT launch_id) FROM instances")).isEqualTo(25);
   }
 
@@ -96,15 +106,23 @@ class LaunchBatchesTest {
     LaunchBatches batches = batches(100);
     LaunchBatches.Request same = request("tok-same", SHAPE, 1, 1);
 
-    // A batch goes in (project, client token) order: tok-a-too-many claims the two machines left, then lets them go.
-    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
-        batches.submit(request("tok-first", SHAPE, 1, 1)),
-        batches.submit(request("tok-a-too-many", SHAPE, 5, 5)),
-        batches.submit(request("tok-nothing", "no-such-shape", 1, 1)),
-        batches.submit(same),
-        batches.submit(sameToken(same, request("tok-same", SHAPE, 1, 1).launchId(), same.requestHash())),
-        batches.submit(sameToken(same, request("tok-same", SHAPE, 1, 1).launchId(), new byte[] {9})),
-        batches.submit(request("tok-b-after", SHAPE, 1, 1))));
+    // A batch goes in (project, client token) order: tok-a-too-many claims the two machines left,
+    // then lets them go.
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () ->
+                List.of(
+                    batches.submit(request("tok-first", SHAPE, 1, 1)),
+                    batches.submit(request("tok-a-too-many", SHAPE, 5, 5)),
+                    batches.submit(request("tok-nothing", "no-such-shape", 1, 1)),
+                    batches.submit(same),
+                    batches.submit(
+                        sameToken(
+                            same, request("tok-same", SHAPE, 1, 1).launchId(), same.requestHash())),
+                    batches.submit(
+                        sameToken(
+                            same, request("tok-same", SHAPE, 1, 1).launchId(), new byte[] {9})),
+                    batches.submit(request("tok-b-after", SHAPE, 1, 1))));
 
     assertThat(outcomes.get(0).result().getString("outcome")).isEqualTo("launched");
     JsonObject tooMany = outcomes.get(1).result();
@@ -127,14 +145,26 @@ class LaunchBatchesTest {
   void aBatchGoesInClientTokenOrderWhicheverCallerSentEachLaunch() {
     fx.registerMachines(1, ApiFixture.facts(16, 64), true);
     LaunchBatches batches = batches(100);
-    // Were the caller part of the order, tok-b-one (caller tok-a) would go first and take the machine.
+    // Were the caller part of the order, tok-b-one (caller tok-a) would go first and take the
+    // machine.
     LaunchBatches.Request two = byCaller(request("tok-a-two", SHAPE, 2, 2), "tok-z");
     LaunchBatches.Request one = byCaller(request("tok-b-one", SHAPE, 1, 1), "tok-a");
-    LaunchBatches.Request rotated = byCaller(sameToken(one, Ids.launchId(), one.requestHash()), "tok-rotated");
+    LaunchBatches.Request rotated =
+        byCaller(sameToken(one, Ids.launchId(), one.requestHash()), "tok-rotated");
 
-    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
-        batches.submit(request("tok-first", "no-such-shape", 1, 1)), // goes alone; the rest queue behind it
-        batches.submit(one), batches.submit(rotated), batches.submit(two)));
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () ->
+                List.of(
+                    batches.submit(
+                        request(
+                            "tok-first",
+                            "no-such-shape",
+                            1,
+                            1)), // goes alone; the rest queue behind it
+                    batches.submit(one),
+                    batches.submit(rotated),
+                    batches.submit(two)));
 
     JsonObject tooMany = outcomes.get(3).result();
     assertThat(tooMany.getString("outcome")).isEqualTo("insufficient");
@@ -149,20 +179,33 @@ class LaunchBatchesTest {
   @Test
   void aLaunchBeyondItsQuotaCountsTheBatchsEarlierClaimsInUse() {
     fx.registerMachines(5, ApiFixture.facts(16, 64), true);
-    fx.db().preparedQuery("INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 2)")
-        .execute(Tuple.of(SHAPE)).await();
+    fx.db()
+        .preparedQuery(
+            "INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 2)")
+        .execute(Tuple.of(SHAPE))
+        .await();
     LaunchBatches batches = batches(100);
 
-    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
-        batches.submit(request("tok-first", SHAPE, 1, 1)), // goes alone; the rest share a call behind it
-        batches.submit(request("tok-second", SHAPE, 1, 1)),
-        batches.submit(request("tok-third", SHAPE, 1, 1))));
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () ->
+                List.of(
+                    batches.submit(
+                        request(
+                            "tok-first",
+                            SHAPE,
+                            1,
+                            1)), // goes alone; the rest share a call behind it
+                    batches.submit(request("tok-second", SHAPE, 1, 1)),
+                    batches.submit(request("tok-third", SHAPE, 1, 1))));
 
     assertThat(outcomes.get(1).result().getString("outcome")).isEqualTo("launched");
     JsonObject refused = outcomes.get(2).result();
     assertThat(refused.getString("outcome")).isEqualTo("quota-exceeded");
-    // One instance committed before the call, one claimed earlier in it: two in use, as the next launch finds.
-    assertThat(refused.getJsonObject("quotas").getJsonObject(SHAPE).getInteger("inUse")).isEqualTo(2);
+    // One instance committed before the call, one claimed earlier in it: two in use, as the next
+    // launch finds.
+    assertThat(refused.getJsonObject("quotas").getJsonObject(SHAPE).getInteger("inUse"))
+        .isEqualTo(2);
     assertThat(sizes).containsExactly(1, 2);
   }
 
@@ -173,32 +216,40 @@ class LaunchBatchesTest {
     LaunchBatches.Request broken = request("tok-broken", SHAPE, 1, 1);
     broken.instanceIds()[0] = null; // instances.id is NOT NULL: the whole call fails
 
-    List<Future<JsonObject>> outcomes = whileLaunchesAreLocked(() -> List.of(
-        batches.submit(request("tok-a", SHAPE, 1, 1)),
-        batches.submit(request("tok-b", SHAPE, 1, 1)),
-        batches.submit(broken),
-        batches.submit(request("tok-c", SHAPE, 1, 1))));
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () ->
+                List.of(
+                    batches.submit(request("tok-a", SHAPE, 1, 1)),
+                    batches.submit(request("tok-b", SHAPE, 1, 1)),
+                    batches.submit(broken),
+                    batches.submit(request("tok-c", SHAPE, 1, 1))));
 
     assertThat(outcomes.get(0).result().getString("outcome")).isEqualTo("launched");
     assertThat(outcomes.get(1).result().getString("outcome")).isEqualTo("launched");
     assertThat(outcomes.get(2).failed()).isTrue();
     assertThat(outcomes.get(3).result().getString("outcome")).isEqualTo("launched");
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(3);
-    assertThat(fx.count("SELECT count(*) FROM launches WHERE client_token = 'tok-broken'")).isZero();
+    assertThat(fx.count("SELECT count(*) FROM launches WHERE client_token = 'tok-broken'"))
+        .isZero();
   }
 
   /**
-   * Submits while another transaction holds the launches table, so the first call waits in the database and the
-   * launches submitted meanwhile queue behind it; then lets go and waits for every outcome.
+   * Submits while another transaction holds the launches table, so the first call waits in the
+   * database and the launches submitted meanwhile queue behind it; then lets go and waits for every
+   * outcome.
    */
-  private List<Future<JsonObject>> whileLaunchesAreLocked(Supplier<List<Future<JsonObject>>> submit) {
+  private List<Future<JsonObject>> whileLaunchesAreLocked(
+      Supplier<List<Future<JsonObject>>> submit) {
     SqlConnection locker = fx.db().getConnection().await();
     Transaction tx = locker.begin().await();
     locker.query("LOCK TABLE launches IN EXCLUSIVE MODE").execute().await();
     List<Future<JsonObject>> outcomes = submit.get();
     tx.commit().await();
     locker.close().await();
-    Future.join(new ArrayList<>(outcomes)).transform(done -> Future.succeededFuture()).await(); // all in, failed or not
+    Future.join(new ArrayList<>(outcomes))
+        .transform(done -> Future.succeededFuture())
+        .await(); // all in, failed or not
     return outcomes;
   }
 
@@ -209,20 +260,69 @@ class LaunchBatchesTest {
       instanceIds[i] = Ids.instanceId();
       joinIds[i] = Ids.commandId();
     }
-    return new LaunchBatches.Request(Ids.launchId(), "default", "tok-test", clientToken, Ids.sha256(clientToken + shape + min),
-        List.of(shape), false, min, max, new JsonObject(), null, null, false, false, new JsonObject(), instanceIds,
-        joinIds, new String[max]);
+    return new LaunchBatches.Request(
+        Ids.launchId(),
+        "default",
+        "tok-test",
+        clientToken,
+        Ids.sha256(clientToken + shape + min),
+        List.of(shape),
+        false,
+        min,
+        max,
+        new JsonObject(),
+        null,
+        null,
+        false,
+        false,
+        new JsonObject(),
+        instanceIds,
+        joinIds,
+        new String[max]);
   }
 
   private static LaunchBatches.Request byCaller(LaunchBatches.Request r, String caller) {
-    return new LaunchBatches.Request(r.launchId(), r.project(), caller, r.clientToken(), r.requestHash(), r.shapes(),
-        r.allowPreparing(), r.min(), r.max(), r.labels(), r.kubernetes(), r.secrets(), r.hasUserData(),
-        r.allowStandby(), r.machineLabels(), r.instanceIds(), r.joinIds(), r.prepareIds());
+    return new LaunchBatches.Request(
+        r.launchId(),
+        r.project(),
+        caller,
+        r.clientToken(),
+        r.requestHash(),
+        r.shapes(),
+        r.allowPreparing(),
+        r.min(),
+        r.max(),
+        r.labels(),
+        r.kubernetes(),
+        r.secrets(),
+        r.hasUserData(),
+        r.allowStandby(),
+        r.machineLabels(),
+        r.instanceIds(),
+        r.joinIds(),
+        r.prepareIds());
   }
 
-  private static LaunchBatches.Request sameToken(LaunchBatches.Request r, String launchId, byte[] hash) {
-    return new LaunchBatches.Request(launchId, r.project(), r.caller(), r.clientToken(), hash, r.shapes(), r.allowPreparing(),
-        r.min(), r.max(), r.labels(), r.kubernetes(), r.secrets(), r.hasUserData(), r.allowStandby(),
-        r.machineLabels(), new String[] {Ids.instanceId()}, new String[] {Ids.commandId()}, new String[1]);
+  private static LaunchBatches.Request sameToken(
+      LaunchBatches.Request r, String launchId, byte[] hash) {
+    return new LaunchBatches.Request(
+        launchId,
+        r.project(),
+        r.caller(),
+        r.clientToken(),
+        hash,
+        r.shapes(),
+        r.allowPreparing(),
+        r.min(),
+        r.max(),
+        r.labels(),
+        r.kubernetes(),
+        r.secrets(),
+        r.hasUserData(),
+        r.allowStandby(),
+        r.machineLabels(),
+        new String[] {Ids.instanceId()},
+        new String[] {Ids.commandId()},
+        new String[1]);
   }
 }
