@@ -9,6 +9,10 @@ import io.warmmetal.cli.output.Cells;
 import io.warmmetal.cli.output.OutputFormat;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
 import java.util.List;
 
 /**
@@ -19,7 +23,14 @@ import java.util.List;
 public final class EventFormat {
   private static final ObjectMapper YAML =
       new ObjectMapper(new YAMLFactory().disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER));
-  private static final String LINE = "%-24s  %-16s  %-22s  %-14s  %-14s  %s";
+  private static final String LINE = "%-27s  %-16s  %-22s  %-14s  %-14s  %s";
+
+  /**
+   * Times to the microsecond, always six digits: the API drops a fraction's trailing zeros, which
+   * would leave the columns ragged.
+   */
+  private static final DateTimeFormatter TIME =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
 
   private EventFormat() {}
 
@@ -38,6 +49,14 @@ public final class EventFormat {
     out.flush();
   }
 
+  private static String time(String at) {
+    try {
+      return TIME.format(Instant.parse(at));
+    } catch (DateTimeParseException notAnInstant) {
+      return at;
+    }
+  }
+
   private static String yamlItem(JsonNode e) {
     try {
       return YAML.writeValueAsString(List.of(e));
@@ -49,7 +68,7 @@ public final class EventFormat {
   public static String line(JsonNode e) {
     return String.format(
             LINE,
-            e.path("at").asText(),
+            time(e.path("at").asText()),
             e.path("type").asText(),
             e.path("subject").asText(),
             Cells.text(e.get("from")),
