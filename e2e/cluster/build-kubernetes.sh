@@ -6,14 +6,24 @@
 # its sandbox image: no registry serves one here.
 #
 # No registry here serves Kubernetes server binaries; Debian's source package carries the whole tree with vendor/
-# and Debian's Go builds it offline. The binaries are cached outside the work tree by the source package's version
-# (WARMMETAL_KUBE_CACHE, default /var/cache/warmmetal/kubernetes/<version>/bin), so only a machine's first run pays
-# the build (~10 min on 2 cores); later runs print the cached directory at once.
+# and Debian's Go builds it offline. The kubelet is built with the upstream `dockerless` tag (KEP-1547): without it,
+# cAdvisor's Docker factory asks a Docker daemon for its root directory five times, a second apart, at every kubelet
+# start on a host without one (google/cadvisor#3175) — 5 s of every join; WarmMetal's nodes run containerd through
+# the CRI, and the tag also leaves dockershim out, so `--container-runtime=docker` fails at start instead of
+# half-working. Kubernetes itself dropped the factory later (kubernetes/kubernetes#139870). Patches in patches/ are
+# applied in name order. The binaries are cached outside the work tree by the source package's version and a key of
+# the patches and the kubelet's tags (WARMMETAL_KUBE_CACHE, default
+# /var/cache/warmmetal/kubernetes/<version>+wm.<key>/bin, its BUILD file saying what went in), so only a machine's
+# first run pays the build (~10 min on 2 cores); later runs print the cached directory at once.
 #
 # Prints the directory holding the binaries on its last line. Run as root (apt-get).
 set -euo pipefail
 
 cache_root=${WARMMETAL_KUBE_CACHE:-/var/cache/warmmetal/kubernetes}
+here=$(cd "$(dirname "$0")" && pwd)
+kubelet_tags=dockerless
+patches=("$here"/patches/*.patch)   # applied in name order; none is fine
+[ -e "${patches[0]}" ] || patches=()
 binaries=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubeadm)
 packages=(golang-go rsync dpkg-dev gcc libc6-dev etcd-server containerd runc containernetworking-plugins iptables conntrack socat
   ebtables ethtool iproute2 util-linux mount openssl golang-github-modern-go-reflect2-dev)
@@ -46,7 +56,11 @@ fi
 
 version=$(apt-cache showsrc kubernetes | awk '/^Version:/ {print $2; exit}')
 [ -n "$version" ] || { log "Debian has no kubernetes source package"; exit 1; }
-out="$cache_root/$version"
+# What the binaries are built from besides Debian's source: our patches and the kubelet's build tags. A change to
+# either is a new cache directory (and, through the kubelet's hash, a new node image).
+build_key=$({ for p in "${patches[@]}"; do sha256sum < "$p"; done; echo "kubelet-tags=$kubelet_tags"; } \
+  | sha256sum | cut -c1-12)
+out="$cache_root/$version+wm.$build_key"
 
 # pause, as build/pause/Makefile builds it (-Os -static), into DIR; its tag (the Makefile's TAG) into DIR/pause.tag.
 build_pause() { # tree dir
@@ -84,13 +98,21 @@ tree="$work/tree"
 rm -rf "$tree/vendor/github.com/modern-go/reflect2"
 cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$tree/vendor/github.com/modern-go/reflect2"
 rm -f "$tree/vendor/github.com/modern-go/reflect2/go.mod"
+for p in "${patches[@]}"; do
+  log "applying $(basename "$p")"
+  patch -d "$tree" -p1 --forward --batch < "$p" >&2
+done
 
 # As debian/rules builds it: a GOPATH whose k8s.io/kubernetes is the tree, cgo off. The Go build cache lives in the
 # cache too, so a rebuild (say, after a failed first run) takes minutes, not ten.
 export GOPATH="$tree/.go" GOCACHE="$cache_root/go-build" CGO_ENABLED=0 GOFLAGS=-mod=vendor GO111MODULE=on
 mkdir -p "$tree/.go/src/k8s.io"
 ln -sfn ../../.. "$tree/.go/src/k8s.io/kubernetes"
-build() { (cd "$tree/.go/src/k8s.io/kubernetes" && make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet cmd/kubeadm" >&2); }
+build() {
+  (cd "$tree/.go/src/k8s.io/kubernetes" \
+    && make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubeadm" >&2 \
+    && GOFLAGS="-mod=vendor -tags=$kubelet_tags" make WHAT=cmd/kubelet >&2)
+}
 if ! build; then
   # A failed first run can leave zero-byte generator binaries behind; start the output over once.
   log "build failed once; retrying from a clean _output"
@@ -105,6 +127,17 @@ for b in "${binaries[@]}"; do
   { "$out/bin.tmp/$b" --version || "$out/bin.tmp/$b" version -o short; } >/dev/null 2>&1 || { log "$b does not run"; exit 1; }
 done
 build_pause "$tree" "$out/bin.tmp"
+# A kubelet built with cAdvisor's Docker factory would still spend 5 s at every start: refuse it.
+if grep -q 'cadvisor/container/docker\.RootDir' "$out/bin.tmp/kubelet"; then
+  log "the kubelet still carries cAdvisor's Docker factory (tags: $kubelet_tags)"
+  exit 1
+fi
+# What went in, for the node image and for people.
+{
+  echo "debian-source=$version"
+  echo "kubelet-tags=$kubelet_tags"
+  for p in "${patches[@]}"; do echo "patch=$(basename "$p") $(sha256sum < "$p" | cut -c1-12)"; done
+} > "$out/bin.tmp/BUILD"
 touch "$out/bin.tmp/.complete"
 mv "$out/bin.tmp" "$out/bin"
 rm -rf "$work"
