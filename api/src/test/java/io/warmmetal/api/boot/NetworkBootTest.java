@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -76,7 +77,34 @@ class NetworkBootTest {
                                 resp.getHeader("Content-Type"),
                                 b,
                                 resp.getHeader("Retry-After"))))
-        .timeout(2, TimeUnit.MINUTES);
+        .timeout(2, TimeUnit.MINUTES)
+        .onFailure(err -> threadsIfStuck(err, path));
+  }
+
+  /**
+   * An answer that never came (twice under CI's load, each time the first boot request of a fresh
+   * API, while the same tests pass in seconds alone): every thread's stack, to say where it waits.
+   */
+  private static void threadsIfStuck(Throwable err, String path) {
+    if (!(err instanceof TimeoutException)
+        && (err.getMessage() == null || !err.getMessage().startsWith("Timeout"))) {
+      return;
+    }
+    StringBuilder dump =
+        new StringBuilder("No answer to GET " + path + "; the test JVM's threads:\n");
+    Thread.getAllStackTraces()
+        .forEach(
+            (thread, stack) -> {
+              dump.append('"')
+                  .append(thread.getName())
+                  .append("\" ")
+                  .append(thread.getState())
+                  .append('\n');
+              for (StackTraceElement frame : stack) {
+                dump.append("    at ").append(frame).append('\n');
+              }
+            });
+    System.err.print(dump);
   }
 
   static String basic(String token) {
