@@ -64,9 +64,15 @@ public final class Controller implements AutoCloseable {
    * @param batchMax the longest a pass waits after the first event
    * @param reserve what every node gives up besides the DaemonSets that land on it
    * @param launchParallelism how many NodeClaims are created and launched at once
+   * @param nudgePods whether pending pods are touched when the node planned for them is
+   *     initialized, so kube-scheduler tries them at once rather than after its backoff
    */
   public record Settings(
-      Duration batchIdle, Duration batchMax, Resources reserve, int launchParallelism) {}
+      Duration batchIdle,
+      Duration batchMax,
+      Resources reserve,
+      int launchParallelism,
+      boolean nudgePods) {}
 
   private final KubernetesClient kube;
   private final Settings settings;
@@ -131,6 +137,7 @@ public final class Controller implements AutoCloseable {
             this::daemonSets,
             () -> nodes == null ? List.of() : nodes.getStore().list(),
             settings.launchParallelism(),
+            settings.nudgePods(),
             events,
             metrics,
             health);

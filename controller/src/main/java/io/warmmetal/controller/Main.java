@@ -56,6 +56,16 @@ public final class Main implements Callable<Integer> {
   int launchParallelism;
 
   @Option(
+      names = "--nudge-pods",
+      negatable = true,
+      defaultValue = "${env:WARMMETAL_CONTROLLER_NUDGE_PODS:-true}",
+      fallbackValue = "true",
+      description =
+          "touch a pending pod when the node planned for it is initialized, so kube-scheduler tries it"
+              + " at once instead of after its backoff (helps up to Kubernetes 1.20)")
+  boolean nudgePods;
+
+  @Option(
       names = "--reserved-cpu",
       defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_CPU_MILLI:-100}",
       description =
@@ -124,7 +134,8 @@ public final class Main implements Callable<Integer> {
               Controller controller =
                   new Controller(
                       kube,
-                      new Controller.Settings(batchIdle, batchMax, reserve, launchParallelism),
+                      new Controller.Settings(
+                          batchIdle, batchMax, reserve, launchParallelism, nudgePods),
                       metrics);
               running.set(controller);
               controller.start();

@@ -157,6 +157,12 @@ public final class Installation implements AutoCloseable {
 
   /** As {@link #startController()}, counting into {@code metrics}. */
   public Controller startController(KarpenterMetrics metrics) throws InterruptedException {
+    return startController(metrics, true);
+  }
+
+  /** As {@link #startController(KarpenterMetrics)}, touching pending pods or not. */
+  public Controller startController(KarpenterMetrics metrics, boolean nudgePods)
+      throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
     // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet
     // overhead: these
@@ -165,7 +171,11 @@ public final class Installation implements AutoCloseable {
         new Controller(
             client,
             new Controller.Settings(
-                Duration.ofMillis(5), Duration.ofMillis(100), Resources.of(100, 256L << 20), 32),
+                Duration.ofMillis(5),
+                Duration.ofMillis(100),
+                Resources.of(100, 256L << 20),
+                32,
+                true),
             metrics);
     controller.start();
     controllers.add(controller);

@@ -187,6 +187,14 @@ public final class KarpenterMetrics {
     return rows;
   }
 
+  /**
+   * WarmMetal's own: a pending pod touched so kube-scheduler tries it on its newly initialized node
+   * now.
+   */
+  public void podNudged(String nodePool) {
+    counter("warmmetal.pods.nudged", "nodepool", nodePool).increment();
+  }
+
   private Counter counter(String name, String... tags) {
     for (int i = 1; i < tags.length; i += 2) {
       if (tags[i] == null) {

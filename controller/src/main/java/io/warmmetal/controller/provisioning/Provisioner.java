@@ -1,5 +1,7 @@
 package io.warmmetal.controller.provisioning;
 
+import static java.util.stream.Collectors.toSet;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -35,6 +37,7 @@ import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -95,6 +98,9 @@ public final class Provisioner {
   private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
 
+  /** Null when the controller is told not to touch pods ({@code --nudge-pods=false}). */
+  private final PodNudges nudges;
+
   public Provisioner(
       KubernetesClient kube,
       Definitions defs,
@@ -103,10 +109,12 @@ public final class Provisioner {
       Supplier<List<DaemonSet>> daemonSets,
       Supplier<List<Node>> nodes,
       int parallelism,
+      boolean nudgePods,
       Recorder events,
       KarpenterMetrics metrics,
       RegistrationHealth health) {
     this.health = health;
+    this.nudges = nudgePods ? new PodNudges(kube, metrics, Clock.systemUTC()) : null;
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
@@ -135,6 +143,10 @@ public final class Provisioner {
         .filter(PodRequests::unschedulable)
         .forEach(p -> pendingPods.put(PodRequests.of(p), p));
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
+    if (nudges != null) {
+      nudges.retain(
+          pendingPods.values().stream().map(p -> p.getMetadata().getUid()).collect(toSet()));
+    }
     List<NodeClaim> claims = new ArrayList<>(listed);
     List<Callable<Callable<Void>>> launches = new ArrayList<>();
     for (NodeClaim claim : claims) {
@@ -177,6 +189,9 @@ public final class Provisioner {
   }
 
   public void close() {
+    if (nudges != null) {
+      nudges.close();
+    }
     launcher.shutdownNow();
     try {
       launcher.awaitTermination(30, TimeUnit.SECONDS);
@@ -285,7 +300,10 @@ public final class Provisioner {
     return launches;
   }
 
-  /** Pods that go onto nodes there or on their way: Nominated, as upstream tells them. */
+  /**
+   * Pods that go onto nodes there or on their way: Nominated, as upstream tells them; those whose
+   * node is initialized are touched so kube-scheduler tries them now ({@link PodNudges}).
+   */
   private void nominateOntoExisting(
       Scheduler.Plan plan, ClusterState state, Map<PodRequest, Pod> pendingPods) {
     if (plan.onExisting().isEmpty()) {
@@ -297,8 +315,18 @@ public final class Provisioner {
         .forEach(
             (pod, node) -> {
               NodeClaim claim = claimOf.get(node);
-              if (claim != null) {
-                events.publish(KarpenterEvents.nominated(pendingPods.get(pod), claim, null));
+              if (claim == null) {
+                return;
+              }
+              events.publish(KarpenterEvents.nominated(pendingPods.get(pod), claim, null));
+              if (nudges != null
+                  && claim.getStatus() != null
+                  && claim.getStatus().nodeName != null
+                  && Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
+                nudges.nudge(
+                    pendingPods.get(pod),
+                    claim.getStatus().nodeName,
+                    claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
               }
             });
   }

@@ -21,6 +21,7 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.RealMachine;
 import io.warmmetal.e2e.cluster.ControlPlane;
@@ -62,8 +63,9 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  * joins with kubeadm and a real kubelet registers the Node. Stages: notice + decide (pod created →
  * NodeClaim created), order (→ the join sent down the agent's channel), kubeadm discovery (the join
  * script's start → kubeadm has written the kubelet's files and the kubelet starts), TLS bootstrap
- * (→ the kubelet's CSR issued), registered (→ the Node created), Ready (→ the Node Ready), pod
- * Running (→ kube-scheduler bound it and the kubelet ran it).
+ * (→ the kubelet's CSR issued), registered (→ the Node created), Ready (→ the Node Ready), usable
+ * (→ Ready with its taints lifted), bound (→ kube-scheduler bound the pod there), Running (→ the
+ * kubelet ran it).
  *
  * <p>(b) Bursts of pods, each asking for 12 of a 16-cpu shape's cpus (one node each), onto
  * simulated machines whose simulated kubelets register Nodes in the same real API server: notice +
@@ -74,7 +76,8 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  *   -Dexec.mainClass=io.warmmetal.e2e.bench.PodToNodeBenchmark -Dexec.args="10 500"</pre>
  *
  * Arguments: runs of the real join (default 10; 0 skips it), the largest burst (default 500; bursts
- * are 50 and that; 0 skips them). Root.
+ * are 50 and that; 0 skips them), and {@code no-nudge} to run the controller with {@code
+ * --no-nudge-pods} (pods wait out kube-scheduler's backoff). Root.
  */
 public final class PodToNodeBenchmark {
   private static final String SIMULATED_SHAPE = "x86-16c-64g";
@@ -85,6 +88,11 @@ public final class PodToNodeBenchmark {
   private final Map<String, Long> nodeSeen = new ConcurrentHashMap<>();
   private final Map<String, Long> nodeReady = new ConcurrentHashMap<>();
   private final Map<String, Long> podRunning = new ConcurrentHashMap<>();
+
+  /** When each Node was first Ready with no taint a pod must tolerate to be placed or run there. */
+  private final Map<String, Long> nodeUsable = new ConcurrentHashMap<>();
+
+  private final Map<String, Long> podBound = new ConcurrentHashMap<>();
   private final Map<String, Long> podUnschedulable = new ConcurrentHashMap<>();
   private final Map<String, Long> csrIssued = new ConcurrentHashMap<>();
   private ControlPlane cluster;
@@ -96,7 +104,8 @@ public final class PodToNodeBenchmark {
     try {
       b.run(
           args.length > 0 ? Integer.parseInt(args[0]) : 10,
-          args.length > 1 ? Integer.parseInt(args[1]) : 500);
+          args.length > 1 ? Integer.parseInt(args[1]) : 500,
+          args.length <= 2 || !"no-nudge".equals(args[2]));
       b.cluster.close();
       System.exit(0);
     } catch (Throwable t) {
@@ -108,7 +117,7 @@ public final class PodToNodeBenchmark {
     }
   }
 
-  private void run(int runs, int largestBurst) throws Exception {
+  private void run(int runs, int largestBurst, boolean nudgePods) throws Exception {
     cluster = ControlPlane.start();
     kube = cluster.admin();
     Map<String, String> settings = new HashMap<>(RealMachine.apiSettings(cluster));
@@ -125,7 +134,7 @@ public final class PodToNodeBenchmark {
                   "Never"; // the benchmark takes its nodes back itself
             });
     watch();
-    wm.startController();
+    wm.startController(new KarpenterMetrics(), nudgePods);
     if (runs > 0) {
       RealMachine metal = RealMachine.start(fx, cluster, "metal-1");
       List<String> real = new ArrayList<>();
@@ -144,7 +153,11 @@ public final class PodToNodeBenchmark {
               "registered",
               "Ready",
               "pending pod → Node Ready",
-              "pod Running",
+              "usable: taints lifted",
+              "bound (kube-scheduler)",
+              "Running (kubelet)",
+              "Node Ready → pod Running",
+              "**pending pod → Running**",
               "join command → Ready"),
           real);
       metal.close();
@@ -234,7 +247,7 @@ public final class PodToNodeBenchmark {
     long csr = csrIssued.getOrDefault(node, 0L);
     String row =
         String.format(
-            "| %s | %d | %d | %d | %d | %d | %d | **%d** | %d | %d |",
+            "| %s | %d | %d | %d | %d | %d | %d | **%d** | %d | %d | %d | %d | **%d** | %d |",
             run,
             claimAt - start,
             delivered - claimAt,
@@ -243,7 +256,11 @@ public final class PodToNodeBenchmark {
             nodeSeen.get(node) - csr,
             nodeReady.get(node) - nodeSeen.get(node),
             nodeReady.get(node) - start,
+            nodeUsable.get(node) - nodeReady.get(node),
+            podBound.get(pod) - nodeUsable.get(node),
+            podRunning.get(pod) - podBound.get(pod),
             podRunning.get(pod) - nodeReady.get(node),
+            podRunning.get(pod) - start,
             nodeReady.get(node) - delivered);
     takeBack(() -> "warm".equals(metal.state(fx)));
     return row;
@@ -352,6 +369,8 @@ public final class PodToNodeBenchmark {
     claimInitialized.clear();
     nodeSeen.clear();
     nodeReady.clear();
+    nodeUsable.clear();
+    podBound.clear();
     podRunning.clear();
     podUnschedulable.clear();
     csrIssued.clear();
@@ -487,6 +506,11 @@ public final class PodToNodeBenchmark {
                           .anyMatch(
                               c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()))) {
                     nodeReady.putIfAbsent(n.getMetadata().getName(), now);
+                    if (n.getSpec().getTaints() == null
+                        || n.getSpec().getTaints().stream()
+                            .allMatch(t -> "PreferNoSchedule".equals(t.getEffect()))) {
+                      nodeUsable.putIfAbsent(n.getMetadata().getName(), now);
+                    }
                   }
                 }));
     kube.pods()
@@ -494,6 +518,9 @@ public final class PodToNodeBenchmark {
         .inform(
             handler(
                 (Pod p) -> {
+                  if (p.getSpec().getNodeName() != null) {
+                    podBound.putIfAbsent(p.getMetadata().getName(), System.currentTimeMillis());
+                  }
                   if (p.getStatus() != null && "Running".equals(p.getStatus().getPhase())) {
                     podRunning.putIfAbsent(p.getMetadata().getName(), System.currentTimeMillis());
                   }

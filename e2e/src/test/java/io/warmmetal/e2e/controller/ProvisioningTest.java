@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.ContainerPortBuilder;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.Toleration;
@@ -22,6 +23,7 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.provisioning.PodNudges;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.util.ArrayList;
@@ -131,6 +133,73 @@ class ProvisioningTest {
     Await.until(
         "its instance terminated",
         () -> fx.count("SELECT count(*) FROM instances WHERE state = 'running'") == 0);
+  }
+
+  @Test
+  void aPendingPodIsTouchedWhenItsNodeIsInitializedAndAtMostThreeTimes() throws Exception {
+    // A pod no scheduler serves stays pending whatever kube-scheduler does, so every touch the
+    // controller gives it shows here (a pod kube-scheduler binds first would need none); it is
+    // marked unschedulable as kube-scheduler marks a pod it cannot place.
+    Pod held = pending("held-1", "2");
+    held.getSpec().setSchedulerName("no-scheduler");
+    cluster.create(held);
+    kube.pods()
+        .inNamespace("default")
+        .withName("held-1")
+        .editStatus(
+            p -> {
+              p.getStatus()
+                  .getConditions()
+                  .add(
+                      new PodConditionBuilder()
+                          .withType("PodScheduled")
+                          .withStatus("False")
+                          .withReason("Unschedulable")
+                          .build());
+              return p;
+            });
+
+    Await.until(
+        "the pod touched for its initialized node",
+        () -> {
+          Pod p = kube.pods().inNamespace("default").withName("held-1").get();
+          return p.getMetadata().getAnnotations() != null
+              && p.getMetadata().getAnnotations().containsKey(PodNudges.ANNOTATION);
+        });
+    NodeClaim claim = cluster.claims().get(0);
+    assertThat(Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)).isTrue();
+    assertThat(
+            kube.pods()
+                .inNamespace("default")
+                .withName("held-1")
+                .get()
+                .getMetadata()
+                .getAnnotations()
+                .get(PodNudges.ANNOTATION))
+        .startsWith(claim.getStatus().nodeName + "@");
+    // Passes a second apart touch it again, three times in all, then never more.
+    Await.until(
+        "three touches",
+        () -> {
+          cluster.trigger();
+          return nudges() == 3.0;
+        });
+    long later = System.currentTimeMillis() + 2_500;
+    while (System.currentTimeMillis() < later) {
+      cluster.awaitPasses(1);
+    }
+    assertThat(nudges()).as("touches after 2.5 s more of passes").isEqualTo(3.0);
+  }
+
+  /** The controller's count of pods touched, from its metrics. */
+  private double nudges() {
+    return cluster
+        .metrics
+        .scrape()
+        .lines()
+        .filter(l -> l.startsWith("warmmetal_pods_nudged_total{nodepool=\"default\",}"))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .sum();
   }
 
   @Test
