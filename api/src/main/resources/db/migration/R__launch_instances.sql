@@ -238,20 +238,20 @@ BEGIN
             + (SELECT count(*) FROM unnest(v_requests, v_shapes, v_handed) AS b(request, shape, handed)
                WHERE b.shape = q.shape AND p_projects[b.request] = p_projects[i] AND b.handed IS NULL)))
           FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
-        -- Per shape: the free machines by state, and the machines pre-joined to the request's cluster for its
-        -- project (what allowPreJoined takes).
+        -- Per shape: the free machines by state, and for a request that names a cluster the machines pre-joined
+        -- to it for its project (what allowPreJoined takes).
         'available', (
           SELECT jsonb_object_agg(n, by_state) FROM (
             SELECT n, jsonb_build_object('warm', count(m.id) FILTER (WHERE m.state = 'warm'),
                                          'preparing', count(m.id) FILTER (WHERE m.state = 'preparing'),
-                                         'standby', count(m.id) FILTER (WHERE m.state = 'standby'),
-                                         'preJoined', (
+                                         'standby', count(m.id) FILTER (WHERE m.state = 'standby'))
+                      || CASE WHEN v_server IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('preJoined', (
               SELECT count(*) FROM machines pm JOIN instances s ON s.id = pm.instance_id
               WHERE pm.shape = n AND pm.state = 'pre-joined' AND NOT pm.cordoned
                 AND s.standby AND s.state = 'running' AND s.project = p_projects[i]
                 AND s.api_server = v_server AND s.ca_cert_hash = v_hash
                 AND (p_machine_labels[i] = '{}' OR pm.labels @> p_machine_labels[i])
-                AND pm.id <> ALL (v_machines))) AS by_state
+                AND pm.id <> ALL (v_machines))) END AS by_state
             FROM unnest(v_names) AS n
             LEFT JOIN machines m ON m.shape = n AND NOT m.cordoned AND m.instance_id IS NULL
                                   AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
