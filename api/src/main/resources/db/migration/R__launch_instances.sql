@@ -27,7 +27,13 @@
 --    happens to spell it, as in GET /v1/shapes/{shape}). A shape the project's quota closes (maxInstances 0) is
 --    passed over: for the project it does not exist (GET /v1/shapes does not show it either). None left: outcome
 --    'no-such-shape', with 'closed' naming the shapes passed over for their quota, if any (an operator is told).
--- 3. Machines are claimed warm first, then preparing (p_allow_preparing), then standby (p_allow_standby), each shape
+-- 3. With p_allow_pre_joined, pre-joined machines are claimed first, each shape in order (V24): those whose standby
+--    instance is in the request's project and joined the same cluster (its api_server and ca_cert_hash equal the
+--    join's apiServer and caCertHash), not cordoned, carrying the machine labels. Such a machine is handed over
+--    without a join: its standby instance ends (running → terminated, naming the new instance; no reset), the new
+--    instance is running at once (pre_joined, no secrets kept) and the machine goes pre-joined → in-use. The swap
+--    leaves the project's live instances as they were, so it takes no room of a quota.
+--    Then machines are claimed warm, then preparing (p_allow_preparing), then standby (p_allow_standby), each shape
 --    in order, only those whose labels hold every pair of p_machine_labels and — when the join names the control
 --    plane's version (p_kubernetes' controlPlaneVersion) — whose kubelet it accepts (V23's kubelet_version: never
 --    newer, at most 2 minor versions older, 3 from 1.28; a machine that does not say is not passed over: its join
@@ -46,12 +52,15 @@
 --    'quota-exceeded' when a quota kept out machines that were there; the launch row is removed again and the
 --    machines it locked are free again at commit.
 -- A machine taken from standby is prepared first: its prepare is queued before (a lower seq than) its join.
+-- A standby request (p_standby) is claimed and joined like any other; its instances are standby, with their cluster
+-- (api_server, ca_cert_hash) kept for the claims above, and the join's result makes their machines pre-joined.
 
 CREATE OR REPLACE FUNCTION launch_instances_batch(
     p_launch_ids text[], p_callers text[], p_client_tokens text[], p_request_hashes bytea[],
     p_shapes jsonb[], p_allow_preparing boolean[], p_mins integer[], p_maxes integer[],
     p_labels jsonb[], p_kubernetes jsonb[], p_secrets bytea[], p_has_user_data boolean[], p_allow_standby boolean[],
-    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[], p_projects text[])
+    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[], p_projects text[],
+    p_standby boolean[], p_allow_pre_joined boolean[])
   RETURNS jsonb[]
   LANGUAGE plpgsql AS $$
 DECLARE
@@ -62,6 +71,7 @@ DECLARE
   v_state      text;
   v_shape      text;
   v_row        record;
+  v_claim      refcursor;
   v_n          integer;
   v_first      integer;
   v_id_base    integer := 0;
@@ -76,6 +86,9 @@ DECLARE
   v_shapes     text[] := '{}';
   v_prev       text[] := '{}';
   v_addresses  text[] := '{}';
+  v_handed     text[] := '{}';  -- the standby instance a pre-joined machine is taken from; NULL for the others
+  v_server     text;            -- the cluster the request joins (its apiServer and caCertHash)
+  v_hash       text;
   v_cap        bigint;
   v_capped     boolean;
   v_plane      text[];
@@ -136,13 +149,20 @@ BEGIN
     v_first := coalesce(array_length(v_machines, 1), 0) + 1;
     v_n := 0;
     v_capped := false;
-    FOREACH v_state IN ARRAY CASE WHEN p_allow_standby[i] THEN ARRAY['warm', 'preparing', 'standby']
-                                 WHEN p_allow_preparing[i] THEN ARRAY['warm', 'preparing'] ELSE ARRAY['warm'] END LOOP
+    v_server := p_kubernetes[i] ->> 'apiServer';
+    v_hash := p_kubernetes[i] ->> 'caCertHash';
+    FOREACH v_state IN ARRAY CASE WHEN p_allow_pre_joined[i] THEN ARRAY['pre-joined'] ELSE '{}' END
+        || CASE WHEN p_allow_standby[i] THEN ARRAY['warm', 'preparing', 'standby']
+                WHEN p_allow_preparing[i] THEN ARRAY['warm', 'preparing'] ELSE ARRAY['warm'] END LOOP
       FOREACH v_shape IN ARRAY v_names LOOP
-        SELECT q.max_instances - q.in_use
-               - (SELECT count(*) FROM unnest(v_requests, v_shapes) AS b(request, shape)
-                    WHERE b.shape = v_shape AND p_projects[b.request] = p_projects[i])
-          INTO v_cap FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = v_shape;
+        -- Taking a pre-joined machine ends the project's standby instance on it: it takes no room of a quota.
+        v_cap := NULL;
+        IF v_state <> 'pre-joined' THEN
+          SELECT q.max_instances - q.in_use
+                 - (SELECT count(*) FROM unnest(v_requests, v_shapes, v_handed) AS b(request, shape, handed)
+                      WHERE b.shape = v_shape AND p_projects[b.request] = p_projects[i] AND b.handed IS NULL)
+            INTO v_cap FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = v_shape;
+        END IF;
         IF v_cap IS NOT NULL AND v_cap < p_maxes[i] - v_n THEN
           v_capped := true;
         END IF;
@@ -150,16 +170,33 @@ BEGIN
           EXIT WHEN v_n >= p_maxes[i] OR v_cap <= 0;
           v_from := CASE v_pass WHEN 0 THEN v_start ELSE 0 END;
           v_until := CASE v_pass WHEN 0 THEN 9223372036854775807 ELSE v_start END;
-          FOR v_row IN
-            SELECT id, shape, state, address FROM machines
-            WHERE shape = v_shape AND state = v_state AND NOT cordoned AND instance_id IS NULL
-              AND (p_machine_labels[i] = '{}' OR labels @> p_machine_labels[i])
-              AND (v_newest IS NULL OR kubelet_version IS NULL OR kubelet_version BETWEEN v_oldest AND v_newest)
-              AND seq >= v_from AND seq < v_until
-              AND id <> ALL (v_machines)
-            ORDER BY seq LIMIT least(p_maxes[i] - v_n, v_cap)
-            FOR UPDATE SKIP LOCKED
+          -- Two scans, one claim: a cursor opened on either (each a static statement, planned once).
+          IF v_state = 'pre-joined' THEN
+            OPEN v_claim FOR
+              SELECT m.id, m.shape, m.state, m.address, m.instance_id AS handed_from
+              FROM machines m JOIN instances s ON s.id = m.instance_id
+              WHERE m.shape = v_shape AND m.state = 'pre-joined' AND NOT m.cordoned
+                AND s.standby AND s.state = 'running' AND s.project = p_projects[i]
+                AND s.api_server = v_server AND s.ca_cert_hash = v_hash
+                AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+                AND m.seq >= v_from AND m.seq < v_until
+                AND m.id <> ALL (v_machines)
+              ORDER BY m.seq LIMIT p_maxes[i] - v_n
+              FOR UPDATE OF m SKIP LOCKED;
+          ELSE
+            OPEN v_claim FOR
+              SELECT id, shape, state, address, NULL::text AS handed_from FROM machines
+              WHERE shape = v_shape AND state = v_state AND NOT cordoned AND instance_id IS NULL
+                AND (p_machine_labels[i] = '{}' OR labels @> p_machine_labels[i])
+                AND (v_newest IS NULL OR kubelet_version IS NULL OR kubelet_version BETWEEN v_oldest AND v_newest)
+                AND seq >= v_from AND seq < v_until
+                AND id <> ALL (v_machines)
+              ORDER BY seq LIMIT least(p_maxes[i] - v_n, v_cap)
+              FOR UPDATE SKIP LOCKED;
+          END IF;
           LOOP
+            FETCH v_claim INTO v_row;
+            EXIT WHEN NOT FOUND;
             v_n := v_n + 1;
             v_cap := v_cap - 1;
             v_machines := v_machines || v_row.id;
@@ -168,7 +205,9 @@ BEGIN
             v_shapes := v_shapes || v_row.shape;
             v_prev := v_prev || v_row.state;
             v_addresses := v_addresses || v_row.address;
+            v_handed := v_handed || v_row.handed_from;
           END LOOP;
+          CLOSE v_claim;
         END LOOP;
       END LOOP;
     END LOOP;
@@ -180,6 +219,7 @@ BEGIN
       v_shapes := v_shapes[1 : v_first - 1];
       v_prev := v_prev[1 : v_first - 1];
       v_addresses := v_addresses[1 : v_first - 1];
+      v_handed := v_handed[1 : v_first - 1];
       DELETE FROM launches WHERE id = p_launch_ids[i];
       v_outcomes := v_outcomes || jsonb_build_object(
         'outcome', CASE WHEN v_capped THEN 'quota-exceeded' ELSE 'insufficient' END,
@@ -195,14 +235,23 @@ BEGIN
         -- In use: the project's live instances and what this batch's earlier requests claimed for it.
         'quotas', (
           SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use
-            + (SELECT count(*) FROM unnest(v_requests, v_shapes) AS b(request, shape)
-               WHERE b.shape = q.shape AND p_projects[b.request] = p_projects[i])))
+            + (SELECT count(*) FROM unnest(v_requests, v_shapes, v_handed) AS b(request, shape, handed)
+               WHERE b.shape = q.shape AND p_projects[b.request] = p_projects[i] AND b.handed IS NULL)))
           FROM project_quota_use q WHERE q.project = p_projects[i] AND q.shape = ANY (v_names)),
+        -- Per shape: the free machines by state, and for a request that names a cluster the machines pre-joined
+        -- to it for its project (what allowPreJoined takes).
         'available', (
           SELECT jsonb_object_agg(n, by_state) FROM (
             SELECT n, jsonb_build_object('warm', count(m.id) FILTER (WHERE m.state = 'warm'),
                                          'preparing', count(m.id) FILTER (WHERE m.state = 'preparing'),
-                                         'standby', count(m.id) FILTER (WHERE m.state = 'standby')) AS by_state
+                                         'standby', count(m.id) FILTER (WHERE m.state = 'standby'))
+                      || CASE WHEN v_server IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('preJoined', (
+              SELECT count(*) FROM machines pm JOIN instances s ON s.id = pm.instance_id
+              WHERE pm.shape = n AND pm.state = 'pre-joined' AND NOT pm.cordoned
+                AND s.standby AND s.state = 'running' AND s.project = p_projects[i]
+                AND s.api_server = v_server AND s.ca_cert_hash = v_hash
+                AND (p_machine_labels[i] = '{}' OR pm.labels @> p_machine_labels[i])
+                AND pm.id <> ALL (v_machines))) END AS by_state
             FROM unnest(v_names) AS n
             LEFT JOIN machines m ON m.shape = n AND NOT m.cordoned AND m.instance_id IS NULL
                                   AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
@@ -220,7 +269,7 @@ BEGIN
     v_outcomes := v_outcomes || jsonb_build_object('outcome', 'launched', 'launchId', p_launch_ids[i],
       'createdAt', now(), 'instances', coalesce((
         SELECT jsonb_agg(jsonb_build_object('id', p_instance_ids[v_slots[k]], 'machineId', v_machines[k], 'shape', v_shapes[k],
-                                            'address', v_addresses[k]) ORDER BY k)
+                                            'address', v_addresses[k], 'preJoined', v_handed[k] IS NOT NULL) ORDER BY k)
         FROM generate_series(v_first, v_first + v_n - 1) AS k), '[]'::jsonb));
   END LOOP;
 
@@ -230,31 +279,54 @@ BEGIN
 
   WITH input AS (
     SELECT machine_id, request, p_instance_ids[slot] AS instance_id, p_join_ids[slot] AS join_id,
-           p_prepare_ids[slot] AS prepare_id, shape, prev_state
-    FROM unnest(v_machines, v_requests, v_slots, v_shapes, v_prev) AS t(machine_id, request, slot, shape, prev_state)
+           p_prepare_ids[slot] AS prepare_id, shape, prev_state, handed_from
+    FROM unnest(v_machines, v_requests, v_slots, v_shapes, v_prev, v_handed)
+      AS t(machine_id, request, slot, shape, prev_state, handed_from)
   ), bound AS (
     UPDATE machines m SET instance_id = input.instance_id,
-      state = CASE m.state WHEN 'warm' THEN 'joining' WHEN 'standby' THEN 'preparing' ELSE m.state END,
-      state_changed_at = CASE WHEN m.state IN ('warm', 'standby') THEN now() ELSE m.state_changed_at END
+      state = CASE m.state WHEN 'warm' THEN 'joining' WHEN 'standby' THEN 'preparing' WHEN 'pre-joined' THEN 'in-use'
+                           ELSE m.state END,
+      state_changed_at = CASE WHEN m.state IN ('warm', 'standby', 'pre-joined') THEN now() ELSE m.state_changed_at END
     FROM input WHERE m.id = input.machine_id
+  ), handed AS (
+    UPDATE instances s SET state = 'terminated', state_reason = 'handed over to instance ' || input.instance_id,
+      terminated_at = now()
+    FROM input WHERE s.id = input.handed_from AND s.state = 'running'
   ), launched AS (
     INSERT INTO instances (id, launch_id, machine_id, shape, state, labels, kubernetes, secrets, has_user_data,
-                           project)
-    SELECT instance_id, p_launch_ids[request], machine_id, shape, 'pending', p_labels[request],
-           nullif(p_kubernetes[request], 'null'), p_secrets[request], p_has_user_data[request], p_projects[request]
+                           project, standby, pre_joined, api_server, ca_cert_hash, running_at)
+    SELECT instance_id, p_launch_ids[request], machine_id, shape,
+           CASE WHEN handed_from IS NULL THEN 'pending' ELSE 'running' END, p_labels[request],
+           nullif(p_kubernetes[request], 'null'), CASE WHEN handed_from IS NULL THEN p_secrets[request] END,
+           p_has_user_data[request], p_projects[request], p_standby[request], handed_from IS NOT NULL,
+           CASE WHEN p_standby[request] THEN p_kubernetes[request] ->> 'apiServer' END,
+           CASE WHEN p_standby[request] THEN p_kubernetes[request] ->> 'caCertHash' END,
+           CASE WHEN handed_from IS NOT NULL THEN now() END
     FROM input
   ), queued AS (
     INSERT INTO commands (id, machine_id, instance_id, type, status)
     SELECT prepare_id, machine_id, NULL, 'prepare', 'queued' FROM input WHERE prev_state = 'standby'
     UNION ALL
-    SELECT join_id, machine_id, instance_id, 'join', 'queued' FROM input
+    SELECT join_id, machine_id, instance_id, 'join', 'queued' FROM input WHERE handed_from IS NULL
     ORDER BY 3 NULLS FIRST -- prepares before joins: a lower seq
   )
   INSERT INTO events (type, subject, machine_id, instance_id, from_state, to_state, reason)
   SELECT 'CommandQueued', prepare_id, machine_id, NULL, NULL, 'queued', 'prepare' FROM input
   WHERE prev_state = 'standby'
   UNION ALL
+  SELECT 'InstanceState', handed_from, machine_id, handed_from, 'running', 'terminated',
+         'handed over to instance ' || instance_id
+  FROM input WHERE handed_from IS NOT NULL
+  UNION ALL
   SELECT 'InstanceState', instance_id, machine_id, instance_id, NULL, 'pending', 'launched' FROM input
+  WHERE handed_from IS NULL
+  UNION ALL
+  SELECT 'InstanceState', instance_id, machine_id, instance_id, NULL, 'running', 'launched on a pre-joined machine'
+  FROM input WHERE handed_from IS NOT NULL
+  UNION ALL
+  SELECT 'MachineState', machine_id, machine_id, instance_id, 'pre-joined', 'in-use',
+         'claimed pre-joined (was instance ' || handed_from || '''s)'
+  FROM input WHERE handed_from IS NOT NULL
   UNION ALL
   SELECT 'MachineState', machine_id, machine_id, instance_id, 'warm', 'joining', 'claimed' FROM input
   WHERE prev_state = 'warm'
@@ -262,15 +334,31 @@ BEGIN
   SELECT 'MachineState', machine_id, machine_id, instance_id, 'standby', 'preparing', 'claimed from standby'
   FROM input WHERE prev_state = 'standby'
   UNION ALL
-  SELECT 'CommandQueued', join_id, machine_id, instance_id, NULL, 'queued', 'join' FROM input;
+  SELECT 'CommandQueued', join_id, machine_id, instance_id, NULL, 'queued', 'join' FROM input WHERE handed_from IS NULL;
 
   RETURN v_outcomes;
 END
 $$;
 
 ALTER FUNCTION launch_instances_batch(text[], text[], text[], bytea[], jsonb[], boolean[], integer[], integer[],
-    jsonb[], jsonb[], bytea[], boolean[], boolean[], jsonb[], text[], text[], text[], text[])
+    jsonb[], jsonb[], bytea[], boolean[], boolean[], jsonb[], text[], text[], text[], text[], boolean[], boolean[])
   SET plan_cache_mode = force_generic_plan;
+
+-- The signature before pre-joined standby (V24), for API replicas of the previous version during a rolling upgrade:
+-- their launches are neither standby nor take pre-joined machines.
+CREATE OR REPLACE FUNCTION launch_instances_batch(
+    p_launch_ids text[], p_callers text[], p_client_tokens text[], p_request_hashes bytea[],
+    p_shapes jsonb[], p_allow_preparing boolean[], p_mins integer[], p_maxes integer[],
+    p_labels jsonb[], p_kubernetes jsonb[], p_secrets bytea[], p_has_user_data boolean[], p_allow_standby boolean[],
+    p_machine_labels jsonb[], p_instance_ids text[], p_join_ids text[], p_prepare_ids text[], p_projects text[])
+  RETURNS jsonb[]
+  LANGUAGE sql AS $$
+  SELECT launch_instances_batch(p_launch_ids, p_callers, p_client_tokens, p_request_hashes, p_shapes,
+      p_allow_preparing, p_mins, p_maxes, p_labels, p_kubernetes, p_secrets, p_has_user_data, p_allow_standby,
+      p_machine_labels, p_instance_ids, p_join_ids, p_prepare_ids, p_projects,
+      array_fill(false, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]),
+      array_fill(false, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]))
+$$;
 
 -- The signature before projects, for API replicas of the previous version during a rolling upgrade: their
 -- launches go to the project 'default', where everything of theirs was moved.
@@ -284,7 +372,9 @@ CREATE OR REPLACE FUNCTION launch_instances_batch(
   SELECT launch_instances_batch(p_launch_ids, p_callers, p_client_tokens, p_request_hashes, p_shapes,
       p_allow_preparing, p_mins, p_maxes, p_labels, p_kubernetes, p_secrets, p_has_user_data, p_allow_standby,
       p_machine_labels, p_instance_ids, p_join_ids, p_prepare_ids,
-      array_fill('default'::text, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]))
+      array_fill('default'::text, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]),
+      array_fill(false, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]),
+      array_fill(false, ARRAY[coalesce(array_length(p_launch_ids, 1), 0)]))
 $$;
 
 -- The single-launch signatures, for API replicas of earlier versions during a rolling upgrade: one request through
@@ -307,7 +397,7 @@ BEGIN
       ARRAY(SELECT 'i-' || substr(md5(gen_random_uuid()::text), 1, 17) FROM generate_series(1, p_max)),
       ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max)),
       ARRAY(SELECT 'cmd-' || substr(md5(gen_random_uuid()::text), 1, 16) FROM generate_series(1, p_max)),
-      ARRAY['default']))[1];
+      ARRAY['default'], ARRAY[false], ARRAY[false]))[1];
   CASE v_outcome->>'outcome'
     WHEN 'insufficient', 'quota-exceeded' THEN
       RAISE EXCEPTION 'insufficient capacity' USING ERRCODE = 'WM503', DETAIL = v_outcome::text;

@@ -26,6 +26,8 @@ public final class InstanceJson {
         .put("labels", i.labels())
         .put("kubernetes", i.kubernetes())
         .put("hasUserData", i.hasUserData())
+        .put("standby", i.standby())
+        .put("preJoined", i.preJoined())
         .put("createdAt", Json.time(i.createdAt()))
         .put("runningAt", Json.time(i.runningAt()))
         .put("terminatedAt", Json.time(i.terminatedAt()));

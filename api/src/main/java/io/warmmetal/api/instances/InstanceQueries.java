@@ -19,6 +19,7 @@ final class InstanceQueries {
       String state,
       String shape,
       String machineId,
+      Boolean standby,
       String labelSelector,
       String cursor,
       int limit) {
@@ -27,7 +28,8 @@ final class InstanceQueries {
             .whereIfPresent("i.project = ?", project)
             .whereIfPresent("i.state = ?", state)
             .whereIfPresent("i.shape = ?", shape)
-            .whereIfPresent("i.machine_id = ?", machineId);
+            .whereIfPresent("i.machine_id = ?", machineId)
+            .whereIfPresent("i.standby = ?", standby);
     LabelSelector.apply(labelSelector, "i.labels", f);
     return Paging.page(
         db, Instance.SELECT, "i.seq", f, cursor, limit, r -> InstanceJson.from(Instance.from(r)));

@@ -39,6 +39,7 @@ public final class InstanceRoutes {
                           p.query("state"),
                           p.query("shape"),
                           p.query("machineId"),
+                          p.queryBoolean("standby"),
                           p.query("labelSelector"),
                           p.query("cursor"),
                           p.limit()));

@@ -28,6 +28,9 @@ final class LaunchRequests {
       // The agent either joins the cluster with the join block or runs the user data: say which.
       throw ApiError.invalid("userData", "give userData or kubernetes, not both");
     }
+    boolean standby = body.getBoolean("standby", false);
+    boolean allowPreJoined = body.getBoolean("allowPreJoined", false);
+    preJoining(body, standby, allowPreJoined);
     return new LaunchSpec(
         caller,
         shapes,
@@ -39,7 +42,32 @@ final class LaunchRequests {
         userData(body),
         body.getBoolean("allowPreparing", false) || body.getBoolean("allowStandby", false),
         body.getBoolean("allowStandby", false),
-        body.getJsonObject("machineLabels", new JsonObject()));
+        body.getJsonObject("machineLabels", new JsonObject()),
+        standby,
+        allowPreJoined);
+  }
+
+  /**
+   * Pre-joined standby is about a cluster: a standby launch joins one ahead of time, and a launch
+   * that takes a pre-joined machine finds it by the cluster its join names.
+   */
+  private static void preJoining(JsonObject body, boolean standby, boolean allowPreJoined) {
+    if (standby && body.containsKey("userData")) {
+      throw ApiError.invalid(
+          "userData",
+          "a standby launch joins a cluster ahead of time: give kubernetes, not userData");
+    }
+    if (standby && allowPreJoined) {
+      throw ApiError.invalid(
+          "allowPreJoined",
+          "a standby launch takes no pre-joined machine: give standby or allowPreJoined");
+    }
+    if ((standby || allowPreJoined) && !body.containsKey("kubernetes")) {
+      throw ApiError.invalid(
+          "kubernetes",
+          (standby ? "standby" : "allowPreJoined")
+              + " needs kubernetes: the cluster the machines join (or joined)");
+    }
   }
 
   private static List<String> shapes(JsonObject body) {

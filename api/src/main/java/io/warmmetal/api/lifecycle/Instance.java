@@ -10,6 +10,10 @@ import java.time.OffsetDateTime;
  *
  * @param address its machine's address
  * @param kubernetes the join parameters without the bootstrap token, or null
+ * @param standby a standby instance: its join leaves the machine pre-joined, for a launch that
+ *     allows it to take without a join
+ * @param preJoined launched on a pre-joined machine (taken over from a standby instance): running
+ *     from the start, never joined by this instance
  */
 public record Instance(
     String id,
@@ -23,6 +27,8 @@ public record Instance(
     JsonObject labels,
     JsonObject kubernetes,
     boolean hasUserData,
+    boolean standby,
+    boolean preJoined,
     OffsetDateTime createdAt,
     OffsetDateTime runningAt,
     OffsetDateTime terminatedAt) {
@@ -44,6 +50,8 @@ public record Instance(
         r.getJsonObject("labels"),
         r.getJsonObject("kubernetes"),
         r.getBoolean("has_user_data"),
+        r.getBoolean("standby"),
+        r.getBoolean("pre_joined"),
         r.getOffsetDateTime("created_at"),
         r.getOffsetDateTime("running_at"),
         r.getOffsetDateTime("terminated_at"));

@@ -13,6 +13,10 @@ import java.util.List;
  * @param allowStandby also claim machines in standby (switched on and prepared for the launch)
  * @param machineLabels only machines whose labels hold every one of these pairs may be claimed
  *     (empty: any)
+ * @param standby a standby launch: its machines, once joined, wait pre-joined for a launch that
+ *     allows them
+ * @param allowPreJoined first take machines pre-joined to the same cluster (the join's apiServer
+ *     and caCertHash) by a standby instance of the project, without a join
  */
 public record LaunchSpec(
     Caller caller,
@@ -25,7 +29,9 @@ public record LaunchSpec(
     byte[] userData,
     boolean allowPreparing,
     boolean allowStandby,
-    JsonObject machineLabels) {
+    JsonObject machineLabels,
+    boolean standby,
+    boolean allowPreJoined) {
 
   /**
    * The parameters that make two launches "the same" for idempotency: everything but the client
@@ -48,6 +54,12 @@ public record LaunchSpec(
     }
     if (!machineLabels.isEmpty()) {
       view.put("machineLabels", machineLabels); // likewise
+    }
+    if (standby) {
+      view.put("standby", true); // likewise
+    }
+    if (allowPreJoined) {
+      view.put("allowPreJoined", true); // likewise
     }
     return view;
   }
@@ -81,6 +93,10 @@ public record LaunchSpec(
         + clientToken
         + ", machineLabels="
         + machineLabels
+        + ", standby="
+        + standby
+        + ", allowPreJoined="
+        + allowPreJoined
         + "]";
   }
 }

@@ -7,7 +7,10 @@ package io.warmmetal.api.lifecycle;
  * pool), {@code standby} holds machines the pool does not keep prepared (powered off where power
  * control exists), {@code rebooting} one whose agent was told to reboot (it comes back through the
  * network boot and enrolls again, or reconnects), {@code offline} marks lost heartbeats, {@code
- * failed} quarantines a machine for an operator, {@code retired} is final.
+ * failed} quarantines a machine for an operator, {@code retired} is final. {@code pre-joined} holds
+ * a machine a standby launch joined to a cluster ahead of time: its standby instance runs, and a
+ * launch that allows it takes the machine without a join ({@code pre-joined → in-use}); terminated,
+ * it is reset as an {@code in-use} one.
  */
 public enum MachineState {
   ENROLLING("enrolling"),
@@ -16,6 +19,7 @@ public enum MachineState {
   WARM("warm"),
   JOINING("joining"),
   IN_USE("in-use"),
+  PRE_JOINED("pre-joined"),
   RESETTING("resetting"),
   STANDBY("standby"),
   REBOOTING("rebooting"),

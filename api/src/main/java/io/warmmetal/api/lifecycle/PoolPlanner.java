@@ -3,6 +3,7 @@ package io.warmmetal.api.lifecycle;
 import static io.warmmetal.api.lifecycle.MachineState.IN_USE;
 import static io.warmmetal.api.lifecycle.MachineState.JOINING;
 import static io.warmmetal.api.lifecycle.MachineState.PREPARING;
+import static io.warmmetal.api.lifecycle.MachineState.PRE_JOINED;
 import static io.warmmetal.api.lifecycle.MachineState.REBOOTING;
 import static io.warmmetal.api.lifecycle.MachineState.RESETTING;
 import static io.warmmetal.api.lifecycle.MachineState.STANDBY;
@@ -43,7 +44,7 @@ import java.util.Set;
 public final class PoolPlanner {
   /** States in which a machine must be running. */
   private static final Set<MachineState> NEEDS_POWER =
-      EnumSet.of(PREPARING, WARM, JOINING, IN_USE, RESETTING);
+      EnumSet.of(PREPARING, WARM, JOINING, IN_USE, PRE_JOINED, RESETTING);
 
   private PoolPlanner() {}
 

@@ -19,7 +19,10 @@ public final class PoolQueries {
         count(m.id) FILTER (WHERE m.state = 'warm' AND NOT m.cordoned AND m.instance_id IS NULL) AS warm,
         count(m.id) FILTER (WHERE m.state = 'preparing' AND m.instance_id IS NULL) AS preparing,
         count(m.id) FILTER (WHERE m.state = 'standby') AS standby,
-        count(m.id) FILTER (WHERE m.instance_id IS NOT NULL OR m.state IN ('joining', 'in-use', 'resetting'))
+        count(m.id) FILTER (WHERE m.state = 'pre-joined') AS pre_joined,
+        -- A standby instance's machine is pre-joined, not in use (nor when out of contact).
+        count(m.id) FILTER (WHERE (m.instance_id IS NOT NULL OR m.state IN ('joining', 'in-use', 'resetting'))
+          AND m.state <> 'pre-joined' AND (m.state <> 'offline' OR m.offline_from IS DISTINCT FROM 'pre-joined'))
           AS in_use
       FROM pools p LEFT JOIN machines m ON m.shape = p.shape
       """;
@@ -59,6 +62,7 @@ public final class PoolQueries {
             .put("preparing", r.getLong("preparing"))
             .put("standby", r.getLong("standby"))
             .put("inUse", r.getLong("in_use"))
+            .put("preJoined", r.getLong("pre_joined"))
             .put("deficit", r.getInteger("deficit"))
             .put("rebooting", r.getLong("rebooting"));
     if (r.getString("image") != null) {

@@ -11,6 +11,7 @@ import io.vertx.core.http.WebSocket;
 import io.vertx.core.http.WebSocketClient;
 import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.http.WebSocketConnectOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.core.net.ClientSSLOptions;
 import io.vertx.core.net.PemKeyCertOptions;
@@ -212,6 +213,110 @@ class ChannelTest {
         .startsWith(
             "container-runtime", "kubelet", "images", "disks", "kubeadm-join", "kubeadm-reset");
     agent.stop().await();
+  }
+
+  @Test
+  void aStandbyLaunchLeavesItsMachinePreJoinedAndALaterLaunchTakesItWithoutASecondJoin()
+      throws Exception {
+    SimulatedAgent agent = agent(simulated());
+    Await.until("standby", () -> "standby".equals(state(agent.machineId())));
+    fx.client.put(
+        "/v1/pools/" + SHAPE,
+        ApiFixture.ADMIN,
+        new JsonObject().put("minWarm", 1).put("maxWarm", 1));
+    Await.until("prepared and warm", () -> "warm".equals(state(agent.machineId())));
+    JsonObject cluster =
+        new JsonObject()
+            .put("apiServer", "10.0.0.1:6443")
+            .put("caCertHash", "sha256:" + "ab".repeat(32))
+            .put("bootstrapToken", "abcdef.0123456789abcdef");
+
+    var standby =
+        fx.client.post(
+            "/v1/instances",
+            ApiFixture.ADMIN,
+            new JsonObject()
+                .put("shape", SHAPE)
+                .put("standby", true)
+                .put(
+                    "kubernetes",
+                    cluster
+                        .copy()
+                        .put(
+                            "taints",
+                            new JsonArray()
+                                .add(
+                                    new JsonObject()
+                                        .put("key", "warmmetal.io/standby")
+                                        .put("effect", "NoSchedule")))));
+    assertThat(standby.status()).as(standby.raw()).isEqualTo(201);
+    String standbyId = standby.body().getJsonArray("instances").getJsonObject(0).getString("id");
+    Await.until("the standby instance runs", () -> "running".equals(instanceState(standbyId)));
+
+    // Joined, and counted apart: not in use, not warm.
+    assertThat(state(agent.machineId())).isEqualTo("pre-joined");
+    JsonObject pool = fx.client.get("/v1/pools/" + SHAPE, ApiFixture.ADMIN).body();
+    assertThat(pool.getInteger("preJoined")).isOne();
+    assertThat(pool.getInteger("inUse")).isZero();
+    assertThat(pool.getInteger("warm")).isZero();
+    assertThat(
+            fx.client
+                .get("/v1/shapes/" + SHAPE, ApiFixture.ADMIN)
+                .body()
+                .getJsonObject("counts")
+                .getInteger("pre-joined"))
+        .isOne();
+    Await.until(
+        "the machine gauge counts it pre-joined",
+        () ->
+            fx.scrape()
+                .contains("warmmetal_machines{shape=\"" + SHAPE + "\",state=\"pre-joined\"} 1.0"));
+    assertThat(listedIds("/v1/instances?standby=true")).containsExactly(standbyId);
+    assertThat(listedIds("/v1/instances?standby=false")).isEmpty();
+
+    var taken =
+        fx.client.post(
+            "/v1/instances",
+            ApiFixture.ADMIN,
+            new JsonObject()
+                .put("shape", SHAPE)
+                .put("allowPreJoined", true)
+                .put("kubernetes", cluster));
+    assertThat(taken.status()).as(taken.raw()).isEqualTo(201);
+    JsonObject instance = taken.body().getJsonArray("instances").getJsonObject(0);
+    String id = instance.getString("id");
+    assertThat(instance.getString("state")).isEqualTo("running");
+    assertThat(instance.getBoolean("preJoined")).isTrue();
+    assertThat(instance.getString("machineId")).isEqualTo(agent.machineId());
+    assertThat(instance.getString("providerId")).isEqualTo("warmmetal://" + agent.machineId());
+    assertThat(fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body()).isEqualTo(instance);
+    JsonObject ended = fx.client.get("/v1/instances/" + standbyId, ApiFixture.ADMIN).body();
+    assertThat(ended.getString("state")).isEqualTo("terminated");
+    assertThat(ended.getString("stateReason")).isEqualTo("handed over to instance " + id);
+    assertThat(state(agent.machineId())).isEqualTo("in-use");
+    assertThat(
+            fx.count(
+                "SELECT count(*) FROM commands WHERE machine_id = $1 AND type = 'join'",
+                agent.machineId()))
+        .isOne();
+
+    // Terminated, it is reset and prepared as any machine; the agent never ran a second join.
+    fx.client.delete("/v1/instances/" + id, ApiFixture.ADMIN);
+    Await.until("reset, prepared, warm again", () -> "warm".equals(state(agent.machineId())));
+    assertThat(seen.stream().map(c -> c.kind().wire()))
+        .containsExactly("prepare", "join", "reset", "prepare");
+    agent.stop().await();
+  }
+
+  private String instanceState(String id) {
+    return fx.client.get("/v1/instances/" + id, ApiFixture.ADMIN).body().getString("state");
+  }
+
+  private List<String> listedIds(String path) {
+    return fx.client.get(path, ApiFixture.ADMIN).body().getJsonArray("items").stream()
+        .map(JsonObject.class::cast)
+        .map(i -> i.getString("id"))
+        .toList();
   }
 
   /** The steps the machine's commands reported, as the event log hands them out. */

@@ -17,6 +17,9 @@ final class LaunchSpecBuilder {
   private boolean allowPreparing;
   private boolean allowStandby;
   private JsonObject machineLabels = new JsonObject();
+  private JsonObject kubernetes;
+  private boolean standby;
+  private boolean allowPreJoined;
 
   private LaunchSpecBuilder(Caller caller, List<String> shapes) {
     this.caller = caller;
@@ -58,6 +61,22 @@ final class LaunchSpecBuilder {
     return this;
   }
 
+  /** The join block: the cluster the machines join. */
+  LaunchSpecBuilder joining(JsonObject join) {
+    kubernetes = join;
+    return this;
+  }
+
+  LaunchSpecBuilder standby() {
+    standby = true;
+    return this;
+  }
+
+  LaunchSpecBuilder allowPreJoined() {
+    allowPreJoined = true;
+    return this;
+  }
+
   LaunchSpec build() {
     return new LaunchSpec(
         caller,
@@ -66,10 +85,12 @@ final class LaunchSpecBuilder {
         maxCount,
         clientToken,
         labels,
-        null,
+        kubernetes,
         null,
         allowPreparing,
         allowStandby,
-        machineLabels);
+        machineLabels,
+        standby,
+        allowPreJoined);
   }
 }

@@ -8,6 +8,7 @@ import static io.warmmetal.api.lifecycle.MachineState.JOINING;
 import static io.warmmetal.api.lifecycle.MachineState.NEW;
 import static io.warmmetal.api.lifecycle.MachineState.OFFLINE;
 import static io.warmmetal.api.lifecycle.MachineState.PREPARING;
+import static io.warmmetal.api.lifecycle.MachineState.PRE_JOINED;
 import static io.warmmetal.api.lifecycle.MachineState.REBOOTING;
 import static io.warmmetal.api.lifecycle.MachineState.RESETTING;
 import static io.warmmetal.api.lifecycle.MachineState.RETIRED;
@@ -85,6 +86,13 @@ class LifecycleTest {
       new Grant("boot-minted-token", new JsonObject(), true, true, "boot-token");
 
   private static final Duration HOUR = Duration.ofHours(1);
+
+  /** The cluster standby launches join, and other clusters' join blocks. */
+  private static final String SERVER_A = "10.0.0.2:6443";
+
+  private static final String HASH_A = "sha256:" + "ab".repeat(32);
+  private static final String HASH_B = "sha256:" + "cd".repeat(32);
+  private static final JsonObject CLUSTER_A = cluster(SERVER_A, HASH_A);
 
   private static Vertx vertx;
   private static String csr;
@@ -877,17 +885,8 @@ class LifecycleTest {
     void aRunningInstanceShutsDownAndItsMachineResets() {
       String m = register(host(), true);
       Instance i = running(m);
-      mark();
 
-      assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
-          .isEqualTo(InstanceState.SHUTTING_DOWN);
-      assertThat(machine(m).state()).isEqualTo(RESETTING);
-      assertThat(open(m)).containsExactly("reset");
-      assertThat(recorded())
-          .containsExactly(
-              "InstanceState running → shutting-down",
-              "MachineState in-use → resetting",
-              "CommandQueued reset");
+      terminatedIntoAReset(i, m, IN_USE);
       assertThat(fx.notices).containsExactly(new Committed(List.of(m), true));
     }
 
@@ -1506,6 +1505,248 @@ class LifecycleTest {
   }
 
   @Nested
+  class PreJoinedStandby {
+    @Test
+    void aStandbyInstancesJoinLeavesItsMachinePreJoined() {
+      String m = register(host(), true);
+      Instance i = lifecycle.launch(standbyLaunch().build()).await().instances().get(0);
+      assertThat(i.standby()).isTrue();
+      assertThat(machine(m).state()).isEqualTo(JOINING);
+      assertThat(open(m)).containsExactly("join");
+      mark();
+
+      report(command(m, "join"), true);
+
+      assertThat(machine(m).state()).isEqualTo(PRE_JOINED);
+      assertThat(machine(m).instanceId()).isEqualTo(i.id());
+      assertThat(instance(i.id()).state()).isEqualTo(InstanceState.RUNNING);
+      assertThat(recorded())
+          .containsExactly(
+              "CommandResult join succeeded",
+              "MachineState joining → pre-joined",
+              "InstanceState pending → running");
+    }
+
+    @Test
+    void aLaunchAllowingPreJoinedTakesThePreJoinedMachineWithoutAJoin() {
+      String m = register(host(), true);
+      Instance standby = preJoined(m);
+      String warm = register(host(), true);
+      mark();
+
+      Instance i = takeOne();
+
+      assertThat(i.machineId()).isEqualTo(m);
+      assertThat(i.state()).isEqualTo(InstanceState.RUNNING);
+      assertThat(i.preJoined()).isTrue();
+      assertThat(i.standby()).isFalse();
+      assertThat(i.runningAt()).isNotNull();
+      assertThat(instance(i.id()).state()).isEqualTo(InstanceState.RUNNING);
+      assertThat(instance(i.id()).preJoined()).isTrue();
+      assertThat(instance(standby.id()).state()).isEqualTo(InstanceState.TERMINATED);
+      assertThat(instance(standby.id()).stateReason())
+          .isEqualTo("handed over to instance " + i.id());
+      assertThat(machine(m).state()).isEqualTo(IN_USE);
+      assertThat(machine(m).instanceId()).isEqualTo(i.id());
+      assertThat(open(m)).isEmpty();
+      assertThat(machine(warm).state()).isEqualTo(WARM);
+      assertThat(recorded())
+          .containsExactly(
+              "InstanceState running → terminated",
+              "InstanceState running",
+              "MachineState pre-joined → in-use");
+      assertThat(fx.notices).containsExactly(new Committed(List.of(m), true));
+      // Nothing is left to join with: its bootstrap token is not kept.
+      assertThat(
+              fx.count("SELECT count(*) FROM instances WHERE id = $1 AND secrets IS NULL", i.id()))
+          .isOne();
+    }
+
+    @Test
+    void onlyAMachinePreJoinedToTheSameClusterForTheSameProjectIsTaken() {
+      String m = register(host(), true);
+      preJoined(m);
+      fx.sql("INSERT INTO projects (name) VALUES ('team-b')");
+
+      for (LaunchSpecBuilder other :
+          List.of(
+              launch(CLIENT, SHAPE).joining(cluster("10.0.0.9:6443", HASH_A)).allowPreJoined(),
+              launch(CLIENT, SHAPE).joining(cluster(SERVER_A, HASH_B)).allowPreJoined(),
+              launch(caller("team-b"), SHAPE).joining(CLUSTER_A).allowPreJoined(),
+              launch(CLIENT, SHAPE).joining(CLUSTER_A))) {
+        assertThat(refusal(lifecycle.launch(other.build())))
+            .as("%s", other.build())
+            .isEqualTo(InsufficientCapacity);
+      }
+      assertThat(machine(m).state()).isEqualTo(PRE_JOINED);
+      assertThat(takeOne().machineId()).isEqualTo(m);
+    }
+
+    @Test
+    void aCordonedPreJoinedMachineOrOneWithoutTheMachineLabelsIsNotTaken() {
+      String m = register(host(), true);
+      preJoined(m);
+
+      lifecycle.cordon(m, true).await();
+      assertThat(refusal(lifecycle.launch(takeLaunch().build()))).isEqualTo(InsufficientCapacity);
+      lifecycle.cordon(m, false).await();
+      assertThat(
+              refusal(
+                  lifecycle.launch(
+                      takeLaunch().onMachinesLabelled(new JsonObject().put("rack", "a")).build())))
+          .isEqualTo(InsufficientCapacity);
+
+      assertThat(takeOne().machineId()).isEqualTo(m);
+    }
+
+    @Test
+    void minAndMaxCountMixPreJoinedAndWarmMachinesPreJoinedFirst() {
+      String m = register(host(), true);
+      preJoined(m);
+      String warm = register(host(), true);
+
+      List<Instance> got = lifecycle.launch(takeLaunch().count(2, 3).build()).await().instances();
+
+      assertThat(got).extracting(Instance::machineId).containsExactly(m, warm);
+      assertThat(got)
+          .extracting(Instance::state)
+          .containsExactly(InstanceState.RUNNING, InstanceState.PENDING);
+      assertThat(open(m)).isEmpty();
+      assertThat(open(warm)).containsExactly("join");
+      assertThat(machine(warm).state()).isEqualTo(JOINING);
+    }
+
+    @Test
+    void tooFewIsInsufficientCapacityCountingPreJoinedMachinesAndHandsNothingOver() {
+      String m = register(host(), true);
+      Instance standby = preJoined(m);
+      mark();
+
+      Refusal r = refused(lifecycle.launch(takeLaunch().count(2, 2).build()));
+
+      assertThat(r.reason()).isEqualTo(InsufficientCapacity);
+      assertThat(r.details().getBoolean("allowPreJoined")).isTrue();
+      JsonObject available = r.details().getJsonObject("available").getJsonObject(SHAPE);
+      assertThat(available.getInteger("preJoined")).isOne();
+      assertThat(available.getInteger("warm")).isZero();
+      assertThat(machine(m).state()).isEqualTo(PRE_JOINED);
+      assertThat(machine(m).instanceId()).isEqualTo(standby.id());
+      assertThat(instance(standby.id()).state()).isEqualTo(InstanceState.RUNNING);
+      assertThat(recorded()).isEmpty();
+      assertThat(fx.count("SELECT count(*) FROM launches")).isOne(); // the standby launch's only
+    }
+
+    @Test
+    void aRetryWithTheSameClientTokenReplaysTheHandOverAndTakesNoSecondMachine() {
+      preJoined(register(host(), true));
+      preJoined(register(host(), true));
+      LaunchSpec spec = takeLaunch().clientToken("claim-1").build();
+
+      var first = lifecycle.launch(spec).await();
+      var again = lifecycle.launch(spec).await();
+
+      assertThat(again.replayed()).isTrue();
+      assertThat(again.instances())
+          .extracting(Instance::id)
+          .containsExactly(first.instances().get(0).id());
+      assertThat(again.instances().get(0).preJoined()).isTrue();
+      assertThat(again.instances().get(0).state()).isEqualTo(InstanceState.RUNNING);
+      assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'pre-joined'")).isOne();
+      // standby and allowPreJoined are part of what the token stands for.
+      assertThat(
+              refusal(
+                  lifecycle.launch(
+                      launch(CLIENT, SHAPE).joining(CLUSTER_A).clientToken("claim-1").build())))
+          .isEqualTo(IdempotentParameterMismatch);
+    }
+
+    @Test
+    void takingItsOwnPreJoinedMachineNeedsNoRoomInTheProjectsQuota() {
+      String m = register(host(), true);
+      preJoined(m);
+      register(host(), true);
+      fx.sql(
+          "INSERT INTO project_quotas (project, shape, max_instances) VALUES ('default', $1, 1)",
+          SHAPE);
+
+      assertThat(refusal(lifecycle.launch(launch(CLIENT, SHAPE).joining(CLUSTER_A).build())))
+          .isEqualTo(QuotaExceeded);
+      assertThat(takeOne().machineId()).isEqualTo(m);
+    }
+
+    @Test
+    void terminatingAStandbyInstanceResetsItsPreJoinedMachine() {
+      String m = register(host(), true);
+      Instance standby = preJoined(m);
+
+      terminatedIntoAReset(standby, m, PRE_JOINED);
+
+      report(command(m, "reset"), true);
+      assertThat(machine(m).state()).isEqualTo(PREPARING);
+      assertThat(instance(standby.id()).state()).isEqualTo(InstanceState.TERMINATED);
+    }
+
+    @Test
+    void terminatingTheInstanceThatTookAPreJoinedMachineResetsItAsAnyOther() {
+      String m = register(host(), true);
+      Instance standby = preJoined(m);
+      Instance i = takeOne();
+
+      terminatedIntoAReset(i, m, IN_USE);
+
+      // The standby instance it replaced has ended: terminating it changes nothing.
+      mark();
+      assertThat(lifecycle.terminate(standby.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.TERMINATED);
+      assertThat(recorded()).isEmpty();
+    }
+
+    @Test
+    void aPreJoinedMachineOutOfContactIsNotTakenAndComesBackPreJoined() {
+      Agent agent = connected(host());
+      lifecycle.launch(standbyLaunch().allowStandby().build()).await();
+      report(command(agent.id(), "prepare"), true);
+      report(command(agent.id(), "join"), true);
+      assertThat(lifecycle.markSilentOffline(ZERO, HOUR).await()).isOne();
+      assertThat(machine(agent.id()).state()).isEqualTo(OFFLINE);
+
+      assertThat(refusal(lifecycle.launch(takeLaunch().build()))).isEqualTo(InsufficientCapacity);
+
+      lifecycle.agentsHeard(Map.of(agent.id(), agent.serial())).await();
+      assertThat(machine(agent.id()).state()).isEqualTo(PRE_JOINED);
+      assertThat(takeOne().machineId()).isEqualTo(agent.id());
+    }
+
+    @Test
+    void aStandbyInstanceTerminatedWhileItsMachineIsOfflineEndsAndTheMachineResetsWhenBack() {
+      Agent agent = connected(host());
+      Instance standby =
+          lifecycle.launch(standbyLaunch().allowStandby().build()).await().instances().get(0);
+      report(command(agent.id(), "prepare"), true);
+      report(command(agent.id(), "join"), true);
+      lifecycle.markSilentOffline(ZERO, HOUR).await();
+
+      assertThat(lifecycle.terminate(standby.id(), CLIENT).await().state())
+          .isEqualTo(InstanceState.TERMINATED);
+      lifecycle.agentsHeard(Map.of(agent.id(), agent.serial())).await();
+
+      assertThat(machine(agent.id()).state()).isEqualTo(RESETTING);
+      assertThat(open(agent.id())).containsExactly("reset");
+    }
+
+    @Test
+    void aPreJoinedMachineIsNeitherRetiredNorRebootedButMayBeCordoned() {
+      String m = register(host(), true);
+      preJoined(m);
+
+      assertThat(refusal(lifecycle.retire(m))).isEqualTo(InvalidState);
+      assertThat(refusal(lifecycle.reboot(m, "new kernel"))).isEqualTo(InvalidState);
+      assertThat(lifecycle.cordon(m, true).await().cordoned()).isTrue();
+      assertThat(machine(m).state()).isEqualTo(PRE_JOINED);
+    }
+  }
+
+  @Nested
   class StateMachines {
     @Test
     void aMachineGoesAroundTheWholeCycleAndItsInstanceThroughItsLife() {
@@ -1536,6 +1777,30 @@ class LifecycleTest {
               "pending → running",
               "running → shutting-down",
               "shutting-down → terminated");
+    }
+
+    @Test
+    void aStandbyMachineGoesPreJoinedIsTakenWithoutAJoinAndBackToWarm() {
+      String m = register(host(), true);
+      Instance standby = preJoined(m);
+      Instance taker = takeOne();
+      lifecycle.terminate(taker.id(), CLIENT).await();
+      report(command(m, "reset"), true);
+      report(command(m, "prepare"), true);
+
+      assertThat(states("MachineState", m))
+          .containsExactly(
+              "warm",
+              "warm → joining",
+              "joining → pre-joined",
+              "pre-joined → in-use",
+              "in-use → resetting",
+              "resetting → preparing",
+              "preparing → warm");
+      assertThat(states("InstanceState", standby.id()))
+          .containsExactly("pending", "pending → running", "running → terminated");
+      assertThat(states("InstanceState", taker.id()))
+          .containsExactly("running", "running → shutting-down", "shutting-down → terminated");
     }
   }
 
@@ -1661,6 +1926,56 @@ class LifecycleTest {
     report(command(agent.id(), "prepare"), true);
     report(command(agent.id(), "join"), true);
     return instance(i.id());
+  }
+
+  private static JsonObject cluster(String apiServer, String caCertHash) {
+    return new JsonObject()
+        .put("apiServer", apiServer)
+        .put("caCertHash", caCertHash)
+        .put("bootstrapToken", "abcdef.0123456789abcdef");
+  }
+
+  /** A standby launch of one machine of {@link #SHAPE} into {@link #CLUSTER_A}. */
+  private static LaunchSpecBuilder standbyLaunch() {
+    return launch(CLIENT, SHAPE).joining(CLUSTER_A).standby();
+  }
+
+  /** A launch of one machine of {@link #SHAPE} that takes one pre-joined to {@link #CLUSTER_A}. */
+  private static LaunchSpecBuilder takeLaunch() {
+    return launch(CLIENT, SHAPE).joining(CLUSTER_A).allowPreJoined();
+  }
+
+  /**
+   * The standby instance of warm machine {@code m} (the only one), joined: {@code m} is pre-joined.
+   */
+  private Instance preJoined(String m) {
+    Instance i = lifecycle.launch(standbyLaunch().build()).await().instances().get(0);
+    assertThat(i.machineId()).isEqualTo(m);
+    report(command(m, "join"), true);
+    assertThat(machine(m).state()).isEqualTo(PRE_JOINED);
+    return instance(i.id());
+  }
+
+  /** One machine taken by {@link #takeLaunch()}. */
+  private Instance takeOne() {
+    return lifecycle.launch(takeLaunch().build()).await().instances().get(0);
+  }
+
+  /**
+   * Terminates running instance {@code i}: it shuts down, and its machine {@code m} goes from
+   * {@code was} to resetting with a reset queued, as the events say.
+   */
+  private void terminatedIntoAReset(Instance i, String m, MachineState was) {
+    mark();
+    assertThat(lifecycle.terminate(i.id(), CLIENT).await().state())
+        .isEqualTo(InstanceState.SHUTTING_DOWN);
+    assertThat(machine(m).state()).isEqualTo(RESETTING);
+    assertThat(open(m)).containsExactly("reset");
+    assertThat(recorded())
+        .containsExactly(
+            "InstanceState running → shutting-down",
+            "MachineState " + was.wire() + " → resetting",
+            "CommandQueued reset");
   }
 
   private Command report(String commandId, boolean succeeded) {

@@ -20,7 +20,8 @@ import java.util.List;
  * <ul>
  *   <li>prepare: {@code preparing → warm} (or {@code → joining} if a launch already claimed the
  *       machine); failed: the machine is quarantined and a claiming instance fails
- *   <li>join: {@code joining → in-use}, instance {@code pending → running}; failed: both fail
+ *   <li>join: {@code joining → in-use} ({@code → pre-joined} for a standby instance), instance
+ *       {@code pending → running}; failed: both fail
  *   <li>reset: {@code resetting → preparing} with a new prepare queued, instance {@code →
  *       terminated}; failed: the machine is quarantined, the instance still terminates
  *   <li>reboot: the machine stays {@code rebooting} until it enrolls again or its agent reconnects;
@@ -232,7 +233,21 @@ final class CommandResults {
 
   private static Future<Void> joined(Outcome o) {
     if (o.ok) {
-      return Transitions.machine(o.tx, o.machineId, o.current, MachineState.IN_USE, "joined")
+      // A standby instance's machine waits joined for a launch that takes it without a join.
+      return o.tx
+          .preparedQuery("SELECT standby FROM instances WHERE id = $1")
+          .execute(Tuple.of(o.instanceId))
+          .compose(
+              rows ->
+                  rows.iterator().next().getBoolean("standby")
+                      ? Transitions.machine(
+                          o.tx,
+                          o.machineId,
+                          o.current,
+                          MachineState.PRE_JOINED,
+                          "joined as standby")
+                      : Transitions.machine(
+                          o.tx, o.machineId, o.current, MachineState.IN_USE, "joined"))
           .compose(
               x ->
                   Transitions.instance(

@@ -33,7 +33,7 @@ import java.util.List;
 final class LaunchBatches {
   private static final String BATCH_SQL =
       "SELECT launch_instances_batch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,"
-          + " $11, $12, $13, $14, $15, $16, $17, $18) AS outcomes";
+          + " $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS outcomes";
 
   /**
    * Batches are ordered by (project, client token), the launch rows' key (whichever caller sends
@@ -74,7 +74,9 @@ final class LaunchBatches {
       JsonObject machineLabels,
       String[] instanceIds,
       String[] joinIds,
-      String[] prepareIds) {}
+      String[] prepareIds,
+      boolean standby,
+      boolean allowPreJoined) {}
 
   private record Pending(Request request, Promise<JsonObject> outcome, long queuedAt) {}
 
@@ -216,6 +218,8 @@ final class LaunchBatches {
     Boolean[] hasUserData = new Boolean[n];
     Boolean[] allowStandby = new Boolean[n];
     JsonObject[] machineLabels = new JsonObject[n];
+    Boolean[] standby = new Boolean[n];
+    Boolean[] allowPreJoined = new Boolean[n];
     List<String> instanceIds = new ArrayList<>();
     List<String> joinIds = new ArrayList<>();
     List<String> prepareIds = new ArrayList<>();
@@ -236,6 +240,8 @@ final class LaunchBatches {
       hasUserData[i] = r.hasUserData();
       allowStandby[i] = r.allowStandby();
       machineLabels[i] = r.machineLabels();
+      standby[i] = r.standby();
+      allowPreJoined[i] = r.allowPreJoined();
       instanceIds.addAll(Arrays.asList(r.instanceIds()));
       joinIds.addAll(Arrays.asList(r.joinIds()));
       prepareIds.addAll(Arrays.asList(r.prepareIds()));
@@ -260,7 +266,9 @@ final class LaunchBatches {
               instanceIds.toArray(String[]::new),
               joinIds.toArray(String[]::new),
               prepareIds.toArray(String[]::new),
-              projects
+              projects,
+              standby,
+              allowPreJoined
             });
     return db.preparedQuery(BATCH_SQL)
         .execute(args)

@@ -114,7 +114,9 @@ final class Launcher {
         spec.machineLabels(),
         instanceIds,
         joinIds,
-        prepareIds);
+        prepareIds,
+        spec.standby(),
+        spec.allowPreJoined());
   }
 
   private Future<Launch> attempt(LaunchSpec spec, LaunchBatches.Request request) {
@@ -156,13 +158,18 @@ final class Launcher {
                 });
   }
 
-  /** The instances as the function claimed them (no second read), their join commands announced. */
+  /**
+   * The instances as the function claimed them (no second read), their join commands announced. One
+   * on a pre-joined machine runs from the start (the transaction's time, as its {@code
+   * running_at}).
+   */
   private Launch launched(LaunchSpec spec, JsonObject outcome, JsonObject publicJoin) {
     String launchId = outcome.getString("launchId");
     OffsetDateTime createdAt = OffsetDateTime.parse(outcome.getString("createdAt"));
     List<Instance> instances = new ArrayList<>();
     for (Object o : outcome.getJsonArray("instances")) {
       JsonObject claimed = (JsonObject) o;
+      boolean preJoined = claimed.getBoolean("preJoined", false);
       metrics.claimed(claimed.getString("shape"));
       instances.add(
           new Instance(
@@ -171,14 +178,16 @@ final class Launcher {
               spec.caller().project(),
               claimed.getString("machineId"),
               claimed.getString("shape"),
-              InstanceState.PENDING,
+              preJoined ? InstanceState.RUNNING : InstanceState.PENDING,
               null,
               claimed.getString("address"),
               spec.labels(),
               publicJoin,
               spec.userData() != null,
+              spec.standby(),
+              preJoined,
               createdAt,
-              null,
+              preJoined ? createdAt : null,
               null));
     }
     commits.publish(
@@ -238,6 +247,7 @@ final class Launcher {
             .put("minCount", spec.minCount())
             .put("allowPreparing", spec.allowPreparing())
             .put("allowStandby", spec.allowStandby())
+            .put("allowPreJoined", spec.allowPreJoined())
             .put("available", outcome.getJsonObject("available"));
     String labelled = "";
     if (!spec.machineLabels().isEmpty()) {

@@ -89,7 +89,7 @@ final class PoolReconciler {
                          true AS power_control, coalesce(m.power_state = 'off', false) AS switched_off, m.seq,
                          m.facts -> 'image' ->> 'version' AS image
                   FROM machine_power p JOIN machines m ON m.id = p.machine_id
-                  WHERE m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'resetting')
+                  WHERE m.state IN ('standby', 'preparing', 'warm', 'joining', 'in-use', 'pre-joined', 'resetting')
                   ORDER BY seq""")
                   .execute(Tuple.tuple().addArrayOfString(pooled))
                   .map(

@@ -23,7 +23,11 @@ import java.util.List;
  */
 final class Terminator {
   private static final EnumSet<MachineState> RESETTABLE =
-      EnumSet.of(MachineState.JOINING, MachineState.IN_USE, MachineState.PREPARING);
+      EnumSet.of(
+          MachineState.JOINING,
+          MachineState.IN_USE,
+          MachineState.PRE_JOINED,
+          MachineState.PREPARING);
 
   private final Pool db;
   private final Commits commits;

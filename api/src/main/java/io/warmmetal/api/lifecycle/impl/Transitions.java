@@ -40,8 +40,12 @@ final class Transitions {
     MACHINE.put(
         WARM,
         EnumSet.of(JOINING, STANDBY, PREPARING, REBOOTING, ENROLLING, FAILED, OFFLINE, RETIRED));
-    MACHINE.put(JOINING, EnumSet.of(IN_USE, RESETTING, FAILED, OFFLINE));
+    // A standby instance's join leaves its machine pre-joined: a launch that allows it takes the
+    // machine without a join (pre-joined → in-use, in the launch function); terminating the standby
+    // instance resets it as any other.
+    MACHINE.put(JOINING, EnumSet.of(IN_USE, PRE_JOINED, RESETTING, FAILED, OFFLINE));
     MACHINE.put(IN_USE, EnumSet.of(RESETTING, FAILED, OFFLINE));
+    MACHINE.put(PRE_JOINED, EnumSet.of(IN_USE, RESETTING, FAILED, OFFLINE));
     MACHINE.put(RESETTING, EnumSet.of(PREPARING, FAILED, OFFLINE));
     MACHINE.put(
         STANDBY, EnumSet.of(PREPARING, WARM, REBOOTING, ENROLLING, FAILED, OFFLINE, RETIRED));
@@ -49,7 +53,17 @@ final class Transitions {
     MACHINE.put(
         OFFLINE,
         EnumSet.of(
-            NEW, PREPARING, WARM, STANDBY, JOINING, IN_USE, RESETTING, REBOOTING, ENROLLING, FAILED,
+            NEW,
+            PREPARING,
+            WARM,
+            STANDBY,
+            JOINING,
+            IN_USE,
+            PRE_JOINED,
+            RESETTING,
+            REBOOTING,
+            ENROLLING,
+            FAILED,
             RETIRED));
     MACHINE.put(FAILED, EnumSet.of(PREPARING, STANDBY, REBOOTING, RETIRED));
     MACHINE.put(RETIRED, EnumSet.noneOf(MachineState.class));
@@ -59,7 +73,11 @@ final class Transitions {
       Map.of(
           InstanceState.PENDING,
               EnumSet.of(InstanceState.RUNNING, InstanceState.SHUTTING_DOWN, InstanceState.FAILED),
-          InstanceState.RUNNING, EnumSet.of(InstanceState.SHUTTING_DOWN, InstanceState.FAILED),
+          // running → terminated: a standby instance handed its pre-joined machine to a launch
+          // (in the launch function); the machine stays joined, so there is nothing to shut down.
+          InstanceState.RUNNING,
+              EnumSet.of(
+                  InstanceState.SHUTTING_DOWN, InstanceState.TERMINATED, InstanceState.FAILED),
           InstanceState.SHUTTING_DOWN, EnumSet.of(InstanceState.TERMINATED),
           InstanceState.FAILED, EnumSet.of(InstanceState.TERMINATED),
           InstanceState.TERMINATED, EnumSet.noneOf(InstanceState.class));

@@ -278,7 +278,9 @@ class LaunchBatchesTest {
         new JsonObject(),
         instanceIds,
         joinIds,
-        new String[max]);
+        new String[max],
+        false,
+        false);
   }
 
   private static LaunchBatches.Request byCaller(LaunchBatches.Request r, String caller) {
@@ -300,7 +302,9 @@ class LaunchBatchesTest {
         r.machineLabels(),
         r.instanceIds(),
         r.joinIds(),
-        r.prepareIds());
+        r.prepareIds(),
+        r.standby(),
+        r.allowPreJoined());
   }
 
   private static LaunchBatches.Request sameToken(
@@ -323,6 +327,8 @@ class LaunchBatchesTest {
         r.machineLabels(),
         new String[] {Ids.instanceId()},
         new String[] {Ids.commandId()},
-        new String[1]);
+        new String[1],
+        r.standby(),
+        r.allowPreJoined());
   }
 }
