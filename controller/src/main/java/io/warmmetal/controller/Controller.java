@@ -22,6 +22,7 @@ import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.standby.PreJoinedStandby;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.DisruptionBudgets;
 import io.warmmetal.controller.termination.Orphans;
@@ -66,13 +67,16 @@ public final class Controller implements AutoCloseable {
    * @param launchParallelism how many NodeClaims are created and launched at once
    * @param nudgePods whether pending pods are touched when the node planned for them is
    *     initialized, so kube-scheduler tries them at once rather than after its backoff
+   * @param standbyUnhealthyAfter how long a pre-joined standby node may be NotReady (or missing)
+   *     before its machine is reset and another joined
    */
   public record Settings(
       Duration batchIdle,
       Duration batchMax,
       Resources reserve,
       int launchParallelism,
-      boolean nudgePods) {}
+      boolean nudgePods,
+      Duration standbyUnhealthyAfter) {}
 
   private final KubernetesClient kube;
   private final Settings settings;
@@ -104,6 +108,7 @@ public final class Controller implements AutoCloseable {
   private final Orphans orphans;
   private final NodeClassReadiness nodeClassReadiness;
   private final NodePoolStatus nodePoolStatus;
+  private final PreJoinedStandby standby;
   private SharedIndexInformer<Pod> pods;
   private DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
@@ -128,6 +133,7 @@ public final class Controller implements AutoCloseable {
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
     RegistrationHealth health = new RegistrationHealth();
+    this.standby = new PreJoinedStandby(kube, this::api, events, settings.standbyUnhealthyAfter());
     this.provisioner =
         new Provisioner(
             kube,
@@ -138,6 +144,7 @@ public final class Controller implements AutoCloseable {
             () -> nodes == null ? List.of() : nodes.getStore().list(),
             settings.launchParallelism(),
             settings.nudgePods(),
+            standby::wake,
             events,
             metrics,
             health);
@@ -145,7 +152,7 @@ public final class Controller implements AutoCloseable {
     this.staticPools = new StaticPools(kube, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
     this.termination = new Termination(kube, defs, this::api, events, metrics);
-    this.nodeClassReadiness = new NodeClassReadiness(kube, this::api);
+    this.nodeClassReadiness = new NodeClassReadiness(kube, this::api, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
     this.orphans = new Orphans(this::api, Orphans.GRACE, Orphans.EVERY);
   }
@@ -248,6 +255,9 @@ public final class Controller implements AutoCloseable {
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
     step("provisioning", () -> provisioner.reconcile(allPods, listed));
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
+    step(
+        "pre-joined standby",
+        () -> standby.reconcile(classInformer.getStore().list(), nodes.getStore().list(), listed));
     step(
         "disruption",
         () -> disruption.reconcile(allPods, nodes.getStore().list(), listed, pdbs.list()));

@@ -66,6 +66,14 @@ public final class Main implements Callable<Integer> {
   boolean nudgePods;
 
   @Option(
+      names = "--standby-unhealthy-after",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_STANDBY_UNHEALTHY_AFTER:-PT2M}",
+      description =
+          "how long a pre-joined standby node may be NotReady (or missing) before its machine is reset"
+              + " and another joined (ISO-8601)")
+  Duration standbyUnhealthyAfter;
+
+  @Option(
       names = "--reserved-cpu",
       defaultValue = "${env:WARMMETAL_CONTROLLER_RESERVED_CPU_MILLI:-100}",
       description =
@@ -135,7 +143,12 @@ public final class Main implements Callable<Integer> {
                   new Controller(
                       kube,
                       new Controller.Settings(
-                          batchIdle, batchMax, reserve, launchParallelism, nudgePods),
+                          batchIdle,
+                          batchMax,
+                          reserve,
+                          launchParallelism,
+                          nudgePods,
+                          standbyUnhealthyAfter),
                       metrics);
               running.set(controller);
               controller.start();

@@ -59,6 +59,7 @@ class ArchitectureTest {
             "scheduling",
             "state"));
     ALLOWED.put("registration", Set.of("karpenter", "metrics", "pools", "state"));
+    ALLOWED.put("standby", Set.of("karpenter", "instances", "events", "nodeclass", "provisioning"));
     ALLOWED.put(
         "termination",
         Set.of("karpenter", "instances", "metrics", "events", "nodeclass", "scheduling", "state"));

@@ -160,6 +160,12 @@ public final class Installation implements AutoCloseable {
     return startController(metrics, true);
   }
 
+  /**
+   * How long a standby node may be NotReady before it is replaced: shorter than the shipped two
+   * minutes, so a scenario sees it happen.
+   */
+  public static final Duration STANDBY_UNHEALTHY_AFTER = Duration.ofSeconds(20);
+
   /** As {@link #startController(KarpenterMetrics)}, touching pending pods or not. */
   public Controller startController(KarpenterMetrics metrics, boolean nudgePods)
       throws InterruptedException {
@@ -175,7 +181,8 @@ public final class Installation implements AutoCloseable {
                 Duration.ofMillis(100),
                 Resources.of(100, 256L << 20),
                 32,
-                true),
+                nudgePods,
+                STANDBY_UNHEALTHY_AFTER),
             metrics);
     controller.start();
     controllers.add(controller);

@@ -75,6 +75,32 @@ public final class WellKnown {
    */
   public static final String NODECLAIM_UID_LABEL = "warmmetal.io/nodeclaim-uid";
 
+  // Pre-joined standby nodes (a node class's spec.preJoined)
+  /**
+   * On a pre-joined standby Node (the node class's name) and, with effects NoSchedule and
+   * NoExecute, its taint: no pod but what tolerates everything lands there until a NodeClaim takes
+   * it, and registration lifts both.
+   */
+  public static final String STANDBY = "warmmetal.io/standby";
+
+  /**
+   * On a NodeClaim that took a pre-joined node ({@code "true"}): registration adds no startup
+   * taints, which the node's DaemonSets lifted long ago.
+   */
+  public static final String PRE_JOINED_ANNOTATION = "warmmetal.io/pre-joined";
+
+  /** On a standby instance: the node class it was launched for. */
+  public static final String STANDBY_OF_LABEL = "warmmetal.io/standby-of";
+
+  /** On a standby instance: the node class's {@code spec.preJoined} entry ({@code key()}). */
+  public static final String STANDBY_ENTRY_LABEL = "warmmetal.io/standby-entry";
+
+  /**
+   * On a standby instance: the node class's hash when it was launched (a changed class replaces
+   * it).
+   */
+  public static final String NODECLASS_HASH_LABEL = "warmmetal.io/nodeclass-hash";
+
   // Finalizers
   /** On a NodeClaim: its instance goes (drained, terminated) before it does. */
   public static final String TERMINATION_FINALIZER = "karpenter.sh/termination";

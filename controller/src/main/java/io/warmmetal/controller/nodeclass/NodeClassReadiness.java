@@ -2,6 +2,7 @@ package io.warmmetal.controller.nodeclass;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.Conditions;
 import java.time.Duration;
@@ -16,9 +17,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps each WarmMetalNodeClass's {@code Ready} condition true to what a launch would meet: its
- * credentials Secret readable and its instances API answering with them. Checked when the node
- * class changes and otherwise at most every {@link #EVERY}; NodePools read it into their {@code
- * NodeClassReady} condition.
+ * credentials Secret readable and its instances API answering with them; and its {@code preJoined}
+ * status to its pre-joined standby nodes as last counted (the one writer of the status). Checked
+ * when the node class changes and otherwise at most every {@link #EVERY}; NodePools read it into
+ * their {@code NodeClassReady} condition.
  */
 public final class NodeClassReadiness {
   private static final Logger LOG = LoggerFactory.getLogger(NodeClassReadiness.class);
@@ -27,11 +29,19 @@ public final class NodeClassReadiness {
   private final KubernetesClient kube;
   private final Function<WarmMetalNodeClass, InstancesApi> apis;
   private final Map<String, Checked> checked = new ConcurrentHashMap<>();
+  private final Function<String, List<WarmMetalNodeClass.PreJoinedStatus>> preJoined;
 
+  /**
+   * @param preJoined each node class's pre-joined standby nodes as last counted (null: it keeps
+   *     none), written into its status
+   */
   public NodeClassReadiness(
-      KubernetesClient kube, Function<WarmMetalNodeClass, InstancesApi> apis) {
+      KubernetesClient kube,
+      Function<WarmMetalNodeClass, InstancesApi> apis,
+      Function<String, List<WarmMetalNodeClass.PreJoinedStatus>> preJoined) {
     this.kube = kube;
     this.apis = apis;
+    this.preJoined = preJoined;
   }
 
   private record Checked(Long generation, Instant at) {}
@@ -45,7 +55,14 @@ public final class NodeClassReadiness {
       boolean hasReady =
           nodeClass.getStatus() != null
               && Conditions.get(nodeClass.getStatus().conditions, Conditions.READY) != null;
+      List<WarmMetalNodeClass.PreJoinedStatus> standby = preJoined.apply(name);
+      boolean standbyChanged =
+          !Objects.equals(
+              Serialization.asJson(standby),
+              Serialization.asJson(
+                  nodeClass.getStatus() == null ? null : nodeClass.getStatus().preJoined));
       if (hasReady
+          && !standbyChanged
           && last != null
           && Objects.equals(last.generation(), generation)
           && last.at().plus(EVERY).isAfter(now)) {
@@ -56,7 +73,8 @@ public final class NodeClassReadiness {
       if (nodeClass.getStatus() != null) {
         status.conditions.addAll(nodeClass.getStatus().conditions);
       }
-      boolean changed = judge(nodeClass, status);
+      status.preJoined = standby;
+      boolean changed = judge(nodeClass, status) | standbyChanged;
       if (changed) {
         nodeClass.setStatus(status);
         try {

@@ -1,6 +1,10 @@
 package io.warmmetal.controller.nodeclass;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.fabric8.generator.annotation.Max;
+import io.fabric8.generator.annotation.Min;
+import io.fabric8.generator.annotation.Pattern;
+import io.fabric8.generator.annotation.Required;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.CustomResource;
 import io.fabric8.kubernetes.model.annotation.Group;
@@ -87,6 +91,52 @@ public class WarmMetalNodeClass
     public boolean launchesFromStandby() {
       return !Boolean.FALSE.equals(launchFromStandby);
     }
+
+    /**
+     * Nodes kept joined ahead of time: for each entry, {@code count} machines of the instance type
+     * (in the zone, if one is named) joined to the cluster as Nodes that belong to no NodePool and
+     * carry the {@code warmmetal.io/standby} taint (NoSchedule and NoExecute), until a NodeClaim of
+     * a NodePool using this class takes one without a join; a replacement is joined behind it.
+     */
+    public List<PreJoined> preJoined = new ArrayList<>();
+  }
+
+  /** One kind of pre-joined standby node and how many to keep. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public static class PreJoined {
+    /** An instance type (a shape's name or alias in the instances API). */
+    @Required
+    @Pattern("^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+    public String instanceType;
+
+    /** How many to keep joined. */
+    @Required
+    @Min(0)
+    @Max(1000)
+    public Integer count;
+
+    /** Only machines in this zone (its value of the class's zone label); absent: any zone. */
+    @Pattern("^[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?$")
+    public String zone;
+
+    public PreJoined() {}
+
+    public PreJoined(String instanceType, int count, String zone) {
+      this.instanceType = instanceType;
+      this.count = count;
+      this.zone = zone;
+    }
+
+    /**
+     * Which entry a standby node was joined for, as a label value: its type and zone (hashed where
+     * the two are too long for a label value).
+     */
+    public String key() {
+      String key = zone == null ? instanceType : instanceType + "." + zone;
+      return key.length() <= 63
+          ? key
+          : key.substring(0, 50) + "-" + Hashes.of(key).substring(0, 12);
+    }
   }
 
   /** A key of a Secret. */
@@ -119,6 +169,37 @@ public class WarmMetalNodeClass
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Status {
     public List<Condition> conditions = new ArrayList<>();
+
+    /** Each {@code spec.preJoined} entry's nodes as last counted. */
+    public List<PreJoinedStatus> preJoined;
+  }
+
+  /** A {@code spec.preJoined} entry's nodes: joined and waiting, and still joining. */
+  @JsonInclude(JsonInclude.Include.NON_NULL)
+  public static class PreJoinedStatus {
+    public String instanceType;
+    public String zone;
+    public int desired;
+
+    /** Joined, Ready and waiting to be taken. */
+    public int ready;
+
+    /** Launched and not Ready yet. */
+    public int joining;
+
+    /** Why fewer are kept than desired, if they are (e.g. no machine to be had). */
+    public String message;
+
+    public PreJoinedStatus() {}
+
+    public PreJoinedStatus(PreJoined entry, int ready, int joining, String message) {
+      this.instanceType = entry.instanceType;
+      this.zone = entry.zone;
+      this.desired = entry.count == null ? 0 : entry.count;
+      this.ready = ready;
+      this.joining = joining;
+      this.message = message;
+    }
   }
 
   /**

@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
  * so. Read again every few minutes: a control plane is upgraded under a running controller. Unknown
  * (null) while it cannot be read: the join goes without the check rather than not at all.
  */
-final class ControlPlaneVersion {
+public final class ControlPlaneVersion {
   private static final Logger LOG = LoggerFactory.getLogger(ControlPlaneVersion.class);
   private static final Duration FRESH = Duration.ofMinutes(5);
 
@@ -21,11 +21,11 @@ final class ControlPlaneVersion {
   private String version;
   private Instant readAt = Instant.MIN;
 
-  ControlPlaneVersion(KubernetesClient kube) {
+  public ControlPlaneVersion(KubernetesClient kube) {
     this.kube = kube;
   }
 
-  synchronized String get() {
+  public synchronized String get() {
     Instant now = Instant.now();
     if (readAt.plus(FRESH).isBefore(now)) {
       try {

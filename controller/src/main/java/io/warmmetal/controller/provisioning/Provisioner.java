@@ -35,7 +35,6 @@ import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
-import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -101,6 +100,9 @@ public final class Provisioner {
   /** Null when the controller is told not to touch pods ({@code --nudge-pods=false}). */
   private final PodNudges nudges;
 
+  /** Told when a launch took a pre-joined standby node, so one is joined in its place. */
+  private final Runnable onPreJoinedTaken;
+
   public Provisioner(
       KubernetesClient kube,
       Definitions defs,
@@ -110,9 +112,11 @@ public final class Provisioner {
       Supplier<List<Node>> nodes,
       int parallelism,
       boolean nudgePods,
+      Runnable onPreJoinedTaken,
       Recorder events,
       KarpenterMetrics metrics,
       RegistrationHealth health) {
+    this.onPreJoinedTaken = onPreJoinedTaken;
     this.health = health;
     this.nudges = nudgePods ? new PodNudges(kube, metrics, Clock.systemUTC()) : null;
     this.defs = defs;
@@ -542,6 +546,9 @@ public final class Provisioner {
     // minutes away is nearer than none.
     request.put("allowPreparing", true);
     request.put("allowStandby", nodeClass.getSpec().launchesFromStandby());
+    // Before all of those, a node the node class keeps joined ahead of time (spec.preJoined): no
+    // join at all.
+    request.put("allowPreJoined", true);
     ArrayNode shapes = request.putArray("shapes");
     ClusterState.acceptableTypes(claim).forEach(shapes::add);
     request
@@ -590,25 +597,12 @@ public final class Provisioner {
         new TaintBuilder().withKey(WellKnown.UNREGISTERED_TAINT).withEffect("NoExecute").build());
     request.set(
         "kubernetes",
-        InstancesApi.tree(
-            new KubernetesJoin(
-                    nodeClass.getSpec().join.apiServer,
-                    nodeClass.getSpec().join.caCertHash,
-                    BootstrapTokens.forClaim(
-                        kube, claim.getMetadata().getUid(), Duration.ofHours(1)),
-                    nodeLabels,
-                    all.stream()
-                        .map(
-                            t ->
-                                new io.warmmetal.protocol.commands.Taint(
-                                    t.getKey(),
-                                    t.getValue() == null || t.getValue().isEmpty()
-                                        ? null
-                                        : t.getValue(),
-                                    t.getEffect()))
-                        .toList(),
-                    controlPlane.get())
-                .toJson()));
+        Joins.of(
+            nodeClass,
+            BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)),
+            nodeLabels,
+            all,
+            controlPlane.get()));
     if (claim.getStatus() == null) {
       claim.setStatus(new NodeClaim.Status());
     }
@@ -632,6 +626,14 @@ public final class Provisioner {
           .put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
       claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
       whatItIs(api, nodeClass, instance.get("machineId").asText(), claim, !placed);
+      if (instance.path("preJoined").asBoolean(false)) {
+        claim.getMetadata().getAnnotations().put(WellKnown.PRE_JOINED_ANNOTATION, "true");
+        LOG.info(
+            "NodeClaim {}: took pre-joined standby machine {}",
+            claim.getMetadata().getName(),
+            instance.get("machineId").asText());
+        onPreJoinedTaken.run(); // a replacement joins behind it
+      }
       return () -> {
         NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
         updated.setStatus(

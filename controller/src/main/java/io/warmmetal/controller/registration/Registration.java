@@ -183,6 +183,7 @@ public final class Registration {
               labels.putAll(claim.getMetadata().getLabels());
               labels.put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName());
               labels.put(WellKnown.REGISTERED_LABEL, "true");
+              labels.remove(WellKnown.STANDBY); // a pre-joined node, taken
               n.getMetadata().setLabels(labels);
               if (claim.getMetadata().getAnnotations() != null) {
                 Map<String, String> annotations =
@@ -204,12 +205,27 @@ public final class Registration {
                 n.getMetadata().setAnnotations(annotations);
               }
               List<Taint> taints = new ArrayList<>(taints(n));
-              for (Taint wanted : concat(claim.getSpec().taints, claim.getSpec().startupTaints)) {
+              // A pre-joined node has run its DaemonSets already: startup taints, which they lift
+              // as they start, would stay for ever.
+              boolean preJoined =
+                  claim.getMetadata().getAnnotations() != null
+                      && "true"
+                          .equals(
+                              claim
+                                  .getMetadata()
+                                  .getAnnotations()
+                                  .get(WellKnown.PRE_JOINED_ANNOTATION));
+              for (Taint wanted :
+                  concat(
+                      claim.getSpec().taints, preJoined ? null : claim.getSpec().startupTaints)) {
                 if (taints.stream().noneMatch(t -> sameTaint(t, wanted))) {
                   taints.add(wanted);
                 }
               }
-              taints.removeIf(t -> WellKnown.UNREGISTERED_TAINT.equals(t.getKey()));
+              taints.removeIf(
+                  t ->
+                      WellKnown.UNREGISTERED_TAINT.equals(t.getKey())
+                          || WellKnown.STANDBY.equals(t.getKey()));
               n.getSpec().setTaints(taints);
               List<OwnerReference> owners =
                   new ArrayList<>(

@@ -347,6 +347,25 @@ final class Fleet implements AutoCloseable {
     controller.trigger();
   }
 
+  void updateNodeClass(Consumer<WarmMetalNodeClass> change) {
+    retrying(
+        () ->
+            kube.resources(WarmMetalNodeClass.class)
+                .withName("default")
+                .edit(
+                    c -> {
+                      change.accept(c);
+                      return c;
+                    }));
+    controller.trigger();
+  }
+
+  /** Stops the controller and starts another, as a restart or a change of leader does. */
+  void restartController() throws InterruptedException {
+    controller.close();
+    controller = installation.startController(metrics);
+  }
+
   /**
    * A read-modify-write, again while the API server answers 409 Conflict: the controller writes the
    * same objects, and a real API server guards every update by its resourceVersion.
