@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
+import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -69,7 +70,8 @@ public final class Installation implements AutoCloseable {
         List.of(
             "karpenter.sh_nodepools.yaml",
             "karpenter.sh_nodeclaims.yaml",
-            "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
+            "warmmetalnodeclasses.warmmetal.io-v1.yml",
+            "autoscaling.x-k8s.io_capacitybuffers.yaml")) {
       apply(kube, DEPLOY.resolve("crds").resolve(crd));
     }
     apply(kube, DEPLOY.resolve("controller.yaml"));
@@ -80,6 +82,7 @@ public final class Installation implements AutoCloseable {
             kube.resources(NodePool.class).list();
             kube.resources(NodeClaim.class).list();
             kube.resources(WarmMetalNodeClass.class).list();
+            kube.resources(CapacityBuffer.class).inAnyNamespace().list();
             return true;
           } catch (KubernetesClientException notYet) {
             return false;
