@@ -65,7 +65,23 @@ public final class Installation implements AutoCloseable {
       ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
       throws Exception {
     Installation in = new Installation(cluster);
-    KubernetesClient kube = in.admin;
+    installInto(in.admin, endpoint, clientToken, cluster.endpoint(), cluster.caCertHash(), pool);
+    return in;
+  }
+
+  /**
+   * What {@link #install} puts in a cluster, put in any API server (fabric8's mock one, say): the
+   * CRDs, deploy/controller.yaml's objects but its Deployment, the credentials Secret, the node
+   * class (joining nodes to {@code joinEndpoint}) and the NodePool.
+   */
+  public static void installInto(
+      KubernetesClient kube,
+      String endpoint,
+      String clientToken,
+      String joinEndpoint,
+      String caCertHash,
+      Consumer<NodePool> pool)
+      throws Exception {
     for (String crd :
         List.of(
             "karpenter.sh_nodepools.yaml",
@@ -105,8 +121,8 @@ public final class Installation implements AutoCloseable {
     nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
     nodeClass.getSpec().credentialsSecretRef.name = "warmmetal-credentials";
     nodeClass.getSpec().credentialsSecretRef.namespace = NAMESPACE;
-    nodeClass.getSpec().join.apiServer = cluster.endpoint();
-    nodeClass.getSpec().join.caCertHash = cluster.caCertHash();
+    nodeClass.getSpec().join.apiServer = joinEndpoint;
+    nodeClass.getSpec().join.caCertHash = caCertHash;
     kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
     NodePool nodePool = new NodePool();
     nodePool.getMetadata().setName("default");
@@ -117,7 +133,6 @@ public final class Installation implements AutoCloseable {
     nodePool.getSpec().template.spec.nodeClassRef.name = "default";
     pool.accept(nodePool);
     kube.resources(NodePool.class).resource(nodePool).create();
-    return in;
   }
 
   /** Every object of a manifest but Deployments (the controller runs here, not in a pod). */

@@ -229,7 +229,8 @@ public final class Disruption {
                             && "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c)))))
                 .toList());
     underutilized.sort(
-        Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
+        Comparator.comparingLong(
+            c -> requested(byNode.getOrDefault(c.getStatus().nodeName, List.of()))));
     metrics.eligibleNodes(
         Map.of(
             "drifted",
