@@ -100,11 +100,6 @@ public class CapacityBuffer extends CustomResource<CapacityBuffer.Spec, Capacity
     return new Spec();
   }
 
-  @Override
-  protected Status initStatus() {
-    return new Status();
-  }
-
   /** {@code namespace/name}. */
   public String key() {
     return getMetadata().getNamespace() + "/" + getMetadata().getName();

@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodTemplate;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.events.Event;
 import io.warmmetal.controller.events.Recorder;
@@ -32,10 +34,11 @@ import org.slf4j.LoggerFactory;
  * VirtualPods}) for provisioning and disruption to plan with; after provisioning, how they fared
  * gives its {@code Provisioning} condition ({@link BufferProvisioning}). Its status — {@code
  * podTemplateRef}, {@code replicas}, {@code podTemplateGeneration}, {@code provisioningStrategy},
- * the {@code ReadyForProvisioning} and {@code Provisioning} conditions — is written as a patch of
- * the status subresource, only when it changed; a buffer that is not ready also gets a Warning
- * event saying why, and no virtual pods. A buffer of any other strategy is left alone, status and
- * all (upstream: a strategy an autoscaler does not know is someone else's).
+ * the {@code ReadyForProvisioning} and {@code Provisioning} conditions — is written as a merge
+ * patch of the status subresource (as upstream's, with the resourceVersion as its lock), only when
+ * it changed; a buffer that is not ready also gets a Warning event saying why, and no virtual pods.
+ * A buffer of any other strategy is left alone, status and all (upstream: a strategy an autoscaler
+ * does not know is someone else's).
  */
 public final class CapacityBuffers {
   private static final Logger LOG = LoggerFactory.getLogger(CapacityBuffers.class);
@@ -233,17 +236,22 @@ public final class CapacityBuffers {
     return buffer.getStatus() == null ? new CapacityBuffer.Status() : buffer.getStatus();
   }
 
-  /** A patch of the status subresource (the difference to what the API server has). */
+  /**
+   * A JSON patch of the status subresource that puts the whole status (a field it no longer has
+   * goes). This controller is the buffers' one status writer, so no lock: a status worked out from
+   * a buffer changed meanwhile is worked out again next pass.
+   */
   private void write(CapacityBuffer buffer, CapacityBuffer.Status status) {
     try {
       kube.resources(CapacityBuffer.class)
           .inNamespace(buffer.getMetadata().getNamespace())
           .withName(buffer.getMetadata().getName())
-          .editStatus(
-              b -> {
-                b.setStatus(status);
-                return b;
-              });
+          .subresource("status")
+          .patch(
+              PatchContext.of(PatchType.JSON),
+              "[{\"op\":\"add\",\"path\":\"/status\",\"value\":"
+                  + Serialization.asJson(status)
+                  + "}]");
     } catch (KubernetesClientException e) {
       LOG.warn(
           "CapacityBuffer {}: status not written ({}); next pass", buffer.key(), e.getMessage());

@@ -725,6 +725,48 @@ class CapacityBuffersTest {
   }
 
   @Test
+  void aBufferSwitchedFromATemplateToAWorkloadLosesWhatOnlyTheTemplateGave() {
+    apply(ONE_CPU_CHUNK);
+    kube.apps()
+        .deployments()
+        .inNamespace("default")
+        .resource(
+            new DeploymentBuilder()
+                .withNewMetadata()
+                .withName("web")
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(3)
+                .withTemplate(template("1", "1Gi"))
+                .endSpec()
+                .build())
+        .create();
+    apply(buffer("switch", "podTemplateRef: {name: chunk}\nreplicas: 1"));
+    pass();
+    assertThat(status("switch").podTemplateRef.name).isEqualTo("chunk");
+    assertThat(status("switch").podTemplateGeneration).isNotNull();
+
+    kube.resources(CapacityBuffer.class)
+        .inNamespace("default")
+        .withName("switch")
+        .edit(
+            b -> {
+              b.getSpec().podTemplateRef = null;
+              b.getSpec().scalableRef = new CapacityBuffer.ScalableRef();
+              b.getSpec().scalableRef.apiGroup = "apps";
+              b.getSpec().scalableRef.kind = "Deployment";
+              b.getSpec().scalableRef.name = "web";
+              b.getSpec().replicas = 2;
+              return b;
+            });
+    pass();
+    CapacityBuffer.Status status = status("switch");
+    assertThat(status.replicas).isEqualTo(2);
+    assertThat(status.podTemplateRef).isNull(); // removed, as upstream's status has none for it
+    assertThat(status.podTemplateGeneration).isNull();
+  }
+
+  @Test
   void statusIsWrittenOnlyWhenItChanges() {
     apply(ONE_CPU_CHUNK);
     apply(buffer("steady", "podTemplateRef: {name: chunk}\nreplicas: 1"));
