@@ -164,6 +164,24 @@ class CapacityBuffersTest {
         .build();
   }
 
+  /** A Deployment in {@code default}: {@code replicas} pods of 1 CPU and 1 GiB. */
+  private void deployment(String name, int replicas) {
+    kube.apps()
+        .deployments()
+        .inNamespace("default")
+        .resource(
+            new DeploymentBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .endMetadata()
+                .withNewSpec()
+                .withReplicas(replicas)
+                .withTemplate(template("1", "1Gi"))
+                .endSpec()
+                .build())
+        .create();
+  }
+
   // --- the scheduling the provisioner does, with one pool of one shape ---
 
   private static final InstanceType SHAPE =
@@ -347,20 +365,7 @@ class CapacityBuffersTest {
 
   @Test
   void everyKindOfScalableRefResolvesToItsTemplateAndReplicas() {
-    kube.apps()
-        .deployments()
-        .inNamespace("default")
-        .resource(
-            new DeploymentBuilder()
-                .withNewMetadata()
-                .withName("api-service")
-                .endMetadata()
-                .withNewSpec()
-                .withReplicas(10)
-                .withTemplate(template("1", "1Gi"))
-                .endSpec()
-                .build())
-        .create();
+    deployment("api-service", 10);
     kube.apps()
         .statefulSets()
         .inNamespace("default")
@@ -727,20 +732,7 @@ class CapacityBuffersTest {
   @Test
   void aBufferSwitchedFromATemplateToAWorkloadLosesWhatOnlyTheTemplateGave() {
     apply(ONE_CPU_CHUNK);
-    kube.apps()
-        .deployments()
-        .inNamespace("default")
-        .resource(
-            new DeploymentBuilder()
-                .withNewMetadata()
-                .withName("web")
-                .endMetadata()
-                .withNewSpec()
-                .withReplicas(3)
-                .withTemplate(template("1", "1Gi"))
-                .endSpec()
-                .build())
-        .create();
+    deployment("web", 3);
     apply(buffer("switch", "podTemplateRef: {name: chunk}\nreplicas: 1"));
     pass();
     assertThat(status("switch").podTemplateRef.name).isEqualTo("chunk");
