@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.warmmetal.controller.buffers.BufferInformers;
+import io.warmmetal.controller.buffers.CapacityBuffers;
 import io.warmmetal.controller.disruption.Disruption;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
@@ -45,12 +47,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The controller: informers on Pods, Nodes, NodeClaims and PodDisruptionBudgets wake one reconcile
- * thread (so one pass at a time) once events have paused for the batch idle time or the batch max
- * time has passed since the first — as Karpenter's batching, but milliseconds where Karpenter waits
- * 1 s idle / 10 s max, since a launch here takes milliseconds — and each pass provisions (pending
- * pods → NodeClaims → launches), registers (NodeClaims ↔ Nodes), disrupts (expired, empty and
- * underutilized nodes) and terminates (drains deleted NodeClaims' Nodes).
+ * The controller: informers on Pods, Nodes, NodeClaims, PodDisruptionBudgets, CapacityBuffers and
+ * PodTemplates wake one reconcile thread (so one pass at a time) once events have paused for the
+ * batch idle time or the batch max time has passed since the first — as Karpenter's batching, but
+ * milliseconds where Karpenter waits 1 s idle / 10 s max, since a launch here takes milliseconds —
+ * and each pass provisions (pending pods and CapacityBuffers' virtual pods → NodeClaims →
+ * launches), registers (NodeClaims ↔ Nodes), disrupts (expired, empty and underutilized nodes) and
+ * terminates (drains deleted NodeClaims' Nodes).
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
@@ -109,6 +112,8 @@ public final class Controller implements AutoCloseable {
   private final NodeClassReadiness nodeClassReadiness;
   private final NodePoolStatus nodePoolStatus;
   private final PreJoinedStandby standby;
+  private final CapacityBuffers buffers;
+  private BufferInformers bufferInformers;
   private SharedIndexInformer<Pod> pods;
   private DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
@@ -155,6 +160,14 @@ public final class Controller implements AutoCloseable {
     this.nodeClassReadiness = new NodeClassReadiness(kube, this::api, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
     this.orphans = new Orphans(this::api, Orphans.GRACE, Orphans.EVERY);
+    this.buffers =
+        new CapacityBuffers(
+            kube,
+            () -> bufferInformers == null ? List.of() : bufferInformers.buffers(),
+            (namespace, name) ->
+                bufferInformers == null ? null : bufferInformers.template(namespace, name),
+            events);
+    provisioner.onPlan(buffers::planned);
   }
 
   public void start() {
@@ -180,6 +193,7 @@ public final class Controller implements AutoCloseable {
     daemonSetInformer = kube.apps().daemonSets().inAnyNamespace().inform(cast(wake));
     claims = kube.resources(NodeClaim.class).inform(cast(wake));
     pdbs = DisruptionBudgets.inform(kube, wake);
+    bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
     poolInformer.run();
@@ -253,14 +267,19 @@ public final class Controller implements AutoCloseable {
     // should not wait
     // for a plan of pods that may well fit on it already.
     step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
-    step("provisioning", () -> provisioner.reconcile(allPods, listed));
+    // CapacityBuffers' virtual pods are planned as pending pods: provisioning makes room for them,
+    // disruption does not take the room away. Never created, never told of (see VirtualPod).
+    step("capacity buffers", buffers::reconcile);
+    List<Pod> withBuffers = buffers.withVirtualPods(allPods);
+    step("provisioning", () -> provisioner.reconcile(withBuffers, listed));
+    step("capacity buffer status", buffers::writeStatus);
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
     step(
         "pre-joined standby",
         () -> standby.reconcile(classInformer.getStore().list(), nodes.getStore().list(), listed));
     step(
         "disruption",
-        () -> disruption.reconcile(allPods, nodes.getStore().list(), listed, pdbs.list()));
+        () -> disruption.reconcile(withBuffers, nodes.getStore().list(), listed, pdbs.list()));
     step(
         "termination",
         () -> termination.reconcile(listed, nodes.getStore().list(), allPods, pdbs.list()));
@@ -356,6 +375,7 @@ public final class Controller implements AutoCloseable {
       pdbs.close();
       poolInformer.close();
       classInformer.close();
+      bufferInformers.close();
     }
   }
 }

@@ -58,6 +58,7 @@ class ArchitectureTest {
             "pools",
             "scheduling",
             "state"));
+    ALLOWED.put("buffers", Set.of("karpenter", "events", "scheduling", "state"));
     ALLOWED.put("registration", Set.of("karpenter", "metrics", "pools", "state"));
     ALLOWED.put("standby", Set.of("karpenter", "instances", "events", "nodeclass", "provisioning"));
     ALLOWED.put(

@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -14,8 +15,8 @@ import java.util.List;
 /**
  * Returns the shared control plane to how a test found it: no NodeClaims (their finalizers dropped:
  * no controller is left to honour them), NodePools, node classes, Nodes, workloads in {@code
- * default}, bootstrap tokens or leases of ours. The CRDs and RBAC stay: installing them again is
- * idempotent.
+ * default} (CapacityBuffers and PodTemplates among them), bootstrap tokens or leases of ours. The
+ * CRDs and RBAC stay: installing them again is idempotent.
  */
 final class Cleaner {
   private Cleaner() {}
@@ -23,6 +24,8 @@ final class Cleaner {
   static void clean(KubernetesClient kube) {
     quietly(() -> kube.resources(NodePool.class).delete());
     quietly(() -> kube.resources(WarmMetalNodeClass.class).delete());
+    quietly(() -> kube.resources(CapacityBuffer.class).inNamespace("default").delete());
+    quietly(() -> kube.v1().podTemplates().inNamespace("default").delete());
     quietly(() -> kube.apps().deployments().inNamespace("default").delete());
     quietly(() -> kube.apps().replicaSets().inNamespace("default").delete());
     quietly(() -> kube.policy().v1beta1().podDisruptionBudget().inNamespace("default").delete());

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
+import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -64,12 +65,29 @@ public final class Installation implements AutoCloseable {
       ControlPlane cluster, String endpoint, String clientToken, Consumer<NodePool> pool)
       throws Exception {
     Installation in = new Installation(cluster);
-    KubernetesClient kube = in.admin;
+    installInto(in.admin, endpoint, clientToken, cluster.endpoint(), cluster.caCertHash(), pool);
+    return in;
+  }
+
+  /**
+   * What {@link #install} puts in a cluster, put in any API server (fabric8's mock one, say): the
+   * CRDs, deploy/controller.yaml's objects but its Deployment, the credentials Secret, the node
+   * class (joining nodes to {@code joinEndpoint}) and the NodePool.
+   */
+  public static void installInto(
+      KubernetesClient kube,
+      String endpoint,
+      String clientToken,
+      String joinEndpoint,
+      String caCertHash,
+      Consumer<NodePool> pool)
+      throws Exception {
     for (String crd :
         List.of(
             "karpenter.sh_nodepools.yaml",
             "karpenter.sh_nodeclaims.yaml",
-            "warmmetalnodeclasses.warmmetal.io-v1.yml")) {
+            "warmmetalnodeclasses.warmmetal.io-v1.yml",
+            "autoscaling.x-k8s.io_capacitybuffers.yaml")) {
       apply(kube, DEPLOY.resolve("crds").resolve(crd));
     }
     apply(kube, DEPLOY.resolve("controller.yaml"));
@@ -80,6 +98,7 @@ public final class Installation implements AutoCloseable {
             kube.resources(NodePool.class).list();
             kube.resources(NodeClaim.class).list();
             kube.resources(WarmMetalNodeClass.class).list();
+            kube.resources(CapacityBuffer.class).inAnyNamespace().list();
             return true;
           } catch (KubernetesClientException notYet) {
             return false;
@@ -102,8 +121,8 @@ public final class Installation implements AutoCloseable {
     nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
     nodeClass.getSpec().credentialsSecretRef.name = "warmmetal-credentials";
     nodeClass.getSpec().credentialsSecretRef.namespace = NAMESPACE;
-    nodeClass.getSpec().join.apiServer = cluster.endpoint();
-    nodeClass.getSpec().join.caCertHash = cluster.caCertHash();
+    nodeClass.getSpec().join.apiServer = joinEndpoint;
+    nodeClass.getSpec().join.caCertHash = caCertHash;
     kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
     NodePool nodePool = new NodePool();
     nodePool.getMetadata().setName("default");
@@ -114,7 +133,6 @@ public final class Installation implements AutoCloseable {
     nodePool.getSpec().template.spec.nodeClassRef.name = "default";
     pool.accept(nodePool);
     kube.resources(NodePool.class).resource(nodePool).create();
-    return in;
   }
 
   /** Every object of a manifest but Deployments (the controller runs here, not in a pod). */

@@ -12,6 +12,7 @@ import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.VirtualPod;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.provisioning.Provisioner;
@@ -26,6 +27,7 @@ import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -157,7 +159,9 @@ public final class Disruption {
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
-    PodBudgets budgets = PodBudgets.of(pdbs, pods, Set.of());
+    // A CapacityBuffer's virtual pods (among the pending ones) are in no PodDisruptionBudget.
+    PodBudgets budgets =
+        PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
     List<NodeClaim> spared =
         live.stream()
             .filter(
@@ -208,9 +212,13 @@ public final class Disruption {
           Conditions.CONSOLIDATABLE,
           "");
     }
+    // A node a CapacityBuffer's virtual pods would go to is not empty, as upstream's emptiness
+    // sees it: it holds the buffer's room (consolidation may still move the room elsewhere).
+    Set<String> buffering = sim.holdingBuffers();
     List<NodeClaim> empty =
         consolidatable.stream()
             .filter(c -> byNode.getOrDefault(c.getStatus().nodeName, List.of()).isEmpty())
+            .filter(c -> !holdsBuffer(c, buffering, nodesByName))
             .toList();
     List<NodeClaim> underutilized =
         new ArrayList<>(
@@ -221,7 +229,8 @@ public final class Disruption {
                             && "WhenEmptyOrUnderutilized".equals(policy(pools.get(pool(c)))))
                 .toList());
     underutilized.sort(
-        Comparator.comparingLong(c -> requested(byNode.get(c.getStatus().nodeName))));
+        Comparator.comparingLong(
+            c -> requested(byNode.getOrDefault(c.getStatus().nodeName, List.of()))));
     metrics.eligibleNodes(
         Map.of(
             "drifted",
@@ -297,6 +306,19 @@ public final class Disruption {
     lastFruitless = sim.fingerprint();
   }
 
+  /** Whether the claim's node holds buffer room: said (as upstream says it) when it does. */
+  private boolean holdsBuffer(NodeClaim claim, Set<String> buffering, Map<String, Node> nodes) {
+    if (!buffering.contains(claim.getMetadata().getName())) {
+      return false;
+    }
+    events.publish(
+        KarpenterEvents.unconsolidatable(
+            nodes.get(claim.getStatus().nodeName),
+            claim,
+            "Node \"" + claim.getStatus().nodeName + "\" has buffer pods"));
+    return true;
+  }
+
   /**
    * What-if scheduling over the cluster as it is: the candidates gone, their pods placed on the
    * other nodes (after the pending pods have taken what they would) and, where allowed, on new
@@ -313,6 +335,9 @@ public final class Disruption {
      * once.
      */
     private Map<PodRequest, Scheduler.PlannedNode> headed;
+
+    /** Those of the pods with no place that are CapacityBuffers' virtual pods. */
+    private final Set<PodRequest> virtual = Collections.newSetFromMap(new IdentityHashMap<>());
 
     Simulation(List<NodeClaim> claims, List<Pod> pods, Map<String, List<Pod>> byNode) {
       this.claims = claims;
@@ -337,8 +362,14 @@ public final class Disruption {
         List<PodRequest> homeless = new ArrayList<>();
         pods.stream()
             .filter(PodRequests::unschedulable)
-            .map(PodRequests::of)
-            .forEach(homeless::add);
+            .forEach(
+                p -> {
+                  PodRequest request = PodRequests.of(p);
+                  homeless.add(request);
+                  if (VirtualPod.is(p)) {
+                    virtual.add(request);
+                  }
+                });
         for (NodeClaim c : claims) {
           if ((c.getMetadata().getDeletionTimestamp() != null || Commands.underway(c))
               && c.getStatus() != null) {
@@ -359,15 +390,32 @@ public final class Disruption {
 
     /**
      * The NodeClaims whose nodes pods with no place now are headed for: upstream's nominated nodes.
+     * A buffer's virtual pods nominate none, as upstream's: they are there every pass, and would
+     * keep their nodes from drift and consolidation for good.
      */
     Set<String> nominated() throws Exception {
+      return headedFor(pod -> !virtual.contains(pod));
+    }
+
+    /** The NodeClaims whose nodes CapacityBuffers' virtual pods are headed for. */
+    Set<String> holdingBuffers() throws Exception {
+      return headedFor(virtual::contains);
+    }
+
+    private Set<String> headedFor(Predicate<PodRequest> which) throws Exception {
       if (headed().isEmpty()) {
         return Set.of();
       }
       Map<Scheduler.PlannedNode, NodeClaim> claimOf = new IdentityHashMap<>();
       state().nodes.forEach((claim, node) -> claimOf.put(node, claim));
       Set<String> names = new HashSet<>();
-      headed().values().forEach(node -> names.add(claimOf.get(node).getMetadata().getName()));
+      headed()
+          .forEach(
+              (pod, node) -> {
+                if (which.test(pod)) {
+                  names.add(claimOf.get(node).getMetadata().getName());
+                }
+              });
       return names;
     }
 

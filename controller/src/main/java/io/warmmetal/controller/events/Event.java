@@ -58,7 +58,7 @@ public record Event(
 
   public static final String NORMAL = "Normal";
   public static final String WARNING = "Warning";
-  static final Duration DEFAULT_DEDUPE = Duration.ofMinutes(2);
+  public static final Duration DEFAULT_DEDUPE = Duration.ofMinutes(2);
 
   String dedupeKey() {
     return reason.toLowerCase(Locale.ROOT) + "-" + String.join("-", dedupeValues);

@@ -25,6 +25,7 @@ public final class KarpenterEvents {
   // disruption
   public static final String DISRUPTION_TERMINATING = "DisruptionTerminating";
   public static final String DISRUPTION_BLOCKED = "DisruptionBlocked";
+  public static final String UNCONSOLIDATABLE = "Unconsolidatable";
   // node/termination
   public static final String EVICTED = "Evicted";
   public static final String DISRUPTED = "Disrupted";
@@ -92,26 +93,40 @@ public final class KarpenterEvents {
   public static List<Event> disruptionTerminating(Node node, NodeClaim claim, String reason) {
     String why =
         reason.isEmpty() ? reason : Character.toUpperCase(reason.charAt(0)) + reason.substring(1);
+    return onNodeAndClaim(
+        node,
+        claim,
+        DISRUPTION_TERMINATING,
+        "Disrupting Node: " + why,
+        "Disrupting NodeClaim: " + why,
+        reason,
+        Event.DEFAULT_DEDUPE);
+  }
+
+  /** On the Node (if there is one) and its NodeClaim: why it is kept from consolidation. */
+  public static List<Event> unconsolidatable(Node node, NodeClaim claim, String why) {
+    return onNodeAndClaim(node, claim, UNCONSOLIDATABLE, why, why, null, Duration.ofMinutes(15));
+  }
+
+  /** Normal events on the Node (when there is one) and the NodeClaim, deduplicated by each. */
+  private static List<Event> onNodeAndClaim(
+      Node node,
+      NodeClaim claim,
+      String reason,
+      String onNode,
+      String onClaim,
+      String dedupe,
+      Duration timeout) {
     List<Event> events = new ArrayList<>();
     if (node != null) {
-      events.add(
-          new Event(
-              node,
-              Event.NORMAL,
-              DISRUPTION_TERMINATING,
-              "Disrupting Node: " + why,
-              List.of(uid(node), reason),
-              Event.DEFAULT_DEDUPE));
+      events.add(new Event(node, Event.NORMAL, reason, onNode, dedupe(node, dedupe), timeout));
     }
-    events.add(
-        new Event(
-            claim,
-            Event.NORMAL,
-            DISRUPTION_TERMINATING,
-            "Disrupting NodeClaim: " + why,
-            List.of(uid(claim), reason),
-            Event.DEFAULT_DEDUPE));
+    events.add(new Event(claim, Event.NORMAL, reason, onClaim, dedupe(claim, dedupe), timeout));
     return events;
+  }
+
+  private static List<String> dedupe(HasMetadata o, String value) {
+    return value == null ? List.of(uid(o)) : List.of(uid(o), value);
   }
 
   public static Event disruptionBlocked(NodeClaim claim, String why) {

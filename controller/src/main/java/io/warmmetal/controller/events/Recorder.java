@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.ObjectReference;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.karpenter.VirtualPod;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -50,6 +51,9 @@ public final class Recorder implements AutoCloseable {
   }
 
   public void publish(Event event) {
+    if (VirtualPod.is(event.involved())) {
+      return; // a CapacityBuffer's virtual pod is not in the cluster: nothing to tell
+    }
     Instant now = Instant.now();
     if (!event.dedupeValues().isEmpty()) {
       Instant last = published.get(event.dedupeKey());

@@ -65,6 +65,17 @@ public final class WellKnown {
   /** On a pod or Node: voluntary disruption may not take it. */
   public static final String DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt";
 
+  /** On a CapacityBuffer's virtual pod (never created in the cluster): {@code "true"}. */
+  public static final String CAPACITY_BUFFER_FAKE_POD_ANNOTATION =
+      "karpenter.sh/capacity-buffer-fake-pod";
+
+  /** On a CapacityBuffer's virtual pod: its buffer's name. */
+  public static final String CAPACITY_BUFFER_NAME_ANNOTATION = "karpenter.sh/capacity-buffer-name";
+
+  /** On a CapacityBuffer's virtual pod: its buffer's namespace. */
+  public static final String CAPACITY_BUFFER_NAMESPACE_ANNOTATION =
+      "karpenter.sh/capacity-buffer-namespace";
+
   // WarmMetal's own, between NodeClaims and the instances API
   /** On a NodeClaim: the instance launched for it. */
   public static final String INSTANCE_ANNOTATION = "warmmetal.io/instance-id";

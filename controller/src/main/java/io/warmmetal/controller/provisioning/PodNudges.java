@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.karpenter.VirtualPod;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import java.time.Clock;
 import java.time.Duration;
@@ -90,9 +91,12 @@ public final class PodNudges {
     return due[0];
   }
 
-  /** Touches the pod if it is due (the patch runs behind this call: a pass does not wait on it). */
+  /**
+   * Touches the pod if it is due (the patch runs behind this call: a pass does not wait on it); a
+   * CapacityBuffer's virtual pod exists nowhere to be touched.
+   */
   void nudge(Pod pod, String node, String nodePool) {
-    if (!due(pod.getMetadata().getUid(), node)) {
+    if (VirtualPod.is(pod) || !due(pod.getMetadata().getUid(), node)) {
       return;
     }
     String value = node + "@" + clock.millis();

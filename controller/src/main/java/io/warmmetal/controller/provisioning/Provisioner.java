@@ -96,6 +96,7 @@ public final class Provisioner {
   private final KarpenterMetrics metrics;
   private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
+  private PlanListener planListener = PlanListener.NONE;
 
   /** Null when the controller is told not to touch pods ({@code --nudge-pods=false}). */
   private final PodNudges nudges;
@@ -136,6 +137,11 @@ public final class Provisioner {
     this.scheduler = scheduler;
     this.daemonSets = daemonSets;
     this.nodes = nodes;
+  }
+
+  /** Who is told of each plan (capacity buffers). */
+  public void onPlan(PlanListener listener) {
+    this.planListener = listener;
   }
 
   /**
@@ -262,6 +268,7 @@ public final class Provisioner {
         scheduler.schedule(pending, state.views, launchable, List.copyOf(state.nodes.values()));
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
+    planListener.planned(pendingPods, plan);
     List<Callable<Callable<Void>>> launches = new ArrayList<>();
     Map<String, NodePool> owners = owners(plan.nodes());
     for (Scheduler.PlannedNode node : plan.nodes()) {

@@ -7,8 +7,9 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import java.time.Duration;
+import io.warmmetal.controller.karpenter.WellKnown;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,49 +20,32 @@ import org.junit.jupiter.api.Test;
 class RecorderTest {
   KubernetesClient kube;
 
-  /**
-   * The events in {@code namespace} once every event published before is written: they are written
-   * off the caller's thread, one at a time in order, so a marker published last and seen written
-   * means the others are too.
-   */
   private List<io.fabric8.kubernetes.api.model.Event> events(Recorder recorder, String namespace)
       throws InterruptedException {
-    String name = "marker-" + markers++;
-    Pod marker =
-        new PodBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace("markers")
-            .withUid(name)
-            .endMetadata()
-            .build();
-    recorder.publish(new Event(marker, Event.NORMAL, "Marker", name, List.of(), Duration.ZERO));
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (kube.v1().events().inNamespace("markers").list().getItems().stream()
-        .noneMatch(e -> e.getMessage().equals(name))) {
-      assertThat(System.nanoTime())
-          .as("the events before " + name + " written within 30 s")
-          .isLessThan(deadline);
-      Thread.sleep(25);
-    }
-    return kube.v1().events().inNamespace(namespace).list().getItems();
+    return WrittenEvents.in(kube, recorder, namespace);
   }
 
-  private int markers;
+  private static Pod pod(String name, String uid) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("shop")
+        .withUid(uid)
+        .endMetadata()
+        .build();
+  }
 
-  @Test
-  void publishesOncePerDedupeWindowWithUpstreamsReasons() throws Exception {
-    Pod pod =
-        new PodBuilder()
-            .withNewMetadata()
-            .withName("web-1")
-            .withNamespace("shop")
-            .withUid("u-1")
-            .endMetadata()
-            .build();
+  private static NodeClaim claim() {
     NodeClaim claim = new NodeClaim();
     claim.getMetadata().setName("default-abcde");
     claim.getMetadata().setUid("u-2");
+    return claim;
+  }
+
+  @Test
+  void publishesOncePerDedupeWindowWithUpstreamsReasons() throws Exception {
+    Pod pod = pod("web-1", "u-1");
+    NodeClaim claim = claim();
     try (Recorder recorder = new Recorder(kube)) {
       recorder.publish(KarpenterEvents.nominated(pod, claim, null));
       recorder.publish(KarpenterEvents.nominated(pod, claim, null)); // the same: deduplicated
@@ -98,6 +82,20 @@ class RecorderTest {
                 assertThat(e.getInvolvedObject().getKind()).isEqualTo("NodeClaim");
                 assertThat(e.getInvolvedObject().getApiVersion()).isEqualTo("karpenter.sh/v1");
               });
+    }
+  }
+
+  @Test
+  void aCapacityBuffersVirtualPodIsToldNothing() throws Exception {
+    Pod virtual = pod("capacity-buffer-web-1", "u-b-1");
+    virtual
+        .getMetadata()
+        .setAnnotations(Map.of(WellKnown.CAPACITY_BUFFER_FAKE_POD_ANNOTATION, "true"));
+    NodeClaim claim = claim();
+    try (Recorder recorder = new Recorder(kube)) {
+      recorder.publish(KarpenterEvents.nominated(virtual, claim, null));
+      recorder.publish(KarpenterEvents.failedScheduling(virtual, "no instance type fits"));
+      assertThat(events(recorder, "shop")).isEmpty(); // it is not in the cluster
     }
   }
 

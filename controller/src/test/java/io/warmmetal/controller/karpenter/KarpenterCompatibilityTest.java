@@ -62,23 +62,32 @@ class KarpenterCompatibilityTest {
   }
 
   /**
-   * Every field of Karpenter's NodePool and NodeClaim schemas (spec and status) has a place in the
-   * model: nothing a user writes is dropped on the way through the controller, and every status
-   * field upstream shows can be written.
+   * Every field of the upstream schemas the controller reads and writes — Karpenter's NodePool and
+   * NodeClaim, SIG Autoscaling's CapacityBuffer (each version it serves) — spec and status, has a
+   * place in the model: nothing a user writes is dropped on the way through the controller, and
+   * every status field upstream shows can be written.
    */
   @ParameterizedTest
   @CsvSource({
     "karpenter.sh_nodepools.yaml, io.warmmetal.controller.karpenter.NodePool",
-    "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim"
+    "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim",
+    "autoscaling.x-k8s.io_capacitybuffers.yaml, io.warmmetal.controller.buffers.CapacityBuffer"
   })
-  void theModelHoldsEveryFieldOfKarpentersSchema(String file, Class<?> model) throws Exception {
-    var schema = shipped(file).getSpec().getVersions().get(0).getSchema().getOpenAPIV3Schema();
+  void theModelHoldsEveryFieldOfUpstreamsSchema(String file, Class<?> model) throws Exception {
     var mapper = new ObjectMapper();
     List<String> missing = new ArrayList<>();
-    for (String part : List.of("spec", "status")) {
-      var property = properties(mapper, mapper.constructType(model)).get(part);
-      assertThat(property).as(part).isNotNull();
-      missing(mapper, schema.getProperties().get(part), property, part, missing);
+    for (var version : shipped(file).getSpec().getVersions()) {
+      var schema = version.getSchema().getOpenAPIV3Schema();
+      for (String part : List.of("spec", "status")) {
+        var property = properties(mapper, mapper.constructType(model)).get(part);
+        assertThat(property).as(part).isNotNull();
+        missing(
+            mapper,
+            schema.getProperties().get(part),
+            property,
+            version.getName() + ":" + part,
+            missing);
+      }
     }
     assertThat(missing).as("fields of upstream's schema the model has no place for").isEmpty();
   }
