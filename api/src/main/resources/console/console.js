@@ -1,8 +1,8 @@
 // WarmMetal fleet console. Everything it shows comes from the API with the token the user typed in; the token
 // lives in sessionStorage (this tab only) and goes out only as an Authorization header, never in a URL.
 const TOKEN_KEY = 'warmmetal.token';
-const MACHINE_STATES = ['enrolling', 'new', 'preparing', 'warm', 'joining', 'in-use', 'resetting', 'standby',
-  'rebooting', 'offline', 'failed', 'retired'];
+const MACHINE_STATES = ['enrolling', 'new', 'preparing', 'warm', 'joining', 'in-use', 'pre-joined', 'resetting',
+  'standby', 'rebooting', 'offline', 'failed', 'retired'];
 const TICK_MS = 1000;
 const KEEP_EVENTS = 200;
 const KEEP_SAMPLES = 300;
@@ -163,6 +163,7 @@ function poolRow(shape) {
   return {
     shape: shape.name, warm: pool ? pool.warm : (c.warm || 0), preparing: pool ? pool.preparing : (c.preparing || 0),
     standby: pool ? pool.standby : (c.standby || 0), inUse: pool ? pool.inUse : inUse,
+    preJoined: pool ? pool.preJoined : (c['pre-joined'] || 0),
     minWarm: pool ? pool.minWarm : null, maxWarm: pool ? pool.maxWarm : null, deficit: pool ? pool.deficit : null,
     total: shape.total,
   };
@@ -179,6 +180,7 @@ function renderPools() {
     el('td', { class: 'preparing' }, String(r.preparing)),
     el('td', { class: 'standby' }, String(r.standby)),
     el('td', { class: 'in-use' }, String(r.inUse)),
+    el('td', { class: 'pre-joined' }, String(r.preJoined)),
     el('td', {}, r.minWarm === null ? '—' : `${r.minWarm} / ${r.maxWarm}`),
     el('td', { class: 'deficit' }, r.deficit === null ? '—' : String(r.deficit)),
     el('td', {}, String(r.total)),

@@ -277,6 +277,16 @@ BEGIN
     RETURN v_outcomes;
   END IF;
 
+  -- The standby instances whose pre-joined machines were taken end (the machine stays joined: no reset). A statement
+  -- of its own, run only when there are some, by primary key: the batch's statement below would otherwise join the
+  -- instances table on every call.
+  IF array_remove(v_handed, NULL) <> '{}' THEN
+    UPDATE instances s SET state = 'terminated', state_reason = 'handed over to instance ' || p_instance_ids[t.slot],
+      terminated_at = now()
+    FROM unnest(v_handed, v_slots) AS t(handed_from, slot)
+    WHERE s.id = ANY (array_remove(v_handed, NULL)) AND s.id = t.handed_from AND s.state = 'running';
+  END IF;
+
   WITH input AS (
     SELECT machine_id, request, p_instance_ids[slot] AS instance_id, p_join_ids[slot] AS join_id,
            p_prepare_ids[slot] AS prepare_id, shape, prev_state, handed_from
@@ -288,10 +298,6 @@ BEGIN
                            ELSE m.state END,
       state_changed_at = CASE WHEN m.state IN ('warm', 'standby', 'pre-joined') THEN now() ELSE m.state_changed_at END
     FROM input WHERE m.id = input.machine_id
-  ), handed AS (
-    UPDATE instances s SET state = 'terminated', state_reason = 'handed over to instance ' || input.instance_id,
-      terminated_at = now()
-    FROM input WHERE s.id = input.handed_from AND s.state = 'running'
   ), launched AS (
     INSERT INTO instances (id, launch_id, machine_id, shape, state, labels, kubernetes, secrets, has_user_data,
                            project, standby, pre_joined, api_server, ca_cert_hash, running_at)

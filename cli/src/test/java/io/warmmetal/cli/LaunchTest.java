@@ -8,9 +8,12 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.cli.session.ExitCode;
 import io.warmmetal.cli.testing.CliFixture;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code instances launch}, with and without --wait, against the real API; the test plays the
@@ -19,6 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class LaunchTest {
   /** One API per test: launches leave instances and claimed machines behind. */
   @RegisterExtension final CliFixture fx = new CliFixture();
+
+  @TempDir Path dir;
 
   /** Waits until the machine's join is queued, then reports it as its agent would. */
   private void reportJoin(String machine, boolean ok) throws InterruptedException {
@@ -124,5 +129,56 @@ class LaunchTest {
         .containsPattern(id + "\\s+(shutting-down|terminated)");
     assertThat(List.of(fx.run("instances", "ls", "-o", "wide").out().split("\n")[0].split("\\s+")))
         .contains("PROJECT", "LABELS", "REASON");
+  }
+
+  @Test
+  void aStandbyLaunchPreJoinsItsMachineAndALaunchAllowingPreJoinedTakesIt() throws Exception {
+    String machine = fx.api.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
+    Path join = dir.resolve("join.yaml");
+    Files.writeString(
+        join,
+        """
+        apiServer: 10.0.0.1:6443
+        caCertHash: sha256:0000000000000000000000000000000000000000000000000000000000000000
+        bootstrapToken: abcdef.0123456789abcdef
+        """);
+
+    var standby =
+        fx.run(
+            "instances",
+            "launch",
+            "--shape",
+            "x86-8c-32g",
+            "--standby",
+            "--join-file",
+            join.toString(),
+            "-o",
+            "json");
+    assertThat(standby.code()).as(standby.toString()).isZero();
+    JsonNode standbyInstance = new ObjectMapper().readTree(standby.out()).path("instances").get(0);
+    assertThat(standbyInstance.path("standby").asBoolean()).isTrue();
+    reportJoin(machine, true);
+    assertThat(fx.run("machines", "ls", "--state", "pre-joined").out()).contains(machine);
+    assertThat(fx.run("instances", "ls", "--standby").out())
+        .contains(standbyInstance.path("id").asText());
+
+    var taken =
+        fx.run(
+            "instances",
+            "launch",
+            "--shape",
+            "x86-8c-32g",
+            "--allow-pre-joined",
+            "--join-file",
+            join.toString(),
+            "-o",
+            "json");
+    assertThat(taken.code()).as(taken.toString()).isZero();
+    JsonNode instance = new ObjectMapper().readTree(taken.out()).path("instances").get(0);
+    assertThat(instance.path("preJoined").asBoolean()).isTrue();
+    assertThat(instance.path("state").asText()).isEqualTo("running");
+    assertThat(instance.path("machineId").asText()).isEqualTo(machine);
+    assertThat(fx.run("instances", "ls", "--standby", "--state", "running").out().split("\n"))
+        .hasSize(1); // the header: the standby instance ended
   }
 }

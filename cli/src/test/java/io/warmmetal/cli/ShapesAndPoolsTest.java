@@ -55,7 +55,8 @@ class ShapesAndPoolsTest {
 
     // Above maxWarm, the pool parks the third machine in standby.
     var all = fx.run("pools", "get");
-    assertThat(all.out()).containsPattern("(?m)^x86-16c-64g\\s+1\\s+2\\s+2\\s+0\\s+1\\s+0\\s+0$");
+    assertThat(all.out())
+        .containsPattern("(?m)^x86-16c-64g\\s+1\\s+2\\s+2\\s+0\\s+1\\s+0\\s+0\\s+0$");
   }
 
   @Test

@@ -111,7 +111,10 @@ final class FunctionBenchmark {
             all.formatted("'{}'::jsonb"),
             each.formatted("'i-' || substr(md5(random()::text), 1, 17)"),
             each.formatted("'cmd-' || substr(md5(random()::text), 1, 16)"),
-            all.formatted("NULL::text"))
+            all.formatted("NULL::text"),
+            all.formatted("'default'::text"),
+            all.formatted("false"),
+            all.formatted("false"))
         + ");\n");
   }
 

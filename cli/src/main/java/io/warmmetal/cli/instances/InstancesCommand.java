@@ -48,10 +48,16 @@ public final class InstancesCommand extends GroupCommand {
         description = "only the instance on this machine")
     String machine;
 
+    @Option(
+        names = "--standby",
+        description = "only standby instances (those that pre-join machines)")
+    boolean standby;
+
     @Override
     public Integer call() {
       Map<String, Object> q = filters.query();
       q.put("machineId", machine);
+      q.put("standby", standby ? true : null);
       return print(api().list("/v1/instances", q), columns(session().clock().instant()));
     }
   }

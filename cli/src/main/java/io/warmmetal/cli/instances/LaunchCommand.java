@@ -70,6 +70,20 @@ final class LaunchCommand extends SessionCommand {
   boolean allowStandby;
 
   @Option(
+      names = "--standby",
+      description =
+          "pre-joined standby: join the machines now; they wait pre-joined for --allow-pre-joined"
+              + " (needs --join-file)")
+  boolean standby;
+
+  @Option(
+      names = "--allow-pre-joined",
+      description =
+          "first take machines a standby launch pre-joined to the same cluster, without a join"
+              + " (needs --join-file)")
+  boolean allowPreJoined;
+
+  @Option(
       names = "--join-file",
       paramLabel = "FILE",
       description =
@@ -163,6 +177,12 @@ final class LaunchCommand extends SessionCommand {
     }
     if (allowStandby) {
       body.put("allowStandby", true);
+    }
+    if (standby) {
+      body.put("standby", true);
+    }
+    if (allowPreJoined) {
+      body.put("allowPreJoined", true);
     }
     if (joinFile != null) {
       body.set("kubernetes", YAML.readTree(joinFile.toFile()));

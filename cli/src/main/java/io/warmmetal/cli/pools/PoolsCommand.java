@@ -24,6 +24,7 @@ public final class PoolsCommand extends GroupCommand {
           Column.field("PREPARING", "preparing"),
           Column.field("STANDBY", "standby"),
           Column.field("IN-USE", "inUse"),
+          Column.field("PRE-JOINED", "preJoined"),
           Column.field("DEFICIT", "deficit"));
 
   @Command(

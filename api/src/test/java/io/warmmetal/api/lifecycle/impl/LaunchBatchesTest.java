@@ -210,6 +210,38 @@ class LaunchBatchesTest {
   }
 
   @Test
+  void launchesOfOneBatchNeverShareAPreJoinedMachine() {
+    String machine = fx.registerMachines(1, ApiFixture.facts(16, 64), true).get(0);
+    var standby =
+        fx.client.post(
+            "/v1/instances",
+            ApiFixture.ADMIN,
+            new JsonObject().put("shape", SHAPE).put("standby", true).put("kubernetes", CLUSTER));
+    assertThat(standby.status()).as(standby.raw()).isEqualTo(201);
+    fx.report(fx.openCommands(machine, "join").get(0), true);
+    LaunchBatches batches = batches(100);
+
+    List<Future<JsonObject>> outcomes =
+        whileLaunchesAreLocked(
+            () ->
+                List.of(
+                    batches.submit(request("tok-first", "no-such-shape", 1, 1)), // goes alone
+                    batches.submit(takingPreJoined(request("tok-a", SHAPE, 1, 1))),
+                    batches.submit(takingPreJoined(request("tok-b", SHAPE, 1, 1)))));
+
+    JsonObject taken = outcomes.get(1).result();
+    assertThat(taken.getString("outcome")).isEqualTo("launched");
+    assertThat(taken.getJsonArray("instances").getJsonObject(0).getString("machineId"))
+        .isEqualTo(machine);
+    assertThat(taken.getJsonArray("instances").getJsonObject(0).getBoolean("preJoined")).isTrue();
+    JsonObject second = outcomes.get(2).result();
+    assertThat(second.getString("outcome")).isEqualTo("insufficient");
+    assertThat(second.getJsonObject("available").getJsonObject(SHAPE).getInteger("preJoined"))
+        .isZero();
+    assertThat(sizes).containsExactly(1, 2);
+  }
+
+  @Test
   void aBatchTheDatabaseRefusesIsTriedAgainLaunchByLaunch() {
     fx.registerMachines(5, ApiFixture.facts(16, 64), true);
     LaunchBatches batches = batches(100);
@@ -283,36 +315,66 @@ class LaunchBatchesTest {
         false);
   }
 
-  private static LaunchBatches.Request byCaller(LaunchBatches.Request r, String caller) {
-    return new LaunchBatches.Request(
+  private static final JsonObject CLUSTER =
+      new JsonObject()
+          .put("apiServer", "10.0.0.2:6443")
+          .put("caCertHash", "sha256:" + "ab".repeat(32))
+          .put("bootstrapToken", "abcdef.0123456789abcdef");
+
+  /** The request, taking a machine pre-joined to {@link #CLUSTER} (its join without the token). */
+  private static LaunchBatches.Request takingPreJoined(LaunchBatches.Request r) {
+    JsonObject publicJoin = CLUSTER.copy();
+    publicJoin.remove("bootstrapToken");
+    return copy(
+        r,
         r.launchId(),
-        r.project(),
-        caller,
-        r.clientToken(),
+        r.caller(),
         r.requestHash(),
-        r.shapes(),
-        r.allowPreparing(),
-        r.min(),
-        r.max(),
-        r.labels(),
-        r.kubernetes(),
-        r.secrets(),
-        r.hasUserData(),
-        r.allowStandby(),
-        r.machineLabels(),
+        publicJoin,
+        true,
         r.instanceIds(),
-        r.joinIds(),
-        r.prepareIds(),
-        r.standby(),
-        r.allowPreJoined());
+        r.joinIds());
+  }
+
+  private static LaunchBatches.Request byCaller(LaunchBatches.Request r, String caller) {
+    return copy(
+        r,
+        r.launchId(),
+        caller,
+        r.requestHash(),
+        r.kubernetes(),
+        r.allowPreJoined(),
+        r.instanceIds(),
+        r.joinIds());
   }
 
   private static LaunchBatches.Request sameToken(
       LaunchBatches.Request r, String launchId, byte[] hash) {
+    return copy(
+        r,
+        launchId,
+        r.caller(),
+        hash,
+        r.kubernetes(),
+        r.allowPreJoined(),
+        new String[] {Ids.instanceId()},
+        new String[] {Ids.commandId()});
+  }
+
+  /** The request with these parts in place of its own (a record has no withers). */
+  private static LaunchBatches.Request copy(
+      LaunchBatches.Request r,
+      String launchId,
+      String caller,
+      byte[] hash,
+      JsonObject kubernetes,
+      boolean allowPreJoined,
+      String[] instanceIds,
+      String[] joinIds) {
     return new LaunchBatches.Request(
         launchId,
         r.project(),
-        r.caller(),
+        caller,
         r.clientToken(),
         hash,
         r.shapes(),
@@ -320,15 +382,15 @@ class LaunchBatchesTest {
         r.min(),
         r.max(),
         r.labels(),
-        r.kubernetes(),
+        kubernetes,
         r.secrets(),
         r.hasUserData(),
         r.allowStandby(),
         r.machineLabels(),
-        new String[] {Ids.instanceId()},
-        new String[] {Ids.commandId()},
-        new String[1],
+        instanceIds,
+        joinIds,
+        new String[instanceIds.length],
         r.standby(),
-        r.allowPreJoined());
+        allowPreJoined);
   }
 }
