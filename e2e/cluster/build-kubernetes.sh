@@ -138,6 +138,11 @@ fi
   echo "kubelet-tags=$kubelet_tags"
   for p in "${patches[@]}"; do echo "patch=$(basename "$p") $(sha256sum < "$p" | cut -c1-12)"; done
 } > "$out/bin.tmp/BUILD"
+# What the agent's join should know about this kubelet (the node image passes it on in its kubernetes.env, the e2e
+# tier's hosts in their agent's environment).
+{
+  [ ! -e "$here/patches/0001-kubelet-fast-status-until-ready.patch" ] || echo "WARMMETAL_KUBELET_FAST_STATUS=true"
+} > "$out/bin.tmp/kubelet.env"
 touch "$out/bin.tmp/.complete"
 mv "$out/bin.tmp" "$out/bin"
 rm -rf "$work"

@@ -102,7 +102,7 @@ kube_version=$("$kube_bin/kubeadm" version -o short)
   || { log "kubelet and kubeadm in $kube_bin are not the same version"; exit 2; }
 pause_ref="k8s.gcr.io/pause:$(cat "$kube_bin/pause.tag")"
 kube_key=$( { tree_hash "$here/kubernetes" "$here/lib" "$kube_bin/kubelet" "$kube_bin/kubeadm" \
-  "$kube_bin/pause"; echo "$pause_ref"; [ -z "$extra_images" ] || tree_hash "$extra_images"; } | sha256sum | cut -c1-16)
+  "$kube_bin/pause"; cat "$kube_bin/kubelet.env" 2>/dev/null; echo "$pause_ref"; [ -z "$extra_images" ] || tree_hash "$extra_images"; } | sha256sum | cut -c1-16)
 kube_dir=$cache/kubernetes/$kube_key
 [ -f "$kube_dir/kubernetes.squashfs" ] || build_layer "Kubernetes $kube_version" "$kube_dir" \
   "$here/kubernetes/build-layer.sh" "$kube_bin" "$extra_images"

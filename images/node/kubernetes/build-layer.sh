@@ -21,5 +21,9 @@ sh "$layer/../lib/image-archive.sh" "$pause_ref" "$work/pause" '["/pause"]' "$ro
 [ -z "$extra_images" ] || cp "$extra_images"/*.tar "$root/usr/share/warmmetal/images/"
 sed "s|@PAUSE_IMAGE@|$pause_ref|" "$root/etc/containerd/config.toml.in" > "$root/etc/containerd/config.toml"
 rm "$root/etc/containerd/config.toml.in"
-printf 'WARMMETAL_KUBE_VERSION=%s\n' "$kube_version" > "$root/usr/lib/warmmetal/kubernetes.env"
+{
+  printf 'WARMMETAL_KUBE_VERSION=%s\n' "$kube_version"
+  # What the join should know about this kubelet (build-kubernetes.sh says: WARMMETAL_KUBELET_FAST_STATUS).
+  [ ! -f "$kube_bin/kubelet.env" ] || cat "$kube_bin/kubelet.env"
+} > "$root/usr/lib/warmmetal/kubernetes.env"
 squash "$root" "$out/kubernetes.squashfs"

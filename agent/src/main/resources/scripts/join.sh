@@ -10,15 +10,19 @@
 # - the JoinConfiguration is the version the installed kubeadm reads (v1beta2 before 1.22, v1beta3 from 1.22);
 # - where no systemd runs, this script starts the kubelet itself the moment kubeadm has written its files (kubeadm
 #   would only wait for a service manager that is not there), without the cloud-metadata probe of its credential
-#   provider (seconds on a host that is not in AWS), and with its node status computed every second, so the first
-#   Ready is posted as soon as it is true (the report frequency, what reaches the API server, is unchanged).
+#   provider (seconds on a host that is not in AWS);
+# - a kubelet older than 1.27 that lacks upstream's start-up status loop (kubernetes/kubernetes#112618, which
+#   WARMMETAL_KUBELET_FAST_STATUS=true says it has: WarmMetal's node image builds it in) computes its node status
+#   every second rather than ten, so its first Ready is posted within a second of being true; a kubelet with the
+#   loop posts it within 100 ms and keeps its default afterwards.
 #
 # Settings (environment): WARMMETAL_CRI_SOCKET (/run/containerd/containerd.sock), WARMMETAL_NODE_NAME (the host name),
 # WARMMETAL_NODE_IP (the address the kubelet reports; default: the kubelet's choice), WARMMETAL_KUBELET_CGROUP_DRIVER
 # (the container runtime's: systemd or cgroupfs; it overrides the cluster's kubelet configuration, which may say
 # otherwise), WARMMETAL_KUBELET_SUPERVISOR (systemd where systemd runs, else agent: who starts the kubelet),
 # WARMMETAL_KUBELET_ARGS (more kubelet flags, when the agent starts it), WARMMETAL_KUBELET_RUN_DIR (/run/warmmetal: the
-# kubelet's pid file and log when the agent starts it).
+# kubelet's pid file and log when the agent starts it), WARMMETAL_KUBELET_FAST_STATUS (true: the kubelet keeps its
+# fast status updates until Ready, as 1.27+ do; default false below 1.27).
 set -eu
 command -v python3 >/dev/null || { echo "python3 is needed to read the join parameters"; exit 1; }
 work=${TMPDIR:-$(mktemp -d)}
@@ -47,11 +51,12 @@ config="$work/join.yaml"
 # The JoinConfiguration is written by Python from the JSON (JSON is valid YAML), so no value can break its syntax;
 # the token stays in this 0600 file, off kubeadm's command line.
 ( umask 077; python3 - "$params" "$kubeadm_version" "$cri" "${WARMMETAL_NODE_NAME:-}" "${WARMMETAL_NODE_IP:-}" \
-    "${WARMMETAL_KUBELET_CGROUP_DRIVER:-}" > "$config" <<'PY'
+    "${WARMMETAL_KUBELET_CGROUP_DRIVER:-}" "${WARMMETAL_KUBELET_FAST_STATUS:-false}" > "$config" <<'PY'
 import json, re, sys
 p = json.load(open(sys.argv[1]))["params"]
 version = tuple(int(x) for x in re.findall(r"\d+", sys.argv[2])[:2])
 cri, node_name, node_ip, cgroup_driver = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+fast_status = version >= (1, 27) or sys.argv[7] == "true"
 k = p["kubernetes"]
 # The version skew policy: a kubelet never newer than the control plane, at most 2 minor versions older (3 from
 # 1.28). Refused here, before kubeadm changes anything: the machine fails saying why, and no join is half done.
@@ -95,9 +100,10 @@ registration = {
     "kubeletExtraArgs": {
         "node-labels": ",".join("%s=%s" % kv for kv in sorted(labels.items())),
         "provider-id": p["providerId"],
-        "node-status-update-frequency": "1s",
     },
 }
+if not fast_status:
+    registration["kubeletExtraArgs"]["node-status-update-frequency"] = "1s"
 if node_name:
     registration["name"] = node_name
 if node_ip:

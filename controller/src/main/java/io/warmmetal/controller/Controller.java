@@ -272,6 +272,13 @@ public final class Controller implements AutoCloseable {
     step("capacity buffers", buffers::reconcile);
     List<Pod> withBuffers = buffers.withVirtualPods(allPods);
     step("provisioning", () -> provisioner.reconcile(withBuffers, listed));
+    step(
+        "pre-joined capacity buffers",
+        () -> {
+          Provisioner.FreshPlan planned = provisioner.planOnNewNodes(buffers.preJoinedPods());
+          buffers.planned(planned.requests(), planned.plan());
+          standby.fromBuffers(provisioner.standbyFor(planned.plan()));
+        });
     step("capacity buffer status", buffers::writeStatus);
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
     step(

@@ -208,6 +208,30 @@ public final class Installation implements AutoCloseable {
   }
 
   /**
+   * Changes the node class {@code default}: a read-modify-write, again while the API server answers
+   * 409 Conflict (the controller writes its status).
+   */
+  public void updateNodeClass(Consumer<WarmMetalNodeClass> change) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        admin
+            .resources(WarmMetalNodeClass.class)
+            .withName("default")
+            .edit(
+                c -> {
+                  change.accept(c);
+                  return c;
+                });
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 10) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  /**
    * Stops the controllers, then removes what WarmMetal and the test made (finalizers first, or
    * nothing goes).
    */

@@ -7,9 +7,11 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.Daemon;
+import io.warmmetal.e2e.cluster.KubeBinaries;
 import io.warmmetal.e2e.cluster.NodeHost;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -24,11 +26,30 @@ public final class RealMachine implements AutoCloseable {
   public final String machineId;
   public final String shape;
 
-  private RealMachine(NodeHost host, Daemon agent, String machineId, String shape) {
+  /** Its host's name: its Node's. */
+  public final String name;
+
+  private RealMachine(NodeHost host, Daemon agent, String machineId, String shape, String name) {
+    this.name = name;
     this.host = host;
     this.agent = agent;
     this.machineId = machineId;
     this.shape = shape;
+  }
+
+  /**
+   * The agent's environment on the host: its node name, the images it imports, the kubelet's cgroup
+   * (the host's kubelet puts its pods under the sandbox's cgroup: this machine's are shared; the
+   * cluster's configuration leaves the cgroup root alone, as real clusters do), and what the build
+   * says about the kubelet.
+   */
+  private static Map<String, String> agentEnvironment(
+      String name, NodeHost host, ControlPlane cluster) {
+    Map<String, String> env = new HashMap<>(KubeBinaries.kubeletEnvironment());
+    env.put("WARMMETAL_NODE_NAME", name);
+    env.put("WARMMETAL_IMAGE_ARCHIVES", host.images().toString());
+    env.put("WARMMETAL_KUBELET_ARGS", "--cgroup-root=" + cluster.sandbox().cgroupRoot());
+    return env;
   }
 
   /**
@@ -81,16 +102,7 @@ public final class RealMachine implements AutoCloseable {
                   name,
                   "--address",
                   host.address()),
-              // The host's kubelet puts its pods under the sandbox's cgroup (this machine's are
-              // shared); the cluster's
-              // configuration leaves the cgroup root alone, as real clusters do.
-              Map.of(
-                  "WARMMETAL_NODE_NAME",
-                  name,
-                  "WARMMETAL_IMAGE_ARCHIVES",
-                  host.images().toString(),
-                  "WARMMETAL_KUBELET_ARGS",
-                  "--cgroup-root=" + cluster.sandbox().cgroupRoot()));
+              agentEnvironment(name, host, cluster));
       Daemon started = agent;
       String[] machine = new String[2];
       Await.until(
@@ -115,7 +127,7 @@ public final class RealMachine implements AutoCloseable {
           "/v1/pools/" + machine[1],
           ApiFixture.ADMIN,
           new JsonObject().put("minWarm", 1).put("maxWarm", 1));
-      RealMachine m = new RealMachine(host, agent, machine[0], machine[1]);
+      RealMachine m = new RealMachine(host, agent, machine[0], machine[1], name);
       Await.until(
           "machine " + name + " prepared and warm",
           () -> {

@@ -55,6 +55,7 @@ public final class ScriptExecutor implements Executor {
           "WARMMETAL_KUBELET_RUN_DIR",
           "WARMMETAL_KUBELET_SUPERVISOR",
           "WARMMETAL_KUBELET_CGROUP_DRIVER",
+          "WARMMETAL_KUBELET_FAST_STATUS",
           "WARMMETAL_NODE_IP",
           "WARMMETAL_MIN_MEMORY_MIB");
 

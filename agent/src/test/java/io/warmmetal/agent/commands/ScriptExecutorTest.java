@@ -236,6 +236,33 @@ class ScriptExecutorTest {
     try (var left = Files.list(tmp)) {
       assertThat(left).isEmpty(); // the token's file and the parameters are gone
     }
+    // A 1.20 kubelet without the start-up status loop computes its status every second.
+    assertThat(
+            config
+                .getJsonObject("nodeRegistration")
+                .getJsonObject("kubeletExtraArgs")
+                .getString("node-status-update-frequency"))
+        .isEqualTo("1s");
+    // One that has it (WarmMetal's build, or 1.27 and later) keeps its default.
+    for (String[] kubelet :
+        List.of(new String[] {"v1.20.2", "true"}, new String[] {"v1.27.3", ""})) {
+      pb.environment().put("FAKE_VERSION", kubelet[0]);
+      pb.environment().put("WARMMETAL_KUBELET_FAST_STATUS", kubelet[1]);
+      Process fast = pb.start();
+      try (var in = fast.getOutputStream()) {
+        in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+      }
+      fast.getInputStream().readAllBytes();
+      assertThat(fast.waitFor()).isZero();
+      assertThat(
+              new JsonObject(Files.readString(seen))
+                  .getJsonObject("nodeRegistration")
+                  .getJsonObject("kubeletExtraArgs")
+                  .containsKey("node-status-update-frequency"))
+          .as(kubelet[0] + " " + kubelet[1])
+          .isFalse();
+    }
+    pb.environment().remove("WARMMETAL_KUBELET_FAST_STATUS");
 
     // kubeadm 1.22 and later read v1beta3, which wants the socket as a URL.
     pb.environment().put("FAKE_VERSION", "v1.23.4");

@@ -55,6 +55,9 @@ final class BufferProvisioning {
     return counts;
   }
 
+  /** WarmMetal's reason: the buffer's room is kept as pre-joined standby nodes. */
+  static final String PRE_JOINED_STANDBY = "PreJoinedStandby";
+
   /** A condition to set: its status, reason and message. */
   record Outcome(boolean status, String reason, String message) {}
 
@@ -90,5 +93,29 @@ final class BufferProvisioning {
           "All " + replicas + " virtual pods fit on existing capacity");
     }
     return null;
+  }
+
+  /**
+   * The {@code Provisioning} condition for a buffer of the pre-joined strategy: its virtual pods
+   * planned onto new nodes, which the node classes keep as pre-joined standby nodes (their status
+   * says how many are joined).
+   */
+  static Outcome preJoined(boolean ready, int replicas, Counts counts) {
+    if (!ready || replicas == 0 || counts == null) {
+      return condition(ready, replicas, counts);
+    }
+    if (counts.failed > 0) {
+      return new Outcome(
+          false,
+          REQUIRES_NEW_CAPACITY,
+          counts.failed + "/" + replicas + " virtual pods fit no NodePool's instance types");
+    }
+    return new Outcome(
+        true,
+        PRE_JOINED_STANDBY,
+        "All "
+            + replicas
+            + " virtual pods planned onto pre-joined standby nodes (the node class's"
+            + " status.preJoined counts them)");
   }
 }

@@ -68,7 +68,11 @@ public final class CapacityBuffers {
 
   /** A buffer, the status it should have, and its virtual pods. */
   private record Entry(
-      CapacityBuffer buffer, CapacityBuffer.Status status, boolean ready, List<Pod> pods) {}
+      CapacityBuffer buffer, CapacityBuffer.Status status, boolean ready, List<Pod> pods) {
+    boolean preJoined() {
+      return preJoinedStrategy(buffer);
+    }
+  }
 
   /**
    * @param buffers the CapacityBuffers (the informer's)
@@ -93,12 +97,23 @@ public final class CapacityBuffers {
         || strategy.equals(CapacityBuffer.ACTIVE_CAPACITY);
   }
 
-  /** Resolves every active buffer: its status to be, its virtual pods. */
+  /**
+   * Whether the buffer asks for WarmMetal's pre-joined standby: its room kept as standby nodes
+   * joined ahead of time (the node classes' pre-joined standby), which a NodeClaim takes when a
+   * real pod needs it.
+   */
+  static boolean preJoinedStrategy(CapacityBuffer buffer) {
+    return buffer.getSpec() != null
+        && CapacityBuffer.PRE_JOINED.equals(buffer.getSpec().provisioningStrategy);
+  }
+
+  /** Resolves every buffer of ours (either strategy): its status to be, its virtual pods. */
   public void reconcile() {
     placed = Map.of();
     Map<String, Entry> now = new LinkedHashMap<>();
     for (CapacityBuffer buffer : buffers.get()) {
-      if (!active(buffer) || buffer.getMetadata().getDeletionTimestamp() != null) {
+      if (!(active(buffer) || preJoinedStrategy(buffer))
+          || buffer.getMetadata().getDeletionTimestamp() != null) {
         continue;
       }
       now.put(buffer.key(), resolve(buffer));
@@ -111,13 +126,22 @@ public final class CapacityBuffers {
   /** The pods with every active buffer's virtual pods added: what provisioning plans for. */
   public List<Pod> withVirtualPods(List<Pod> pods) {
     List<Pod> all = new ArrayList<>(pods);
-    entries.values().forEach(e -> all.addAll(e.pods()));
+    entries.values().stream().filter(e -> !e.preJoined()).forEach(e -> all.addAll(e.pods()));
+    return all;
+  }
+
+  /** The pre-joined buffers' virtual pods: what the standby nodes are planned for. */
+  public List<Pod> preJoinedPods() {
+    List<Pod> all = new ArrayList<>();
+    entries.values().stream().filter(Entry::preJoined).forEach(e -> all.addAll(e.pods()));
     return all;
   }
 
   /** Provisioning planned: where the virtual pods went says each buffer's Provisioning. */
   public void planned(Map<PodRequest, Pod> pending, Scheduler.Plan plan) {
-    placed = BufferProvisioning.classify(pending, plan);
+    Map<String, BufferProvisioning.Counts> merged = new HashMap<>(placed);
+    merged.putAll(BufferProvisioning.classify(pending, plan));
+    placed = merged;
   }
 
   /** Writes what changed of each active buffer's status. */
@@ -126,7 +150,9 @@ public final class CapacityBuffers {
       CapacityBuffer.Status status = e.status();
       int replicas = status.replicas == null ? 0 : status.replicas;
       BufferProvisioning.Outcome outcome =
-          BufferProvisioning.condition(e.ready(), replicas, placed.get(e.buffer().key()));
+          e.preJoined()
+              ? BufferProvisioning.preJoined(e.ready(), replicas, placed.get(e.buffer().key()))
+              : BufferProvisioning.condition(e.ready(), replicas, placed.get(e.buffer().key()));
       if (outcome != null) {
         set(
             status,

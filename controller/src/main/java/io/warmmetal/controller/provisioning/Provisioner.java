@@ -43,6 +43,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -340,6 +341,51 @@ public final class Provisioner {
                     claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
               }
             });
+  }
+
+  /** Pods planned onto new nodes only, and the pod each request stands for. */
+  public record FreshPlan(Map<PodRequest, Pod> requests, Scheduler.Plan plan) {}
+
+  /**
+   * Where these pods would go on new nodes alone — none of the cluster's counted: the nodes a
+   * pre-joined CapacityBuffer keeps standing by. Of the types with a machine to be had now.
+   */
+  public FreshPlan planOnNewNodes(List<Pod> pods) throws Exception {
+    Map<PodRequest, Pod> requests = new IdentityHashMap<>();
+    pods.forEach(p -> requests.put(PodRequests.of(p), p));
+    if (requests.isEmpty()) {
+      return new FreshPlan(requests, new Scheduler.Plan(List.of(), List.of()));
+    }
+    ClusterState state = state(List.of(), List.of());
+    return new FreshPlan(
+        requests,
+        scheduler.schedule(List.copyOf(requests.keySet()), state.views, launchable(state)));
+  }
+
+  /**
+   * The standby nodes a plan's new nodes are, per node class (its name): their instance types and
+   * zones, counted.
+   */
+  public Map<String, List<WarmMetalNodeClass.PreJoined>> standbyFor(Scheduler.Plan plan) {
+    Map<String, Map<String, WarmMetalNodeClass.PreJoined>> byClass = new HashMap<>();
+    for (Scheduler.PlannedNode node : plan.nodes()) {
+      NodePool pool = defs.pool(node.pool().name());
+      WarmMetalNodeClass nodeClass =
+          pool == null ? null : defs.nodeClass(pool.getSpec().template.spec);
+      if (nodeClass == null) {
+        continue;
+      }
+      String zone = node.labels().get(WellKnown.ZONE_LABEL);
+      WarmMetalNodeClass.PreJoined entry =
+          new WarmMetalNodeClass.PreJoined(node.type().name(), 0, zone);
+      byClass
+          .computeIfAbsent(nodeClass.getMetadata().getName(), n -> new LinkedHashMap<>())
+          .computeIfAbsent(entry.key(), k -> entry)
+          .count++;
+    }
+    Map<String, List<WarmMetalNodeClass.PreJoined>> standby = new HashMap<>();
+    byClass.forEach((name, entries) -> standby.put(name, List.copyOf(entries.values())));
+    return standby;
   }
 
   /**

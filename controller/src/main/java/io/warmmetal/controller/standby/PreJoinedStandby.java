@@ -75,6 +75,9 @@ public final class PreJoinedStandby {
   /** Node classes that had standby instances at their last count (asked again until none). */
   private final Set<String> holding = new HashSet<>();
 
+  /** What pre-joined CapacityBuffers ask of each node class, beside its {@code spec.preJoined}. */
+  private volatile Map<String, List<PreJoined>> fromBuffers = Map.of();
+
   private volatile boolean due = true;
   private Instant lastRun = Instant.EPOCH;
 
@@ -88,6 +91,17 @@ public final class PreJoinedStandby {
     this.events = events;
     this.controlPlane = new ControlPlaneVersion(kube);
     this.unhealthyAfter = unhealthyAfter;
+  }
+
+  /**
+   * The standby nodes pre-joined CapacityBuffers need, per node class (added to its own entries:
+   * the same type and zone count together).
+   */
+  public void fromBuffers(Map<String, List<PreJoined>> wanted) {
+    if (!wanted.equals(fromBuffers)) {
+      due = true;
+    }
+    fromBuffers = Map.copyOf(wanted);
   }
 
   /** Counts again in the next pass rather than after {@link #EVERY}: one was taken. */
@@ -118,7 +132,9 @@ public final class PreJoinedStandby {
     boolean countedAll = true;
     for (WarmMetalNodeClass nodeClass : nodeClasses) {
       String name = nodeClass.getMetadata().getName();
-      if (nodeClass.getSpec().preJoined.isEmpty() && !holding.contains(name)) {
+      if (nodeClass.getSpec().preJoined.isEmpty()
+          && !holding.contains(name)
+          && !fromBuffers.containsKey(name)) {
         report.remove(name);
         continue;
       }
@@ -163,7 +179,17 @@ public final class PreJoinedStandby {
     }
     String hash = nodeClass.hash();
     Map<String, PreJoined> entries = new LinkedHashMap<>();
-    nodeClass.getSpec().preJoined.forEach(e -> entries.put(e.key(), e));
+    List<PreJoined> wanted = new ArrayList<>(nodeClass.getSpec().preJoined);
+    wanted.addAll(fromBuffers.getOrDefault(name, List.of()));
+    for (PreJoined e : wanted) {
+      PreJoined sum = entries.get(e.key());
+      entries.put(
+          e.key(),
+          new PreJoined(
+              e.instanceType,
+              (sum == null ? 0 : sum.count) + (e.count == null ? 0 : e.count),
+              e.zone));
+    }
     List<JsonNode> kept = new ArrayList<>();
     for (JsonNode instance : live) {
       String why;

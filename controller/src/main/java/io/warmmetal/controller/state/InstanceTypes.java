@@ -29,22 +29,28 @@ public final class InstanceTypes {
   private InstanceTypes() {}
 
   /**
-   * The shapes a launch can have a machine of: warm ones, ones being prepared, or (with {@code
-   * standby}) ones in standby (a launch may take those; its node then comes when the machine is
-   * switched on and prepared). In-use machines do not count.
+   * The shapes a launch can have a machine of: warm ones, ones being prepared, pre-joined ones (a
+   * launch takes those without a join — if they stand by for this cluster and project; else it is
+   * answered InsufficientCapacity, and the shape rests a while), or (with {@code standby}) ones in
+   * standby (a launch may take those; its node then comes when the machine is switched on and
+   * prepared). In-use machines do not count.
    */
   public static Set<String> available(JsonNode shapes, boolean standby) {
     Set<String> names = new HashSet<>();
     for (JsonNode s : shapes) {
-      JsonNode counts = s.path("counts");
-      if (counts.path("warm").asInt(0)
-              + counts.path("preparing").asInt(0)
-              + (standby ? counts.path("standby").asInt(0) : 0)
-          > 0) {
+      if (takeable(s.path("counts"), standby) > 0) {
         names.add(s.get("name").asText());
       }
     }
     return names;
+  }
+
+  /** Machines a launch can take of these counts by state. */
+  private static int takeable(JsonNode counts, boolean standby) {
+    return counts.path("warm").asInt(0)
+        + counts.path("preparing").asInt(0)
+        + counts.path("pre-joined").asInt(0)
+        + (standby ? counts.path("standby").asInt(0) : 0);
   }
 
   /**
@@ -145,10 +151,7 @@ public final class InstanceTypes {
       boolean standby = nodeClass != null && nodeClass.getSpec().launchesFromStandby();
       for (JsonNode o : s.path("offerings")) {
         JsonNode counts = o.path("counts");
-        int available =
-            counts.path("warm").asInt(0)
-                + counts.path("preparing").asInt(0)
-                + (standby ? counts.path("standby").asInt(0) : 0);
+        int available = takeable(counts, standby);
         offerings.add(
             new InstanceType.Offering(
                 o.path("zone").isTextual() ? o.get("zone").asText() : null,

@@ -661,21 +661,35 @@ class CapacityBuffersTest {
                 + "podTemplateRef: {name: chunk}\nreplicas: 2"));
     apply(
         buffer(
-            "pre-joined",
-            "provisioningStrategy: warmmetal.io/pre-joined\n"
-                + "podTemplateRef: {name: chunk}\nreplicas: 2"));
-    apply(
-        buffer(
             "broken-standby",
             "provisioningStrategy: buffer.gke.io/standby-capacity\n"
                 + "replicas: 2")); // invalid too: still not ours to judge
 
     assertThat(pass()).isEmpty();
-    for (String name : List.of("gke-standby", "pre-joined", "broken-standby")) {
+    for (String name : List.of("gke-standby", "broken-standby")) {
       CapacityBuffer.Status status = status(name);
       assertThat(status == null || status.conditions.isEmpty()).as(name).isTrue();
     }
     assertThat(WrittenEvents.in(kube, events, "default")).isEmpty();
+  }
+
+  @Test
+  void aPreJoinedBufferIsResolvedButItsVirtualPodsGoToTheStandbyNotToProvisioning() {
+    apply(ONE_CPU_CHUNK);
+    apply(
+        buffer(
+            "pre-joined",
+            "provisioningStrategy: warmmetal.io/pre-joined\n"
+                + "podTemplateRef: {name: chunk}\nreplicas: 2"));
+
+    assertThat(pass()).as("nothing for provisioning to launch").isEmpty();
+    assertThat(buffers.preJoinedPods())
+        .hasSize(2)
+        .allMatch(p -> "default/pre-joined".equals(VirtualPod.buffer(p)));
+    CapacityBuffer.Status status = status("pre-joined");
+    assertThat(status.replicas).isEqualTo(2);
+    assertThat(status.provisioningStrategy).isEqualTo(CapacityBuffer.PRE_JOINED);
+    assertThat(condition(status, "ReadyForProvisioning").getStatus()).isEqualTo("True");
   }
 
   @Test

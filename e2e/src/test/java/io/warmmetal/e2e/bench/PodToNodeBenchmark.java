@@ -1,5 +1,6 @@
 package io.warmmetal.e2e.bench;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -7,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.certificates.v1.CertificateSigningRequest;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.WebSocketClient;
@@ -18,10 +20,13 @@ import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.RealMachine;
 import io.warmmetal.e2e.cluster.ControlPlane;
@@ -67,6 +72,10 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  * (→ Ready with its taints lifted), bound (→ kube-scheduler bound the pod there), Running (→ the
  * kubelet ran it).
  *
+ * <p>(c) One pod onto the same machine kept pre-joined by the node class ({@code spec.preJoined}):
+ * notice + decide, take (→ the NodeClaim launched: the API handed the machine over), usable (→ the
+ * Node relabelled and its standby taint lifted), bound, Running.
+ *
  * <p>(b) Bursts of pods, each asking for 12 of a 16-cpu shape's cpus (one node each), onto
  * simulated machines whose simulated kubelets register Nodes in the same real API server: notice +
  * decide, order, and when the last join was delivered, from the burst's first pod (pods created 16
@@ -85,6 +94,7 @@ public final class PodToNodeBenchmark {
   private final Vertx vertx = Vertx.vertx();
   private final Map<String, Long> claimSeen = new ConcurrentHashMap<>();
   private final Map<String, Long> claimInitialized = new ConcurrentHashMap<>();
+  private final Map<String, Long> claimLaunched = new ConcurrentHashMap<>();
   private final Map<String, Long> nodeSeen = new ConcurrentHashMap<>();
   private final Map<String, Long> nodeReady = new ConcurrentHashMap<>();
   private final Map<String, Long> podRunning = new ConcurrentHashMap<>();
@@ -102,10 +112,18 @@ public final class PodToNodeBenchmark {
   public static void main(String[] args) {
     PodToNodeBenchmark b = new PodToNodeBenchmark();
     try {
+      List<String> options = args.length > 2 ? List.of(args).subList(2, args.length) : List.of();
+      String paths =
+          options.stream()
+              .filter(o -> o.startsWith("paths="))
+              .map(o -> o.substring("paths=".length()))
+              .findFirst()
+              .orElse("join,pre-joined,buffer");
       b.run(
           args.length > 0 ? Integer.parseInt(args[0]) : 10,
           args.length > 1 ? Integer.parseInt(args[1]) : 500,
-          args.length <= 2 || !"no-nudge".equals(args[2]));
+          !options.contains("no-nudge"),
+          List.of(paths.split(",")));
       b.cluster.close();
       System.exit(0);
     } catch (Throwable t) {
@@ -117,7 +135,8 @@ public final class PodToNodeBenchmark {
     }
   }
 
-  private void run(int runs, int largestBurst, boolean nudgePods) throws Exception {
+  private void run(int runs, int largestBurst, boolean nudgePods, List<String> paths)
+      throws Exception {
     cluster = ControlPlane.start();
     kube = cluster.admin();
     Map<String, String> settings = new HashMap<>(RealMachine.apiSettings(cluster));
@@ -137,29 +156,72 @@ public final class PodToNodeBenchmark {
     wm.startController(new KarpenterMetrics(), nudgePods);
     if (runs > 0) {
       RealMachine metal = RealMachine.start(fx, cluster, "metal-1");
-      List<String> real = new ArrayList<>();
-      realJoin(metal, "warm-up"); // unmeasured: the JIT's first pass through every path
-      for (int i = 0; i < runs; i++) {
-        real.add(realJoin(metal, "run-" + i));
+      if (paths.contains("join")) {
+        List<String> real = new ArrayList<>();
+        realJoin(metal, "warm-up"); // unmeasured: the JIT's first pass through every path
+        for (int i = 0; i < runs; i++) {
+          real.add(realJoin(metal, "run-" + i));
+        }
+        table(
+            "(a) one pod, a real kubeadm join and kubelet (ms)",
+            List.of(
+                "run",
+                "notice + decide",
+                "order",
+                "kubeadm discovery",
+                "TLS bootstrap",
+                "registered",
+                "Ready",
+                "pending pod → Node Ready",
+                "usable: taints lifted",
+                "bound (kube-scheduler)",
+                "Running (kubelet)",
+                "Node Ready → pod Running",
+                "**pending pod → Running**",
+                "join command → Ready"),
+            real);
       }
-      table(
-          "(a) one pod, a real kubeadm join and kubelet (ms)",
-          List.of(
-              "run",
-              "notice + decide",
-              "order",
-              "kubeadm discovery",
-              "TLS bootstrap",
-              "registered",
-              "Ready",
-              "pending pod → Node Ready",
-              "usable: taints lifted",
-              "bound (kube-scheduler)",
-              "Running (kubelet)",
-              "Node Ready → pod Running",
-              "**pending pod → Running**",
-              "join command → Ready"),
-          real);
+      if (paths.contains("pre-joined")) {
+        // (c) The same machine kept pre-joined by the node class: no join on the pod's path.
+        List<String> standby = new ArrayList<>();
+        wm.updateNodeClass(
+            c -> c.getSpec().preJoined = List.of(new PreJoined(metal.shape, 1, null)));
+        preJoined(metal, "warm-up");
+        for (int i = 0; i < runs; i++) {
+          standby.add(preJoined(metal, "run-" + i));
+        }
+        table(
+            "(c) one pod onto a pre-joined node: the real machine joined ahead of time (ms)",
+            List.of(
+                "run",
+                "notice + decide",
+                "take: the API hands the pre-joined machine over",
+                "usable: Node relabelled, standby taint lifted",
+                "bound (kube-scheduler)",
+                "Running (kubelet)",
+                "**pending pod → Node usable**",
+                "**pending pod → Running**"),
+            standby);
+        wm.updateNodeClass(c -> c.getSpec().preJoined = List.of());
+        takeBack(() -> "warm".equals(metal.state(fx)));
+      }
+      if (paths.contains("buffer")) {
+        // (d) An active CapacityBuffer keeps room on the machine, joined and Ready: a pod lands in
+        // it.
+        keepRoom();
+        List<String> room = new ArrayList<>();
+        intoRoom(metal, "warm-up");
+        for (int i = 0; i < runs; i++) {
+          room.add(intoRoom(metal, "run-" + i));
+        }
+        table(
+            "(d) one pod into a CapacityBuffer's room on the real machine (ms)",
+            List.of(
+                "run", "bound (kube-scheduler)", "Running (kubelet)", "**pod created → Running**"),
+            room);
+        kube.resources(CapacityBuffer.class).inNamespace("default").delete();
+        takeBack(() -> "warm".equals(metal.state(fx)));
+      }
       metal.close();
     }
 
@@ -212,28 +274,7 @@ public final class PodToNodeBenchmark {
     clear();
     long start = System.currentTimeMillis();
     String pod = "real-" + run;
-    kube.pods()
-        .inNamespace("default")
-        .resource(
-            new PodBuilder()
-                .withNewMetadata()
-                .withName(pod)
-                .withNamespace("default")
-                .endMetadata()
-                .withNewSpec()
-                .withTerminationGracePeriodSeconds(0L)
-                .addNewContainer()
-                .withName("app")
-                .withImage(NodeHost.BUSYBOX_IMAGE)
-                .withImagePullPolicy("Never")
-                .withCommand("sleep", "3600")
-                .withNewResources()
-                .addToRequests("cpu", new Quantity("100m"))
-                .endResources()
-                .endContainer()
-                .endSpec()
-                .build())
-        .create();
+    createPod(pod);
     waitFor(
         () -> podRunning.containsKey(pod) && !claimInitialized.isEmpty(),
         180,
@@ -264,6 +305,123 @@ public final class PodToNodeBenchmark {
             nodeReady.get(node) - delivered);
     takeBack(() -> "warm".equals(metal.state(fx)));
     return row;
+  }
+
+  /** A pending pod that only the real machine fits (its image is there already). */
+  private void createPod(String name) {
+    kube.pods()
+        .inNamespace("default")
+        .resource(
+            new PodBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("default")
+                .endMetadata()
+                .withNewSpec()
+                .withTerminationGracePeriodSeconds(0L)
+                .addNewContainer()
+                .withName("app")
+                .withImage(NodeHost.BUSYBOX_IMAGE)
+                .withImagePullPolicy("Never")
+                .withCommand("sleep", "3600")
+                .withNewResources()
+                .addToRequests("cpu", new Quantity("100m"))
+                .endResources()
+                .endContainer()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  /**
+   * One pending pod onto the real machine pre-joined ahead of time (the node class keeps one); its
+   * stages; then the node taken back and the machine pre-joined again.
+   */
+  private String preJoined(RealMachine metal, String run) throws Exception {
+    waitFor(
+        () -> "pre-joined".equals(metal.state(fx)) && standbyReady(metal.name),
+        300,
+        () -> metal.story(fx));
+    clear();
+    long start = System.currentTimeMillis();
+    String pod = "pre-" + run;
+    createPod(pod);
+    waitFor(() -> podRunning.containsKey(pod), 180, () -> metal.story(fx));
+    NodeClaim claim = claims().get(0);
+    String node = claim.getStatus().nodeName;
+    long claimAt = claimSeen.get(claim.getMetadata().getName());
+    long launchedAt = claimLaunched.get(claim.getMetadata().getName());
+    String row =
+        String.format(
+            "| %s | %d | %d | %d | %d | %d | **%d** | **%d** |",
+            run,
+            claimAt - start,
+            launchedAt - claimAt,
+            nodeUsable.get(node) - launchedAt,
+            podBound.get(pod) - nodeUsable.get(node),
+            podRunning.get(pod) - podBound.get(pod),
+            nodeUsable.get(node) - start,
+            podRunning.get(pod) - start);
+    takeBack(() -> true);
+    return row;
+  }
+
+  /** An active CapacityBuffer of one 100m chunk: the real machine joined and kept as its room. */
+  private void keepRoom() throws Exception {
+    kube.resource(
+            Serialization.<HasMetadata>unmarshal(
+                """
+                apiVersion: v1
+                kind: PodTemplate
+                metadata: {name: room, namespace: default}
+                template:
+                  spec:
+                    containers:
+                      - {name: app, image: app, resources: {requests: {cpu: 100m}}}
+                """))
+        .create();
+    kube.resource(
+            Serialization.<HasMetadata>unmarshal(
+                """
+                apiVersion: autoscaling.x-k8s.io/v1beta1
+                kind: CapacityBuffer
+                metadata: {name: room, namespace: default}
+                spec: {podTemplateRef: {name: room}, replicas: 1}
+                """))
+        .create();
+    waitFor(() -> !claimInitialized.isEmpty(), 180, () -> "the buffer's node not initialized");
+  }
+
+  /** One pod created where a buffer keeps room: bound and Running, no node work on its path. */
+  private String intoRoom(RealMachine metal, String run) throws Exception {
+    String pod = "room-" + run;
+    podBound.remove(pod);
+    podRunning.remove(pod);
+    long start = System.currentTimeMillis();
+    createPod(pod);
+    waitFor(() -> podRunning.containsKey(pod), 120, () -> metal.story(fx));
+    String row =
+        String.format(
+            "| %s | %d | %d | **%d** |",
+            run,
+            podBound.get(pod) - start,
+            podRunning.get(pod) - podBound.get(pod),
+            podRunning.get(pod) - start);
+    kube.pods().inNamespace("default").withName(pod).withGracePeriod(0).delete();
+    waitFor(
+        () -> kube.pods().inNamespace("default").withName(pod).get() == null,
+        60,
+        () -> "pod " + pod + " not gone");
+    return row;
+  }
+
+  /** Whether the machine's Node is Ready, as a standby node (its label on). */
+  private boolean standbyReady(String node) {
+    Node n = kube.nodes().withName(node).get();
+    return n != null
+        && n.getMetadata().getLabels().containsKey(WellKnown.STANDBY)
+        && n.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   /** A burst of {@code pods} pending pods at once onto simulated machines. */
@@ -367,6 +525,7 @@ public final class PodToNodeBenchmark {
   private void clear() {
     claimSeen.clear();
     claimInitialized.clear();
+    claimLaunched.clear();
     nodeSeen.clear();
     nodeReady.clear();
     nodeUsable.clear();
@@ -492,6 +651,10 @@ public final class PodToNodeBenchmark {
                   if (c.getStatus() != null
                       && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)) {
                     claimInitialized.putIfAbsent(c.getMetadata().getName(), now);
+                  }
+                  if (c.getStatus() != null
+                      && Conditions.isTrue(c.getStatus().conditions, Conditions.LAUNCHED)) {
+                    claimLaunched.putIfAbsent(c.getMetadata().getName(), now);
                   }
                 }));
     kube.nodes()

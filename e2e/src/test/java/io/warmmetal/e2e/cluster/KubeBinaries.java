@@ -1,8 +1,10 @@
 package io.warmmetal.e2e.cluster;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -38,6 +40,28 @@ public final class KubeBinaries {
       }
     }
     return dir;
+  }
+
+  /**
+   * What the agent's join should know about the kubelet ({@code kubelet.env} beside it, written by
+   * the build: {@code WARMMETAL_KUBELET_FAST_STATUS}); empty for a build from before it.
+   */
+  public static Map<String, String> kubeletEnvironment() {
+    Path file = dir().resolve("kubelet.env");
+    Map<String, String> env = new HashMap<>();
+    try {
+      if (Files.exists(file)) {
+        for (String line : Files.readAllLines(file)) {
+          int eq = line.indexOf('=');
+          if (eq > 0 && !line.startsWith("#")) {
+            env.put(line.substring(0, eq).strip(), line.substring(eq + 1).strip());
+          }
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return env;
   }
 
   /**

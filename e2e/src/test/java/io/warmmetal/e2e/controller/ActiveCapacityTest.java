@@ -77,7 +77,12 @@ class ActiveCapacityTest {
         new Controller(
             kube,
             new Controller.Settings(
-                Duration.ofMillis(5), Duration.ofMillis(100), Resources.of(100, 256L << 20), 4),
+                Duration.ofMillis(5),
+                Duration.ofMillis(100),
+                Resources.of(100, 256L << 20),
+                4,
+                true,
+                Installation.STANDBY_UNHEALTHY_AFTER),
             new KarpenterMetrics());
     controller.start();
   }
@@ -342,11 +347,9 @@ class ActiveCapacityTest {
   void aBufferOfAnotherStrategyLaunchesNothing(Vertx vertx) throws Exception {
     start(vertx, 2, pool -> {});
     buffer("gke", "4", 2, "buffer.gke.io/standby-capacity");
-    buffer("standby", "4", 2, CapacityBuffer.PRE_JOINED);
     awaitPasses(5);
     assertThat(claims()).isEmpty();
     assertThat(status("gke") == null || status("gke").conditions.isEmpty()).isTrue();
-    assertThat(status("standby") == null || status("standby").conditions.isEmpty()).isTrue();
     assertThat(warm()).isEqualTo(2);
   }
 }

@@ -76,7 +76,12 @@ class CapacityBufferTest {
     }
 
     // Its 5 chunks of 2 CPU and 4Gi: one node, launched from the warm pool, Ready.
-    Await.until("the buffer's node Ready and the buffer provisioned", this::provisioned, 60_000);
+    // Provisioned counts a node on its way as room (upstream's existing capacity): wait for it to
+    // be initialized too.
+    Await.until(
+        "the buffer's node Ready and the buffer provisioned",
+        () -> provisioned() && initialized().size() == 1,
+        60_000);
     assertThat(initialized()).hasSize(1);
     String roomy = initialized().get(0).getStatus().nodeName;
     CapacityBuffer.Status status = buffer().getStatus();

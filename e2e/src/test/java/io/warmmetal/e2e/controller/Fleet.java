@@ -348,15 +348,7 @@ final class Fleet implements AutoCloseable {
   }
 
   void updateNodeClass(Consumer<WarmMetalNodeClass> change) {
-    retrying(
-        () ->
-            kube.resources(WarmMetalNodeClass.class)
-                .withName("default")
-                .edit(
-                    c -> {
-                      change.accept(c);
-                      return c;
-                    }));
+    installation.updateNodeClass(change);
     controller.trigger();
   }
 

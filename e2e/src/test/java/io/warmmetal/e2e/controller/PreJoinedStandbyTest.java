@@ -3,15 +3,18 @@ package io.warmmetal.e2e.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.utils.Serialization;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
@@ -53,7 +56,8 @@ class PreJoinedStandbyTest {
                 machines, new JsonObject().put("topology.kubernetes.io/zone", "rack-1")),
             pool -> {},
             nodeClass ->
-                nodeClass.getSpec().preJoined = List.of(new PreJoined(Fleet.SHAPE, standby, null)));
+                nodeClass.getSpec().preJoined =
+                    standby == 0 ? List.of() : List.of(new PreJoined(Fleet.SHAPE, standby, null)));
     kube = cluster.kube;
     fx = cluster.fx;
   }
@@ -232,6 +236,78 @@ class PreJoinedStandbyTest {
     assertThat(first).isNotEqualTo(second);
     assertThat(List.of(first, second)).contains(standby.getMetadata().getName());
     assertThat(machinesGivenTwice()).isZero();
+  }
+
+  @Test
+  void aPreJoinedCapacityBufferKeepsItsRoomAsStandbyNodesThatAPodTakesAndThatAreReplenished(
+      Vertx vertx, ControlPlane controlPlane) throws Exception {
+    start(vertx, controlPlane, 3, 0);
+    // Two chunks of 12 CPU, as upstream's buffers are written, with WarmMetal's strategy: two
+    // 16-CPU nodes kept joined ahead of time, not NodePool nodes.
+    kube.resource(
+            Serialization.<HasMetadata>unmarshal(
+                """
+                apiVersion: v1
+                kind: PodTemplate
+                metadata: {name: big-chunk, namespace: default}
+                template:
+                  spec:
+                    containers:
+                      - {name: app, image: app, resources: {requests: {cpu: "12", memory: 1Gi}}}
+                """))
+        .create();
+    kube.resource(
+            Serialization.<HasMetadata>unmarshal(
+                """
+                apiVersion: autoscaling.x-k8s.io/v1beta1
+                kind: CapacityBuffer
+                metadata: {name: standing-by, namespace: default}
+                spec:
+                  provisioningStrategy: warmmetal.io/pre-joined
+                  podTemplateRef: {name: big-chunk}
+                  replicas: 2
+                """))
+        .create();
+    List<Node> standby = awaitStandbyNodes(2);
+    assertThat(cluster.claims()).isEmpty();
+    Await.until(
+        "the buffer provisioned as pre-joined standby",
+        () -> {
+          CapacityBuffer b =
+              kube.resources(CapacityBuffer.class)
+                  .inNamespace("default")
+                  .withName("standing-by")
+                  .get();
+          return b.getStatus() != null
+              && Conditions.isTrue(b.getStatus().conditions, CapacityBuffer.PROVISIONING);
+        });
+
+    // A pod that needs a whole node takes one of them without a join; the buffer's room is
+    // joined again behind it.
+    cluster.create(Fleet.pod("big-1", "12"));
+    String node = cluster.awaitScheduled("big-1");
+    assertThat(standby).extracting(n -> n.getMetadata().getName()).contains(node);
+    NodeClaim claim = cluster.claims().get(0);
+    assertThat(claim.getMetadata().getAnnotations())
+        .containsEntry(WellKnown.PRE_JOINED_ANNOTATION, "true");
+    Await.until(
+        "two standby nodes again",
+        () -> {
+          cluster.trigger();
+          return readyStandbyInstances() == 2;
+        },
+        60_000);
+    assertThat(machinesGivenTwice()).isZero();
+
+    // The buffer gone: so is its standby.
+    kube.resources(CapacityBuffer.class).inNamespace("default").withName("standing-by").delete();
+    Await.until(
+        "no standby instance left",
+        () -> {
+          cluster.trigger();
+          return fx.count("SELECT count(*) FROM instances WHERE standby AND state <> 'terminated'")
+              == 0;
+        });
   }
 
   /** The node class's status of its one {@code preJoined} entry, once it has one. */
