@@ -75,6 +75,9 @@ class RealNodeTest {
         "a web pod Running on a real node",
         () -> {
           kube.pods().inNamespace("default").withLabel("app", "web").list().getItems().stream()
+              // Not one being deleted: the earlier replica's pod stays, Running, until the pod
+              // garbage collector removes it from its deleted node.
+              .filter(p -> p.getMetadata().getDeletionTimestamp() == null)
               .filter(p -> p.getStatus() != null && "Running".equals(p.getStatus().getPhase()))
               .findFirst()
               .ifPresent(p -> found[0] = p);
