@@ -15,6 +15,8 @@ import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.NodeHost;
 import io.warmmetal.e2e.cluster.RealCluster;
@@ -29,7 +31,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * ServiceAccount) → the API → the real agent → its join script → kubeadm join → a real kubelet →
  * Node Ready → the pod Running in containerd; then scale to zero → consolidation drains and
  * terminates → the agent's reset (kubeadm reset, the kubelet's state gone) → prepared and warm
- * again → the next pod gets the same machine, joined a second time.
+ * again → the next pod gets the same machine, joined a second time. And the same machine kept
+ * pre-joined by the node class: joined for real ahead of time, then taken by a pending pod's
+ * NodeClaim with no second join.
  */
 @ExtendWith({VertxExtension.class, RealCluster.class})
 @Tag("cluster")
@@ -204,6 +208,80 @@ class RealNodeTest {
       assertThat(fx.count("SELECT count(*) FROM instances WHERE state = 'running'"))
           .as("running instances")
           .isEqualTo(1L);
+    }
+  }
+
+  @Test
+  void aRealMachinePreJoinedAheadOfTimeIsTakenByAPendingPodWithoutASecondJoin(
+      Vertx vertx, ControlPlane cluster) throws Exception {
+    KubernetesClient kube = cluster.admin();
+    try (ApiFixture fx = ApiFixture.start(vertx, RealMachine.apiSettings(cluster));
+        Installation wm =
+            Installation.install(
+                cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"), pool -> {});
+        RealMachine machine = RealMachine.start(fx, cluster, "metal-1")) {
+      wm.updateNodeClass(
+          c -> c.getSpec().preJoined = List.of(new PreJoined(machine.shape, 1, null)));
+      wm.startController();
+
+      // Joined for real ahead of time: kubeadm join and a real kubelet, the Node tainted standby
+      // and no NodePool's.
+      Await.until(
+          "the machine pre-joined and its Node Ready",
+          () -> {
+            if ("failed".equals(machine.state(fx))) {
+              throw new AssertionError("the pre-join failed: " + machine.story(fx));
+            }
+            Node n = kube.nodes().withName("metal-1").get();
+            return "pre-joined".equals(machine.state(fx))
+                && n != null
+                && n.getStatus().getConditions().stream()
+                    .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+          },
+          180_000,
+          () -> machine.story(fx));
+      Node standby = kube.nodes().withName("metal-1").get();
+      assertThat(standby.getMetadata().getLabels()).containsEntry(WellKnown.STANDBY, "default");
+      assertThat(standby.getSpec().getTaints()).anyMatch(t -> WellKnown.STANDBY.equals(t.getKey()));
+      assertThat(kube.resources(NodeClaim.class).list().getItems()).isEmpty();
+
+      kube.apps().deployments().inNamespace("default").resource(web(1)).create();
+      Pod pod = runningPod(kube, machine, fx);
+      assertThat(pod.getSpec().getNodeName()).isEqualTo("metal-1");
+      NodeClaim claim = kube.resources(NodeClaim.class).list().getItems().get(0);
+      assertThat(claim.getMetadata().getAnnotations())
+          .containsEntry(WellKnown.PRE_JOINED_ANNOTATION, "true");
+      Node taken = kube.nodes().withName("metal-1").get();
+      assertThat(taken.getMetadata().getLabels())
+          .containsEntry(WellKnown.NODEPOOL_LABEL, "default")
+          .doesNotContainKey(WellKnown.STANDBY);
+      assertThat(taken.getSpec().getTaints()).noneMatch(t -> WellKnown.STANDBY.equals(t.getKey()));
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM commands WHERE machine_id = $1 AND type = 'join'",
+                  machine.machineId))
+          .as("joins of the machine: the one ahead of time only")
+          .isEqualTo(1);
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM instances WHERE machine_id = $1 AND pre_joined"
+                      + " AND state = 'running'",
+                  machine.machineId))
+          .isEqualTo(1);
+
+      // No standby wanted any more, the pod gone: the node is given back and the machine reset.
+      wm.updateNodeClass(c -> c.getSpec().preJoined = List.of());
+      kube.apps().deployments().inNamespace("default").withName("web").delete();
+      kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).delete();
+      Await.until(
+          "the machine reset and warm again",
+          () -> {
+            if ("failed".equals(machine.state(fx))) {
+              throw new AssertionError("reset failed: " + machine.story(fx));
+            }
+            return "warm".equals(machine.state(fx));
+          },
+          120_000);
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.warmmetal.controller.buffers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
@@ -43,9 +44,7 @@ class BufferValidationTest {
     assertThat(rules)
         .extracting(ValidationRule::getRule, ValidationRule::getMessage)
         .containsExactlyElementsOf(
-            BufferValidation.CEL.stream()
-                .map(r -> org.assertj.core.groups.Tuple.tuple(r.cel(), r.message()))
-                .toList());
+            BufferValidation.CEL.stream().map(r -> tuple(r.cel(), r.message())).toList());
   }
 
   private static CapacityBuffer.Spec spec() {

@@ -13,6 +13,7 @@ import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.PodTemplateSpecBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ReplicationControllerBuilder;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
 import io.fabric8.kubernetes.api.model.apps.ReplicaSetBuilder;
 import io.fabric8.kubernetes.api.model.apps.StatefulSetBuilder;
@@ -201,7 +202,7 @@ class CapacityBuffersTest {
           Map.of(),
           List.of(),
           List.of(
-              new io.fabric8.kubernetes.api.model.TaintBuilder()
+              new TaintBuilder()
                   .withKey("workload-type")
                   .withValue("web")
                   .withEffect("NoSchedule")
