@@ -83,6 +83,19 @@ class JourneyTest {
         .endMetadata()
         .withNewSpec()
         .withTerminationGracePeriodSeconds(1L)
+        // One a server: kube-scheduler counts a 2-CPU server's whole allocatable, so without this
+        // it may put both pods on the first node Ready (the controller plans one a node, keeping
+        // room for the system) while the second server is still joining.
+        .withNewAffinity()
+        .withNewPodAntiAffinity()
+        .addNewRequiredDuringSchedulingIgnoredDuringExecution()
+        .withTopologyKey("kubernetes.io/hostname")
+        .withNewLabelSelector()
+        .addToMatchLabels("app", "filler")
+        .endLabelSelector()
+        .endRequiredDuringSchedulingIgnoredDuringExecution()
+        .endPodAntiAffinity()
+        .endAffinity()
         .addNewContainer()
         .withName("pause")
         .withImage(pause)

@@ -94,6 +94,20 @@ class RealNodeTest {
     return found[0];
   }
 
+  /** The machine reset for real (kubeadm reset, the kubelet's state gone), prepared and warm. */
+  private static void awaitWarmAgain(ApiFixture fx, RealMachine machine)
+      throws InterruptedException {
+    Await.until(
+        "the machine reset and warm again",
+        () -> {
+          if ("failed".equals(machine.state(fx))) {
+            throw new AssertionError("reset failed: " + machine.story(fx));
+          }
+          return "warm".equals(machine.state(fx));
+        },
+        120_000);
+  }
+
   /** The join's result reaches the API from the agent, on its own time after the node is Ready. */
   private static void awaitInstanceRunning(ApiFixture fx, RealMachine machine)
       throws InterruptedException {
@@ -179,15 +193,7 @@ class RealNodeTest {
               kube.nodes().withName("metal-1").get() == null
                   && kube.resources(NodeClaim.class).list().getItems().isEmpty(),
           120_000);
-      Await.until(
-          "the machine reset and warm again",
-          () -> {
-            if ("failed".equals(machine.state(fx))) {
-              throw new AssertionError("reset failed: " + machine.story(fx));
-            }
-            return "warm".equals(machine.state(fx));
-          },
-          120_000);
+      awaitWarmAgain(fx, machine);
       assertThat(machine.host.run("pgrep", "-x", "kubelet").ok())
           .as("a kubelet left running")
           .isFalse();
@@ -273,15 +279,7 @@ class RealNodeTest {
       wm.updateNodeClass(c -> c.getSpec().preJoined = List.of());
       kube.apps().deployments().inNamespace("default").withName("web").delete();
       kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).delete();
-      Await.until(
-          "the machine reset and warm again",
-          () -> {
-            if ("failed".equals(machine.state(fx))) {
-              throw new AssertionError("reset failed: " + machine.story(fx));
-            }
-            return "warm".equals(machine.state(fx));
-          },
-          120_000);
+      awaitWarmAgain(fx, machine);
     }
   }
 }

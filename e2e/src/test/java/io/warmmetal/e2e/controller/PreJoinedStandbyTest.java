@@ -78,15 +78,7 @@ class PreJoinedStandbyTest {
         .extracting(Taint::getKey, Taint::getEffect)
         .contains(tuple(WellKnown.STANDBY, "NoSchedule"), tuple(WellKnown.STANDBY, "NoExecute"));
     assertThat(cluster.claims()).as("a standby node belongs to no NodePool").isEmpty();
-    // The machine is pre-joined once the join's result reaches the API (its Node may come first).
-    Await.until(
-        "the pool counting one pre-joined machine",
-        () ->
-            fx.client
-                    .get("/v1/pools/" + Fleet.SHAPE, ApiFixture.ADMIN)
-                    .body()
-                    .getInteger("preJoined")
-                == 1);
+    awaitPreJoined(1);
     Await.until(
         "the node class's status counting it",
         () -> {
@@ -221,6 +213,7 @@ class PreJoinedStandbyTest {
       Vertx vertx, ControlPlane controlPlane) throws Exception {
     start(vertx, controlPlane, 3, 1);
     Node standby = awaitStandbyNodes(1).get(0);
+    awaitPreJoined(1);
     cluster.restartController();
     cluster.awaitPasses(3);
     assertThat(fx.count("SELECT count(*) FROM instances WHERE standby AND state <> 'terminated'"))
@@ -269,6 +262,7 @@ class PreJoinedStandbyTest {
                 """))
         .create();
     List<Node> standby = awaitStandbyNodes(2);
+    awaitPreJoined(2);
     assertThat(cluster.claims()).isEmpty();
     Await.until(
         "the buffer provisioned as pre-joined standby",
@@ -308,6 +302,21 @@ class PreJoinedStandbyTest {
           return fx.count("SELECT count(*) FROM instances WHERE standby AND state <> 'terminated'")
               == 0;
         });
+  }
+
+  /**
+   * Waits for the API to count {@code n} pre-joined machines: a machine is pre-joined once its
+   * join's result reaches the API, which may be after its Node is Ready.
+   */
+  private void awaitPreJoined(int n) throws InterruptedException {
+    Await.until(
+        "the pool counting " + n + " pre-joined machine(s)",
+        () ->
+            fx.client
+                    .get("/v1/pools/" + Fleet.SHAPE, ApiFixture.ADMIN)
+                    .body()
+                    .getInteger("preJoined")
+                == n);
   }
 
   /** The node class's status of its one {@code preJoined} entry, once it has one. */
