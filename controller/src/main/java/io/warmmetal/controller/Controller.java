@@ -277,7 +277,11 @@ public final class Controller implements AutoCloseable {
         () -> {
           Provisioner.FreshPlan planned = provisioner.planOnNewNodes(buffers.preJoinedPods());
           buffers.planned(planned.requests(), planned.plan());
-          standby.fromBuffers(provisioner.standbyFor(planned.plan()));
+          // Only a plan that placed every virtual pod sizes the standby: one made while a
+          // NodePool's shapes could not be read would shrink it, and the next grow it again.
+          if (planned.plan().unschedulable().isEmpty()) {
+            standby.fromBuffers(provisioner.standbyFor(planned.plan()));
+          }
         });
     step("capacity buffer status", buffers::writeStatus);
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));

@@ -348,7 +348,9 @@ public final class Provisioner {
 
   /**
    * Where these pods would go on new nodes alone — none of the cluster's counted: the nodes a
-   * pre-joined CapacityBuffer keeps standing by. Of the types with a machine to be had now.
+   * pre-joined CapacityBuffer keeps standing by. Of every type the fleet has, whether a machine of
+   * it is free now or not: the standby's own launches take the free ones, and a size that followed
+   * them would shrink as it grew.
    */
   public FreshPlan planOnNewNodes(List<Pod> pods) throws Exception {
     Map<PodRequest, Pod> requests = new IdentityHashMap<>();
@@ -359,7 +361,23 @@ public final class Provisioner {
     ClusterState state = state(List.of(), List.of());
     return new FreshPlan(
         requests,
-        scheduler.schedule(List.copyOf(requests.keySet()), state.views, launchable(state)));
+        scheduler.schedule(
+            List.copyOf(requests.keySet()),
+            state.views,
+            state.allTypes.stream().map(Provisioner::unbounded).toList()));
+  }
+
+  /** The type with as many machines as wanted in each of its zones. */
+  private static InstanceType unbounded(InstanceType type) {
+    return new InstanceType(
+        type.name(),
+        type.labels(),
+        type.allocatable(),
+        type.price(),
+        type.warm(),
+        type.offerings().stream()
+            .map(o -> new InstanceType.Offering(o.zone(), o.region(), Integer.MAX_VALUE, o.warm()))
+            .toList());
   }
 
   /**
