@@ -1,7 +1,6 @@
 package io.warmmetal.controller.registration;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeCondition;
 import io.fabric8.kubernetes.api.model.OwnerReference;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -12,6 +11,7 @@ import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.NodeReadiness;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.pools.RegistrationHealth;
@@ -288,18 +288,6 @@ public final class Registration {
     }
   }
 
-  private static boolean ready(Node node) {
-    if (node == null || node.getStatus() == null || node.getStatus().getConditions() == null) {
-      return false;
-    }
-    for (NodeCondition c : node.getStatus().getConditions()) {
-      if ("Ready".equals(c.getType()) && "True".equals(c.getStatus())) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   private static List<Taint> taints(Node node) {
     return node.getSpec().getTaints() == null ? List.of() : node.getSpec().getTaints();
   }
@@ -320,7 +308,7 @@ public final class Registration {
   private record Pending(String reason, String message) {}
 
   private static Pending initializationPending(NodeClaim claim, Node node) {
-    if (!ready(node)) {
+    if (!NodeReadiness.ready(node)) {
       return new Pending("NodeNotReady", "Node status is NotReady");
     }
     for (Taint t : taints(node)) {

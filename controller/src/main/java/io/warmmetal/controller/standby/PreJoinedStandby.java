@@ -11,6 +11,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeReadiness;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
@@ -227,7 +228,7 @@ public final class PreJoinedStandby {
           (int)
               mine.stream()
                   .filter(i -> "running".equals(i.get("state").asText()))
-                  .filter(i -> ready(byProvider.get(i.get("providerId").asText())))
+                  .filter(i -> NodeReadiness.ready(byProvider.get(i.get("providerId").asText())))
                   .count();
       int joining = mine.size() - ready;
       String message = null;
@@ -327,7 +328,7 @@ public final class PreJoinedStandby {
           ? "its Node never registered"
           : null;
     }
-    NodeCondition readyCondition = readyCondition(node);
+    NodeCondition readyCondition = NodeReadiness.condition(node);
     if (readyCondition == null || "True".equals(readyCondition.getStatus())) {
       return null;
     }
@@ -387,21 +388,6 @@ public final class PreJoinedStandby {
       }
     }
     orphanSince.keySet().retainAll(seen);
-  }
-
-  private static boolean ready(Node node) {
-    NodeCondition c = node == null ? null : readyCondition(node);
-    return c != null && "True".equals(c.getStatus());
-  }
-
-  private static NodeCondition readyCondition(Node node) {
-    if (node.getStatus() == null || node.getStatus().getConditions() == null) {
-      return null;
-    }
-    return node.getStatus().getConditions().stream()
-        .filter(c -> "Ready".equals(c.getType()))
-        .findFirst()
-        .orElse(null);
   }
 
   private static String label(JsonNode instance, String key) {
