@@ -2,23 +2,28 @@ package io.warmmetal.controller;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.warmmetal.controller.buffers.BufferInformers;
 import io.warmmetal.controller.buffers.CapacityBuffers;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.claims.NodeClaims;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
 import io.warmmetal.controller.disruption.Disruption;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.instances.NodeClassReadiness;
+import io.warmmetal.controller.instances.WarmMetalCloudProvider;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.lifecycle.NodeClaimLifecycle;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.NodeClassReadiness;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.pools.NodePoolStatus;
 import io.warmmetal.controller.pools.RegistrationHealth;
+import io.warmmetal.controller.provisioning.Launcher;
 import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.provisioning.StaticPools;
 import io.warmmetal.controller.registration.Registration;
@@ -29,14 +34,10 @@ import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.DisruptionBudgets;
 import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -48,12 +49,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The controller: informers on Pods, Nodes, NodeClaims, PodDisruptionBudgets, CapacityBuffers and
- * PodTemplates wake one reconcile thread (so one pass at a time) once events have paused for the
- * batch idle time or the batch max time has passed since the first — as Karpenter's batching, but
- * milliseconds where Karpenter waits 1 s idle / 10 s max, since a launch here takes milliseconds —
- * and each pass provisions (pending pods and CapacityBuffers' virtual pods → NodeClaims →
- * launches), registers (NodeClaims ↔ Nodes), disrupts (expired, empty and underutilized nodes) and
- * terminates (drains deleted NodeClaims' Nodes).
+ * PodTemplates wake the singleton pass (one at a time) once events have paused for the batch idle
+ * time or the batch max time has passed since the first — as Karpenter's batching, but milliseconds
+ * where Karpenter waits 1 s idle / 10 s max, since a launch here takes milliseconds — and each pass
+ * provisions (pending pods and CapacityBuffers' virtual pods → NodeClaims), disrupts (expired,
+ * empty and underutilized nodes) and terminates (drains deleted NodeClaims' Nodes). Each
+ * NodeClaim's lifecycle (launch, registration, initialization, liveness) runs per claim, many at
+ * once, woken by its own and its Node's events ({@link NodeClaimLifecycle}).
  */
 public final class Controller implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
@@ -72,6 +74,8 @@ public final class Controller implements AutoCloseable {
    *     initialized, so kube-scheduler tries them at once rather than after its backoff
    * @param standbyUnhealthyAfter how long a pre-joined standby node may be NotReady (or missing)
    *     before its machine is reset and another joined
+   * @param shapesRefresh how often each node class's shapes (instance types and their free
+   *     machines) are read again in the background: plans read them from memory
    */
   public record Settings(
       Duration batchIdle,
@@ -79,7 +83,29 @@ public final class Controller implements AutoCloseable {
       Resources reserve,
       int launchParallelism,
       boolean nudgePods,
-      Duration standbyUnhealthyAfter) {}
+      Duration standbyUnhealthyAfter,
+      Duration shapesRefresh) {
+
+    /** How often each node class's shapes are read again, unless told: every second. */
+    public static final Duration SHAPES_REFRESH = Duration.ofSeconds(1);
+
+    public Settings(
+        Duration batchIdle,
+        Duration batchMax,
+        Resources reserve,
+        int launchParallelism,
+        boolean nudgePods,
+        Duration standbyUnhealthyAfter) {
+      this(
+          batchIdle,
+          batchMax,
+          reserve,
+          launchParallelism,
+          nudgePods,
+          standbyUnhealthyAfter,
+          SHAPES_REFRESH);
+    }
+  }
 
   private final KubernetesClient kube;
   private final Settings settings;
@@ -99,9 +125,7 @@ public final class Controller implements AutoCloseable {
    */
   private final AtomicLong passes = new AtomicLong();
 
-  private static final Duration CREDENTIALS_TTL = Duration.ofSeconds(30);
-  private final Map<String, InstancesApi> apis = new ConcurrentHashMap<>();
-  private final Map<String, Credentials> credentials = new ConcurrentHashMap<>();
+  private final CloudProvider cloud;
   private final Recorder events;
   private final Provisioner provisioner;
   private final Registration registration;
@@ -118,9 +142,12 @@ public final class Controller implements AutoCloseable {
   private DisruptionBudgets pdbs;
   private final SharedIndexInformer<NodePool> poolInformer;
   private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
-  private SharedIndexInformer<Node> nodes;
+  private final SharedIndexInformer<Node> nodeInformer;
   private SharedIndexInformer<DaemonSet> daemonSetInformer;
-  private SharedIndexInformer<NodeClaim> claims;
+  private final SharedIndexInformer<NodeClaim> claimInformer;
+  private final NodeClaims nodeClaims;
+  private final NodeClaimLifecycle lifecycle;
+  private static final String BY_PROVIDER = "providerID";
 
   public Controller(KubernetesClient kube, Settings settings) {
     this(kube, settings, new KarpenterMetrics());
@@ -130,6 +157,32 @@ public final class Controller implements AutoCloseable {
    * @param metrics where the controller counts (they outlive a leadership: one per process)
    */
   public Controller(KubernetesClient kube, Settings settings, KarpenterMetrics metrics) {
+    this(
+        kube,
+        settings,
+        metrics,
+        Clock.systemUTC(),
+        (defs, onChange) ->
+            new WarmMetalCloudProvider(kube, defs, settings.shapesRefresh(), onChange));
+  }
+
+  /** Makes the cloud provider, given the definitions and what to wake when its offer changes. */
+  @FunctionalInterface
+  public interface CloudProviders {
+    CloudProvider create(Definitions defs, Runnable onInstanceTypesChanged);
+  }
+
+  /**
+   * With the cloud provider and clock given: a test's fake ones, for a pass over a fixed state.
+   *
+   * @param metrics where the controller counts (they outlive a leadership: one per process)
+   */
+  public Controller(
+      KubernetesClient kube,
+      Settings settings,
+      KarpenterMetrics metrics,
+      Clock clock,
+      CloudProviders cloudProviders) {
     this.kube = kube;
     this.events = new Recorder(kube);
     this.settings = settings;
@@ -138,28 +191,50 @@ public final class Controller implements AutoCloseable {
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
     RegistrationHealth health = new RegistrationHealth();
-    this.standby = new PreJoinedStandby(kube, this::api, events, settings.standbyUnhealthyAfter());
+    this.cloud = cloudProviders.create(defs, this::trigger);
+    this.standby = new PreJoinedStandby(kube, cloud, events, settings.standbyUnhealthyAfter());
+    this.claimInformer = kube.resources(NodeClaim.class).runnableInformer(0);
+    claimInformer.addIndexers(Map.of(BY_PROVIDER, Controller::claimProvider));
+    this.nodeClaims = new NodeClaims(claimInformer.getStore(), clock);
+    NodeClaimWriter writer = new NodeClaimWriter(kube, nodeClaims);
+    Launcher launcher = new Launcher(writer, cloud, events, clock, standby::wake);
+    this.registration = new Registration(kube, writer, defs, metrics, health);
+    this.nodeInformer = kube.nodes().runnableInformer(0);
+    nodeInformer.addIndexers(Map.of(BY_PROVIDER, Controller::nodeProvider));
+    this.lifecycle =
+        new NodeClaimLifecycle(
+            nodeClaims,
+            writer,
+            this::nodeByProvider,
+            launcher,
+            registration,
+            defs,
+            health,
+            clock,
+            settings.launchParallelism());
     this.provisioner =
         new Provisioner(
             kube,
             defs,
-            this::api,
+            cloud,
+            launcher,
+            writer,
+            lifecycle::changed,
+            clock,
             scheduler,
             this::daemonSets,
-            () -> nodes == null ? List.of() : nodes.getStore().list(),
+            () -> nodeInformer.getStore().list(),
             settings.launchParallelism(),
             settings.nudgePods(),
-            standby::wake,
             events,
             metrics,
             health);
-    this.registration = new Registration(kube, defs, metrics, health);
-    this.staticPools = new StaticPools(kube, defs, scheduler, provisioner);
+    this.staticPools = new StaticPools(writer, defs, scheduler, provisioner);
     this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
-    this.termination = new Termination(kube, defs, this::api, events, metrics);
-    this.nodeClassReadiness = new NodeClassReadiness(kube, this::api, standby::status);
+    this.termination = new Termination(kube, writer, defs, cloud, events, metrics);
+    this.nodeClassReadiness = new NodeClassReadiness(kube, cloud, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
-    this.orphans = new Orphans(this::api, Orphans.GRACE, Orphans.EVERY);
+    this.orphans = new Orphans(cloud, Orphans.GRACE, Orphans.EVERY);
     this.buffers =
         new CapacityBuffers(
             kube,
@@ -189,15 +264,49 @@ public final class Controller implements AutoCloseable {
           }
         };
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
-    nodes = kube.nodes().inform(cast(wake));
+    nodeInformer.addEventHandler(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(Node node) {
+            nodeChanged(node);
+          }
+
+          @Override
+          public void onUpdate(Node oldNode, Node node) {
+            nodeChanged(node);
+          }
+
+          @Override
+          public void onDelete(Node node, boolean deletedFinalStateUnknown) {
+            nodeChanged(node);
+          }
+        });
     daemonSetInformer = kube.apps().daemonSets().inAnyNamespace().inform(cast(wake));
-    claims = kube.resources(NodeClaim.class).inform(cast(wake));
+    claimInformer.addEventHandler(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(NodeClaim claim) {
+            claimChanged(claim, false);
+          }
+
+          @Override
+          public void onUpdate(NodeClaim oldClaim, NodeClaim claim) {
+            claimChanged(claim, false);
+          }
+
+          @Override
+          public void onDelete(NodeClaim claim, boolean deletedFinalStateUnknown) {
+            claimChanged(claim, true);
+          }
+        });
     pdbs = DisruptionBudgets.inform(kube, wake);
     bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
     poolInformer.run();
     classInformer.run();
+    nodeInformer.run();
+    claimInformer.run();
     queue.scheduleAtFixedRate(this::trigger, 5, 5, TimeUnit.SECONDS); // timeouts and missed events
     trigger();
   }
@@ -205,6 +314,43 @@ public final class Controller implements AutoCloseable {
   @SuppressWarnings("unchecked")
   private static <T> ResourceEventHandler<T> cast(ResourceEventHandler<Object> handler) {
     return (ResourceEventHandler<T>) (ResourceEventHandler<?>) handler;
+  }
+
+  private void claimChanged(NodeClaim claim, boolean gone) {
+    nodeClaims.seen(claim, gone);
+    if (!gone && NodeClaims.ours(claim)) {
+      lifecycle.changed(claim.getMetadata().getName());
+    }
+    trigger();
+  }
+
+  /** A Node's change is its claim's (found by provider ID), and may change plans. */
+  private void nodeChanged(Node node) {
+    String provider = nodeProvider(node).stream().findFirst().orElse(null);
+    if (provider != null) {
+      claimInformer
+          .getIndexer()
+          .byIndex(BY_PROVIDER, provider)
+          .forEach(c -> lifecycle.changed(c.getMetadata().getName()));
+    }
+    trigger();
+  }
+
+  private Node nodeByProvider(String providerId) {
+    List<Node> found = nodeInformer.getIndexer().byIndex(BY_PROVIDER, providerId);
+    return found.isEmpty() ? null : found.get(0);
+  }
+
+  private static List<String> nodeProvider(Node node) {
+    return node.getSpec() == null || node.getSpec().getProviderID() == null
+        ? List.of()
+        : List.of(node.getSpec().getProviderID());
+  }
+
+  private static List<String> claimProvider(NodeClaim claim) {
+    return claim.getStatus() == null || claim.getStatus().providerID == null
+        ? List.of()
+        : List.of(claim.getStatus().providerID);
   }
 
   /** The DaemonSets as last seen: what they run on each node is planned in. */
@@ -245,28 +391,19 @@ public final class Controller implements AutoCloseable {
   private void pass() {
     scheduled.set(false);
     List<Pod> allPods = pods.getStore().list();
-    // NodeClaims are listed from the API server, once per pass: a claim this controller created a
-    // moment ago must
-    // not be missed (an informer may not have it yet), or its pods would be planned twice.
-    List<NodeClaim> listed;
-    try {
-      // Only ours: NodeClaims of another provider (Karpenter itself, side by side) are not this
-      // controller's to touch.
-      listed =
-          kube.resources(NodeClaim.class).list().getItems().stream()
-              .filter(
-                  c ->
-                      c.getSpec().nodeClassRef != null
-                          && WarmMetalNodeClass.KIND.equals(c.getSpec().nodeClassRef.kind))
-              .toList();
-    } catch (Exception e) {
-      LOG.warn("Listing NodeClaims failed: {}", e.getMessage());
-      return;
-    }
-    // Registration first: it is cheap when there is nothing to do, and a Node that just arrived
-    // should not wait
-    // for a plan of pods that may well fit on it already.
-    step("registration", () -> registration.reconcile(nodes.getStore().list(), listed));
+    // The informer's claims with this controller's own writes over them: a claim created a moment
+    // ago is counted (its pods are not planned twice) though the informer may not have it yet.
+    List<NodeClaim> listed = nodeClaims.list();
+    List<Node> nodes = nodeInformer.getStore().list();
+    // Each claim's lifecycle runs on its own events; a pass looks at every claim not initialized
+    // yet too, so a missed event costs a pass, not a claim (the queue folds repeats).
+    listed.stream()
+        .filter(
+            c ->
+                c.getMetadata().getDeletionTimestamp() == null
+                    && (c.getStatus() == null
+                        || !Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)))
+        .forEach(c -> lifecycle.changed(c.getMetadata().getName()));
     // CapacityBuffers' virtual pods are planned as pending pods: provisioning makes room for them,
     // disruption does not take the room away. Never created, never told of (see VirtualPod).
     step("capacity buffers", buffers::reconcile);
@@ -287,18 +424,22 @@ public final class Controller implements AutoCloseable {
     step("static nodepools", () -> staticPools.reconcile(listed, allPods));
     step(
         "pre-joined standby",
-        () -> standby.reconcile(classInformer.getStore().list(), nodes.getStore().list(), listed));
-    step(
-        "disruption",
-        () -> disruption.reconcile(withBuffers, nodes.getStore().list(), listed, pdbs.list()));
-    step(
-        "termination",
-        () -> termination.reconcile(listed, nodes.getStore().list(), allPods, pdbs.list()));
+        () -> standby.reconcile(classInformer.getStore().list(), nodes, listed));
+    step("disruption", () -> disruption.reconcile(withBuffers, nodes, listed, pdbs.list()));
+    step("termination", () -> termination.reconcile(listed, nodes, allPods, pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));
     passes.incrementAndGet();
+  }
+
+  /**
+   * Runs one pass now, on the pass thread, and returns when it is done: a test's step over a fixed
+   * state.
+   */
+  public void passNow() throws Exception {
+    queue.submit(this::pass).get();
   }
 
   /**
@@ -323,48 +464,14 @@ public final class Controller implements AutoCloseable {
     }
   }
 
-  /**
-   * The instances API a node class names, with the token from its Secret — read again at most every
-   * {@link #CREDENTIALS_TTL}, so a rotated token is picked up without a Secret read on every
-   * launch.
-   */
-  private InstancesApi api(WarmMetalNodeClass nodeClass) {
-    var spec = nodeClass.getSpec();
-    var ref = spec.credentialsSecretRef;
-    String key = ref.key == null ? "token" : ref.key;
-    String secretId = ref.namespace + "/" + ref.name + "#" + key;
-    Credentials cached = credentials.get(secretId);
-    if (cached == null || cached.readAt().plus(CREDENTIALS_TTL).isBefore(Instant.now())) {
-      Secret secret = kube.secrets().inNamespace(ref.namespace).withName(ref.name).get();
-      if (secret == null) {
-        throw new IllegalStateException(
-            "Secret " + ref.namespace + "/" + ref.name + " (credentials) does not exist");
-      }
-      String token =
-          secret.getData() != null && secret.getData().containsKey(key)
-              ? new String(
-                      Base64.getDecoder().decode(secret.getData().get(key)), StandardCharsets.UTF_8)
-                  .trim()
-              : secret.getStringData() == null ? null : secret.getStringData().get(key);
-      if (token == null) {
-        throw new IllegalStateException(
-            "Secret " + ref.namespace + "/" + ref.name + " has no key '" + key + "'");
-      }
-      cached = new Credentials(token, Instant.now());
-      credentials.put(secretId, cached);
+  /** A pass after {@code delay}: something is to be tried again then. */
+  private void triggerIn(Duration delay) {
+    try {
+      queue.schedule(this::trigger, delay.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException closing) {
+      // closed: no more passes
     }
-    String token = cached.token();
-    // One client per endpoint, replaced when its token rotates (not one more per token, kept
-    // forever).
-    return apis.compute(
-        spec.endpoint,
-        (endpoint, current) ->
-            current != null && current.usesToken(token)
-                ? current
-                : new InstancesApi(URI.create(endpoint), token));
   }
-
-  private record Credentials(String token, Instant readAt) {}
 
   @Override
   public void close() {
@@ -377,15 +484,23 @@ public final class Controller implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     provisioner.close();
+    lifecycle.close();
+    if (cloud instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        LOG.debug("Closing the cloud provider: {}", e.getMessage());
+      }
+    }
     events.close();
     if (pods != null) {
       pods.close();
-      nodes.close();
       daemonSetInformer.close();
-      claims.close();
       pdbs.close();
       poolInformer.close();
       classInformer.close();
+      nodeInformer.close();
+      claimInformer.close();
       bufferInformers.close();
     }
   }

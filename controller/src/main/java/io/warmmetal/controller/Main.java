@@ -52,7 +52,9 @@ public final class Main implements Callable<Integer> {
   @Option(
       names = "--launch-parallelism",
       defaultValue = "${env:WARMMETAL_CONTROLLER_LAUNCH_PARALLELISM:-32}",
-      description = "NodeClaims created and launched at once")
+      description =
+          "NodeClaims created at once by a pass, and NodeClaims whose lifecycle (launch,"
+              + " registration, initialization) is reconciled at once")
   int launchParallelism;
 
   @Option(
@@ -72,6 +74,14 @@ public final class Main implements Callable<Integer> {
           "how long a pre-joined standby node may be NotReady (or missing) before its machine is reset"
               + " and another joined (ISO-8601)")
   Duration standbyUnhealthyAfter;
+
+  @Option(
+      names = "--shapes-refresh",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_SHAPES_REFRESH:-PT1S}",
+      description =
+          "how often each node class's shapes (instance types and their free machines) are read"
+              + " again in the background; plans read them from memory (ISO-8601)")
+  Duration shapesRefresh;
 
   @Option(
       names = "--reserved-cpu",
@@ -148,7 +158,8 @@ public final class Main implements Callable<Integer> {
                           reserve,
                           launchParallelism,
                           nudgePods,
-                          standbyUnhealthyAfter),
+                          standbyUnhealthyAfter,
+                          shapesRefresh),
                       metrics);
               running.set(controller);
               controller.start();

@@ -23,11 +23,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The controller's dependency direction, package by package — Karpenter's shape: the API types
- * ({@code karpenter}) and the one seam to the fleet ({@code instances}, as upstream's {@code
- * cloudprovider}) at the bottom; scheduling a pure function of its inputs; cluster state over them;
- * the per-concern controllers on top, disruption using the provisioner's simulation and termination
- * as upstream's does; the composition root ({@code Controller}, {@code Main}) wiring everything,
- * used by nothing. docs/architecture.md shows the same table.
+ * ({@code karpenter}) and the one seam to the fleet ({@code cloudprovider}, as upstream's) at the
+ * bottom, its WarmMetal implementation ({@code instances}) known only to the composition root;
+ * scheduling a pure function of its inputs; cluster state over them; the per-concern controllers on
+ * top, disruption using the provisioner's simulation and termination as upstream's does; the
+ * composition root ({@code Controller}, {@code Main}) wiring everything, used by nothing.
+ * docs/architecture.md shows the same table.
  */
 class ArchitectureTest {
   private static final String ROOT = "io.warmmetal.controller";
@@ -40,18 +41,23 @@ class ArchitectureTest {
 
   static {
     ALLOWED.put("karpenter", Set.of());
-    ALLOWED.put("instances", Set.of());
     ALLOWED.put("metrics", Set.of());
+    ALLOWED.put("queue", Set.of());
     ALLOWED.put("scheduling", Set.of("karpenter"));
     ALLOWED.put("events", Set.of("karpenter"));
-    ALLOWED.put("nodeclass", Set.of("karpenter", "instances"));
-    ALLOWED.put("state", Set.of("karpenter", "instances", "nodeclass", "scheduling"));
+    ALLOWED.put("nodeclass", Set.of("karpenter"));
+    ALLOWED.put("cloudprovider", Set.of("karpenter", "nodeclass", "scheduling"));
+    ALLOWED.put("claims", Set.of("karpenter", "nodeclass"));
+    ALLOWED.put("state", Set.of("karpenter", "cloudprovider", "nodeclass", "scheduling"));
+    ALLOWED.put(
+        "instances", Set.of("karpenter", "cloudprovider", "nodeclass", "scheduling", "state"));
     ALLOWED.put("pools", Set.of("karpenter", "metrics", "nodeclass", "state"));
     ALLOWED.put(
         "provisioning",
         Set.of(
             "karpenter",
-            "instances",
+            "claims",
+            "cloudprovider",
             "metrics",
             "events",
             "nodeclass",
@@ -59,11 +65,30 @@ class ArchitectureTest {
             "scheduling",
             "state"));
     ALLOWED.put("buffers", Set.of("karpenter", "events", "scheduling", "state"));
-    ALLOWED.put("registration", Set.of("karpenter", "metrics", "pools", "state"));
-    ALLOWED.put("standby", Set.of("karpenter", "instances", "events", "nodeclass", "provisioning"));
+    ALLOWED.put("registration", Set.of("karpenter", "claims", "metrics", "pools", "state"));
+    ALLOWED.put(
+        "lifecycle",
+        Set.of(
+            "karpenter",
+            "claims",
+            "nodeclass",
+            "pools",
+            "provisioning",
+            "queue",
+            "registration",
+            "state"));
+    ALLOWED.put("standby", Set.of("karpenter", "cloudprovider", "events", "nodeclass"));
     ALLOWED.put(
         "termination",
-        Set.of("karpenter", "instances", "metrics", "events", "nodeclass", "scheduling", "state"));
+        Set.of(
+            "karpenter",
+            "claims",
+            "cloudprovider",
+            "metrics",
+            "events",
+            "nodeclass",
+            "scheduling",
+            "state"));
     ALLOWED.put(
         "disruption",
         Set.of(
@@ -143,7 +168,22 @@ class ArchitectureTest {
         .dependOnClassesThat()
         .resideInAnyPackage("java.net.http..", "io.warmmetal.api..")
         .as(
-            "the WarmMetal API is reached only through instances.InstancesApi, the cloud-provider seam")
+            "the WarmMetal API is reached only by the instances package, the cloud provider's"
+                + " implementation")
+        .check(classes);
+  }
+
+  @Test
+  void onlyTheCompositionRootKnowsTheImplementation() {
+    noClasses()
+        .that()
+        .resideOutsideOfPackages(ROOT + ".instances..")
+        .and()
+        .resideOutsideOfPackage(ROOT)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage(ROOT + ".instances..")
+        .as("controllers use the cloudprovider seam; only Controller wires its implementation")
         .check(classes);
   }
 

@@ -2,17 +2,22 @@ package io.warmmetal.api.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.Orphans;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -21,7 +26,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * others are not.
  */
 @ExtendWith(VertxExtension.class)
+@EnableKubernetesMockClient(crud = true)
 class OrphansTest {
+  KubernetesClient kube;
 
   private static String launch(ApiFixture fx, String token, String claimUid) {
     return fx.client
@@ -58,11 +65,32 @@ class OrphansTest {
       NodeClaim live = new NodeClaim();
       live.getMetadata().setName("default-live");
       live.getMetadata().setUid("uid-of-a-live-claim");
+      kube.secrets()
+          .inNamespace("warmmetal-system")
+          .resource(
+              new SecretBuilder()
+                  .withNewMetadata()
+                  .withName("credentials")
+                  .withNamespace("warmmetal-system")
+                  .endMetadata()
+                  .withStringData(Map.of("token", token))
+                  .build())
+          .create();
       WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
-      InstancesApi api = new InstancesApi(URI.create("http://127.0.0.1:" + fx.api.port()), token);
-
-      new Orphans(nc -> api, Duration.ZERO, Duration.ZERO)
-          .reconcile(List.of(live), List.of(nodeClass));
+      nodeClass.getMetadata().setName("default");
+      nodeClass.getSpec().endpoint = "http://127.0.0.1:" + fx.api.port();
+      nodeClass.getSpec().credentialsSecretRef = new WarmMetalNodeClass.SecretKeyRef();
+      nodeClass.getSpec().credentialsSecretRef.namespace = "warmmetal-system";
+      nodeClass.getSpec().credentialsSecretRef.name = "credentials";
+      Definitions defs =
+          new Definitions(
+              kube.resources(NodePool.class).runnableInformer(0).getStore(),
+              kube.resources(WarmMetalNodeClass.class).runnableInformer(0).getStore());
+      try (WarmMetalCloudProvider cloud =
+          new WarmMetalCloudProvider(kube, defs, Duration.ofHours(1), () -> {})) {
+        new Orphans(cloud, Duration.ZERO, Duration.ZERO)
+            .reconcile(List.of(live), List.of(nodeClass));
+      }
 
       assertThat(state(fx, orphan)).isIn("shutting-down", "terminated");
       assertThat(state(fx, owned)).isEqualTo("pending");

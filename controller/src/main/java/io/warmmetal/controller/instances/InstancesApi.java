@@ -1,9 +1,17 @@
 package io.warmmetal.controller.instances;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.vertx.core.json.JsonObject;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.QuotaExceeded;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.Rejected;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.Unavailable;
+import io.warmmetal.controller.cloudprovider.Instance;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -13,16 +21,24 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
- * The WarmMetal instances API as the controller uses it: shapes with their live counts, launches
- * (idempotent by client token) and terminations. Blocking; called from the controller's reconcile
- * thread.
+ * The WarmMetal instances API over HTTP: shapes with their live counts, launches (idempotent by
+ * client token), listings and terminations. Blocking. Each error answer becomes a typed {@link
+ * CloudProviderException} chosen by the error shape's stable {@code code}; a connection that fails
+ * is {@link Unavailable}, as an outage answered 503 is.
  */
 public final class InstancesApi {
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** How long to wait before asking again when the answer does not say (no Retry-After). */
+  static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
 
   // HTTP/1.1: the API speaks it, and the JDK's default (an h2c upgrade attempt) only adds to a
   // launch's time.
@@ -47,51 +63,11 @@ public final class InstancesApi {
         token.getBytes(StandardCharsets.UTF_8), candidate.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** An error answer of the API: its status and stable code. */
-  public static final class ApiException extends IOException {
-    private final int status;
-    private final String code;
-    private final String field;
-
-    ApiException(int status, String code, String message, String field) {
-      super(status + " " + code + ": " + message);
-      this.status = status;
-      this.code = code;
-      this.field = field;
-    }
-
-    public int status() {
-      return status;
-    }
-
-    public String code() {
-      return code;
-    }
-
-    /** The input the API named as the problem, or null. */
-    public String field() {
-      return field;
-    }
-
-    /**
-     * Whether the launch named only shapes the API does not offer this project (any more): deleted
-     * since the plan, or closed to it by a quota of 0, which the API answers the same way so as not
-     * to tell the project it exists.
-     */
-    public boolean noSuchShape() {
-      return status == 400 && ("shape".equals(field) || "shapes".equals(field));
-    }
-  }
-
-  public JsonNode shapes() throws IOException, InterruptedException {
-    return send("GET", "/v1/shapes", null).get("items");
-  }
-
   /**
    * The shapes, their offerings grouped by the values of these machine label keys (zone, region).
    */
   public JsonNode shapes(String zoneLabel, String regionLabel)
-      throws IOException, InterruptedException {
+      throws CloudProviderException, InterruptedException {
     return send(
             "GET",
             "/v1/shapes?zoneLabel="
@@ -102,23 +78,29 @@ public final class InstancesApi {
         .get("items");
   }
 
-  /** One machine (its labels say where it stands). */
-  public JsonNode machine(String id) throws IOException, InterruptedException {
-    return send("GET", "/v1/machines/" + URLEncoder.encode(id, StandardCharsets.UTF_8), null);
+  /** One machine's labels and the node image it booted (null when its facts do not say). */
+  public record Machine(Map<String, String> labels, String imageVersion) {}
+
+  public Machine machine(String id) throws CloudProviderException, InterruptedException {
+    JsonNode machine =
+        send("GET", "/v1/machines/" + URLEncoder.encode(id, StandardCharsets.UTF_8), null);
+    return new Machine(
+        labels(machine.path("labels")),
+        machine.path("facts").path("image").path("version").asText(null));
   }
 
   /** Launches one instance; the same client token always yields the same instance. */
-  public JsonNode launch(ObjectNode request) throws IOException, InterruptedException {
-    return send("POST", "/v1/instances", request).get("instances").get(0);
+  public Instance launch(ObjectNode request) throws CloudProviderException, InterruptedException {
+    return instance(send("POST", "/v1/instances", request).get("instances").get(0));
   }
 
   /**
    * Every instance matching the label selector ({@code k=v}, {@code k}, …), in {@code state} if not
    * null; all pages.
    */
-  public List<JsonNode> selected(String labelSelector, String state)
-      throws IOException, InterruptedException {
-    List<JsonNode> all = new ArrayList<>();
+  public List<Instance> selected(String labelSelector, String state)
+      throws CloudProviderException, InterruptedException {
+    List<Instance> all = new ArrayList<>();
     String cursor = null;
     do {
       String query =
@@ -130,14 +112,14 @@ public final class InstancesApi {
                   ? ""
                   : "&cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8));
       JsonNode page = send("GET", query, null);
-      page.get("items").forEach(all::add);
+      page.get("items").forEach(i -> all.add(instance(i)));
       cursor = page.path("nextCursor").isTextual() ? page.get("nextCursor").asText() : null;
     } while (cursor != null);
     return all;
   }
 
-  public JsonNode terminate(String instanceId) throws IOException, InterruptedException {
-    return send("DELETE", "/v1/instances/" + instanceId, null);
+  public void terminate(String instanceId) throws CloudProviderException, InterruptedException {
+    send("DELETE", "/v1/instances/" + URLEncoder.encode(instanceId, StandardCharsets.UTF_8), null);
   }
 
   public static ObjectNode object() {
@@ -153,29 +135,111 @@ public final class InstancesApi {
     }
   }
 
+  private static Instance instance(JsonNode i) {
+    return new Instance(
+        i.get("id").asText(),
+        i.path("shape").asText(null),
+        i.path("machineId").asText(null),
+        i.path("providerId").asText(null),
+        i.path("state").asText(null),
+        labels(i.path("labels")),
+        i.path("standby").asBoolean(false),
+        i.path("preJoined").asBoolean(false),
+        instant(i.path("createdAt")),
+        instant(i.path("runningAt")));
+  }
+
+  private static Instant instant(JsonNode text) {
+    return text.isTextual() ? Instant.parse(text.asText()) : null;
+  }
+
+  private static Map<String, String> labels(JsonNode labels) {
+    Map<String, String> map = new HashMap<>();
+    labels.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
+    return Map.copyOf(map);
+  }
+
   private JsonNode send(String method, String path, JsonNode body)
-      throws IOException, InterruptedException {
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(endpoint.resolve(path))
-            .timeout(Duration.ofSeconds(30))
-            .header("Authorization", "Bearer " + token)
-            .header("Content-Type", "application/json")
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
-    HttpResponse<String> response =
-        http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    JsonNode json =
-        response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
+      throws CloudProviderException, InterruptedException {
+    HttpResponse<String> response;
+    try {
+      HttpRequest.Builder request =
+          HttpRequest.newBuilder(endpoint.resolve(path))
+              .timeout(Duration.ofSeconds(30))
+              .header("Authorization", "Bearer " + token)
+              .header("Content-Type", "application/json")
+              .method(
+                  method,
+                  body == null
+                      ? HttpRequest.BodyPublishers.noBody()
+                      : HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
+      response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      // Refused, reset, timed out: the fleet did not answer, which says nothing about capacity.
+      throw new Unavailable(
+          method + " " + endpoint.resolve(path).getPath() + ": " + e, DEFAULT_RETRY_AFTER);
+    }
+    JsonNode json = parse(response.body());
     if (response.statusCode() >= 400) {
-      throw new ApiException(
-          response.statusCode(),
-          json.path("code").asText(),
-          json.path("message").asText(),
-          json.path("field").asText(null));
+      throw error(response, json);
+    }
+    if (json == null) {
+      throw new Unavailable(
+          "the instances API answered " + response.statusCode() + " with no JSON",
+          DEFAULT_RETRY_AFTER);
     }
     return json;
+  }
+
+  private static JsonNode parse(String body) {
+    if (body.isEmpty()) {
+      return JSON.createObjectNode();
+    }
+    try {
+      return JSON.readTree(body);
+    } catch (JsonProcessingException notJson) {
+      return null; // a proxy's error page: the status decides
+    }
+  }
+
+  /** The typed error for an error answer: by its code, else by its status. */
+  static CloudProviderException error(HttpResponse<?> response, JsonNode json) {
+    int status = response.statusCode();
+    String code = json == null ? "" : json.path("code").asText("");
+    String field = json == null ? null : json.path("field").asText(null);
+    String message =
+        status + " " + code + ": " + (json == null ? "" : json.path("message").asText(""));
+    if ("InsufficientCapacity".equals(code)
+        || (status == 400 && ("shape".equals(field) || "shapes".equals(field)))) {
+      // Shapes no longer offered — deleted since the plan, or closed to the project by a quota of
+      // 0, which the API answers as if they did not exist — are none to be had, as upstream's
+      // providers report them.
+      return new InsufficientCapacity(message);
+    }
+    if ("QuotaExceeded".equals(code)) {
+      return new QuotaExceeded(message);
+    }
+    if (status == 404) {
+      return new NotFound(message);
+    }
+    if (status >= 500 || status == 429 || status == 408) {
+      return new Unavailable(message, retryAfter(response));
+    }
+    return new Rejected(code, message);
+  }
+
+  private static Duration retryAfter(HttpResponse<?> response) {
+    return response
+        .headers()
+        .firstValue("Retry-After")
+        .flatMap(
+            v -> {
+              try {
+                return Optional.of(Duration.ofSeconds(Math.max(0, Long.parseLong(v))));
+              } catch (NumberFormatException httpDate) {
+                return Optional.empty();
+              }
+            })
+        .orElse(DEFAULT_RETRY_AFTER);
   }
 }

@@ -2,22 +2,17 @@ package io.warmmetal.controller.provisioning;
 
 import static java.util.stream.Collectors.toSet;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.fabric8.kubernetes.api.model.Taint;
-import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.Conditions;
-import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClaimTemplate;
@@ -35,10 +30,8 @@ import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
-import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -49,13 +42,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,72 +61,64 @@ import org.slf4j.LoggerFactory;
  */
 public final class Provisioner {
   private static final Logger LOG = LoggerFactory.getLogger(Provisioner.class);
-  static final Duration DEFAULT_REGISTRATION_TIMEOUT = Duration.ofMinutes(15);
-
-  /**
-   * How long a shape that answered InsufficientCapacity is left out of plans (counts may lag a
-   * launch).
-   */
-  static final Duration UNAVAILABLE_FOR = Duration.ofSeconds(10);
 
   private final KubernetesClient kube;
-  private final ControlPlaneVersion controlPlane;
   private final Definitions defs;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final CloudProvider cloud;
+  private final Launcher launcher;
+  private final NodeClaimWriter writer;
+
+  /** Told of each NodeClaim created: its lifecycle launches it. */
+  private final Consumer<String> onCreated;
+
   private final Scheduler scheduler;
   private final Supplier<List<DaemonSet>> daemonSets;
   private final Supplier<List<Node>> nodes;
 
-  /**
-   * Shapes that answered InsufficientCapacity lately, and when: as Karpenter's
-   * unavailable-offerings cache.
-   */
-  private final Map<String, Instant> insufficient = new ConcurrentHashMap<>();
-
-  private final ExecutorService launcher;
+  private final ExecutorService createPool;
   private final Recorder events;
   private final RegistrationHealth health;
   private final KarpenterMetrics metrics;
-  private static final Callable<Void> NOTHING = () -> null;
   private int lastUnschedulable;
   private PlanListener planListener = PlanListener.NONE;
 
   /** Null when the controller is told not to touch pods ({@code --nudge-pods=false}). */
   private final PodNudges nudges;
 
-  /** Told when a launch took a pre-joined standby node, so one is joined in its place. */
-  private final Runnable onPreJoinedTaken;
-
   public Provisioner(
       KubernetesClient kube,
       Definitions defs,
-      Function<WarmMetalNodeClass, InstancesApi> apis,
+      CloudProvider cloud,
+      Launcher launcher,
+      NodeClaimWriter writer,
+      Consumer<String> onCreated,
+      Clock clock,
       Scheduler scheduler,
       Supplier<List<DaemonSet>> daemonSets,
       Supplier<List<Node>> nodes,
       int parallelism,
       boolean nudgePods,
-      Runnable onPreJoinedTaken,
       Recorder events,
       KarpenterMetrics metrics,
       RegistrationHealth health) {
-    this.onPreJoinedTaken = onPreJoinedTaken;
+    this.cloud = cloud;
+    this.launcher = launcher;
+    this.writer = writer;
+    this.onCreated = onCreated;
     this.health = health;
-    this.nudges = nudgePods ? new PodNudges(kube, metrics, Clock.systemUTC()) : null;
+    this.nudges = nudgePods ? new PodNudges(kube, metrics, clock) : null;
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
-    this.launcher =
+    this.createPool =
         Executors.newFixedThreadPool(
             parallelism,
             r -> {
-              Thread t = new Thread(r, "warmmetal-launch");
+              Thread t = new Thread(r, "warmmetal-create");
               t.setDaemon(true);
               return t;
             });
     this.kube = kube;
-    this.controlPlane = new ControlPlaneVersion(kube);
-    this.apis = apis;
     this.scheduler = scheduler;
     this.daemonSets = daemonSets;
     this.nodes = nodes;
@@ -158,107 +142,52 @@ public final class Provisioner {
       nudges.retain(
           pendingPods.values().stream().map(p -> p.getMetadata().getUid()).collect(toSet()));
     }
-    List<NodeClaim> claims = new ArrayList<>(listed);
-    List<Callable<Callable<Void>>> launches = new ArrayList<>();
-    for (NodeClaim claim : claims) {
-      if (claim.getMetadata().getDeletionTimestamp() != null) {
-        continue; // termination's now
-      }
-      if (claim.getStatus() == null
-          || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
-        launches.add(() -> launch(claim));
-      } else if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
-        expireIfLate(claim);
-      }
-    }
-    if (!pending.isEmpty()) {
-      launches.addAll(plan(pendingPods, claims, pods));
-    } else {
+    if (pending.isEmpty()) {
       metrics.pending(0, 0);
+      return;
     }
-    // Each NodeClaim is created and launched by one task; many at once, as a burst wants (Karpenter
-    // launches in
-    // parallel too). Then the launches are recorded on the claims, also at once. The pass ends when
-    // all are: the
-    // next one sees them. (A controller that stops in between launches again by the same client
-    // token: a replay.)
-    List<Callable<Void>> records = new ArrayList<>();
-    for (Future<Callable<Void>> done : launcher.invokeAll(launches)) {
-      try {
-        records.add(done.get());
-      } catch (ExecutionException e) {
-        LOG.warn("Launching failed: {}", e.getCause().getMessage());
-      }
-    }
-    for (Future<Void> done : launcher.invokeAll(records)) {
+    // Each new NodeClaim is created by one task, many at once, as a burst wants; each is handed to
+    // its lifecycle the moment it exists, which launches it (Karpenter's split: the provisioner
+    // creates, the lifecycle controller launches). The pass ends when all are created: the next
+    // one sees them.
+    for (Future<Void> done :
+        createPool.invokeAll(
+            plan(pendingPods, listed.stream().filter(Provisioner::live).toList(), pods))) {
       try {
         done.get();
       } catch (ExecutionException e) {
-        LOG.warn("Recording a launch failed: {}", e.getCause().getMessage());
+        LOG.warn("Creating a NodeClaim failed: {}", e.getCause().getMessage());
       }
     }
+  }
+
+  private static boolean live(NodeClaim claim) {
+    return claim.getMetadata().getDeletionTimestamp() == null;
   }
 
   public void close() {
     if (nudges != null) {
       nudges.close();
     }
-    launcher.shutdownNow();
+    createPool.shutdownNow();
     try {
-      launcher.awaitTermination(30, TimeUnit.SECONDS);
+      createPool.awaitTermination(30, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
   }
 
-  /**
-   * A launched claim whose Node has not registered within the node class's {@code
-   * registrationTimeout} (default 15 minutes, as Karpenter; bare metal may want more or, with warm
-   * machines, far less) is given up: the claim is deleted, its termination terminates the instance
-   * (the machine resets and returns to its pool), and its pods are planned again.
-   */
-  private void expireIfLate(NodeClaim claim) throws Exception {
-    WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
-    if (nodeClass == null) {
-      return;
-    }
-    Duration limit =
-        GoDuration.parseOr(
-            nodeClass.getSpec().registrationTimeout,
-            DEFAULT_REGISTRATION_TIMEOUT,
-            DEFAULT_REGISTRATION_TIMEOUT);
-    String launchedAt =
-        claim.getStatus().conditions.stream()
-            .filter(c -> Conditions.LAUNCHED.equals(c.getType()))
-            .map(c -> c.getLastTransitionTime())
-            .findFirst()
-            .orElse(null);
-    if (launchedAt == null || Instant.parse(launchedAt).plus(limit).isAfter(Instant.now())) {
-      return;
-    }
-    LOG.info(
-        "NodeClaim {}: no Node registered within {}; giving it up",
-        claim.getMetadata().getName(),
-        limit);
-    health.failed(
-        claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL),
-        "Failed to register node: NodeClaim "
-            + claim.getMetadata().getName()
-            + " had no Node within "
-            + limit);
-    kube.resources(NodeClaim.class).resource(claim).delete();
-    claim
-        .getMetadata()
-        .setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans
-  }
-
-  /**
-   * Plans nodes for the pending pods; returns the tasks that create and launch their NodeClaims.
-   */
-  private List<Callable<Callable<Void>>> plan(
+  /** Plans nodes for the pending pods; returns the tasks that create their NodeClaims. */
+  private List<Callable<Void>> plan(
       Map<PodRequest, Pod> pendingPods, List<NodeClaim> claims, List<Pod> pods) throws Exception {
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     ClusterState state = state(claims, pods);
+    if (!state.unread.isEmpty()) {
+      // A node class's instance types are being read for the first time: the read's answer
+      // brings a pass; a plan now would leave its NodePools out for nothing.
+      LOG.debug("Instance types of NodePools {} being read; planning after", state.unread);
+      return List.of();
+    }
     List<InstanceType> launchable = launchable(state);
     // Every node of ours counts, with what its bound pods leave free: those on their way
     // (kube-scheduler cannot
@@ -270,7 +199,7 @@ public final class Provisioner {
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
     planListener.planned(pendingPods, plan);
-    List<Callable<Callable<Void>>> launches = new ArrayList<>();
+    List<Callable<Void>> creates = new ArrayList<>();
     Map<String, NodePool> owners = owners(plan.nodes());
     for (Scheduler.PlannedNode node : plan.nodes()) {
       String pool = node.pool().name();
@@ -279,14 +208,15 @@ public final class Provisioner {
       }
       List<InstanceType> types =
           state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
-      launches.add(
+      creates.add(
           () -> {
             NodeClaim claim = create(owners.get(pool), node, types, "provisioned");
+            onCreated.accept(claim.getMetadata().getName());
             node.pods()
                 .forEach(
                     p ->
                         events.publish(KarpenterEvents.nominated(pendingPods.get(p), claim, null)));
-            return launch(claim);
+            return null;
           });
     }
     nominateOntoExisting(plan, state, pendingPods);
@@ -309,7 +239,7 @@ public final class Provisioner {
           plan.unschedulable().stream().map(PodRequest::name).limit(5).toList());
     }
     lastUnschedulable = plan.unschedulable().size();
-    return launches;
+    return creates;
   }
 
   /**
@@ -359,6 +289,9 @@ public final class Provisioner {
       return new FreshPlan(requests, new Scheduler.Plan(List.of(), List.of()));
     }
     ClusterState state = state(List.of(), List.of());
+    if (!state.unread.isEmpty()) {
+      return new FreshPlan(requests, new Scheduler.Plan(List.of(), List.copyOf(requests.keySet())));
+    }
     return new FreshPlan(
         requests,
         scheduler.schedule(
@@ -411,7 +344,7 @@ public final class Provisioner {
    * ClusterState}).
    */
   public ClusterState state(List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    return ClusterState.of(defs, apis, claims, pods, scheduler, daemonSets.get(), nodes.get());
+    return ClusterState.of(defs, cloud, claims, pods, scheduler, daemonSets.get(), nodes.get());
   }
 
   /**
@@ -419,10 +352,8 @@ public final class Provisioner {
    * ago.
    */
   public List<InstanceType> launchable(ClusterState state) {
-    Instant now = Instant.now();
-    insufficient.values().removeIf(at -> at.plus(UNAVAILABLE_FOR).isBefore(now));
     return state.allTypes.stream()
-        .filter(t -> state.available.contains(t.name()) && !insufficient.containsKey(t.name()))
+        .filter(t -> state.available.contains(t.name()) && !launcher.resting(t.name()))
         .toList();
   }
 
@@ -456,12 +387,10 @@ public final class Provisioner {
               .filter(t -> t.price() < priceBelow)
               .toList();
       NodeClaim claim = create(owners.get(pool), node, types, reason);
-      Callable<Void> record = launch(claim);
-      if (record == NOTHING) {
+      if (!(launcher.launch(claim) instanceof Launcher.Done launched)) {
         return null;
       }
-      record.call();
-      made.add(claim);
+      made.add(launcher.record(launched.claim()));
     }
     return made;
   }
@@ -562,7 +491,7 @@ public final class Provisioner {
             "memory",
             new Quantity(String.valueOf(requested.memoryBytes())));
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
-    NodeClaim created = kube.resources(NodeClaim.class).resource(claim).create();
+    NodeClaim created = writer.create(claim);
     metrics.nodeClaimCreated(pool.getMetadata().getName(), reason);
     return created;
   }
@@ -588,194 +517,6 @@ public final class Provisioner {
         .sorted(Comparator.comparingDouble(InstanceType::price))
         .forEach(t -> names.add(t.name()));
     return names;
-  }
-
-  /**
-   * Launches the claim's instance; returns what records the launch on the claim ({@code NOTHING} if
-   * there is nothing to record). Recording waits until every launch of the pass is out: the joins
-   * are what the pods wait for.
-   */
-  private Callable<Void> launch(NodeClaim claim) throws Exception {
-    WarmMetalNodeClass nodeClass = nodeClass(claim.getSpec());
-    NodePool pool = defs.pool(claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL));
-    if (nodeClass == null || pool == null) {
-      events.publish(
-          KarpenterEvents.nodeClassNotReady(
-              claim,
-              nodeClass == null
-                  ? "NodeClass is not found or not ready"
-                  : "NodePool "
-                      + claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL)
-                      + " is not found or not valid"));
-      return NOTHING;
-    }
-    InstancesApi api = apis.apply(nodeClass);
-    ObjectNode request = InstancesApi.object();
-    request.put("clientToken", claim.getMetadata().getUid());
-    // Warm first, then preparing, then (unless the node class says no) standby — switched on and
-    // prepared: a machine
-    // minutes away is nearer than none.
-    request.put("allowPreparing", true);
-    request.put("allowStandby", nodeClass.getSpec().launchesFromStandby());
-    // Before all of those, a node the node class keeps joined ahead of time (spec.preJoined): no
-    // join at all.
-    request.put("allowPreJoined", true);
-    ArrayNode shapes = request.putArray("shapes");
-    ClusterState.acceptableTypes(claim).forEach(shapes::add);
-    request
-        .putObject("labels")
-        .put(WellKnown.NODEPOOL_LABEL, pool.getMetadata().getName())
-        .put(WellKnown.NODECLAIM_LABEL, claim.getMetadata().getName())
-        .put(WellKnown.NODECLAIM_UID_LABEL, claim.getMetadata().getUid());
-    // The Node's labels: the pool's, and a single value a requirement leaves. A claim planned in a
-    // zone (or region):
-    // only a machine there, and the Node labelled so, under the node class's machine label keys
-    // (racks as zones).
-    Map<String, String> nodeLabels = new HashMap<>(InstanceTypes.poolLabels(pool));
-    ObjectNode machineLabels = null;
-    for (Requirement r : claim.getSpec().requirements) {
-      if (!"In".equals(r.getOperator())
-          || r.getValues().size() != 1
-          || InstanceTypes.defines(r.getKey())) {
-        continue;
-      }
-      boolean zone = WellKnown.ZONE_LABEL.equals(r.getKey());
-      if (zone || WellKnown.REGION_LABEL.equals(r.getKey())) {
-        machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
-        machineLabels.put(
-            zone
-                ? nodeClass.getSpec().zoneLabelOrDefault()
-                : nodeClass.getSpec().regionLabelOrDefault(),
-            r.getValues().get(0));
-      }
-      nodeLabels.put(r.getKey(), r.getValues().get(0));
-    }
-    boolean placed = machineLabels != null;
-    // A node class that names its image takes only machines booted from it (the API labels each
-    // machine with it).
-    String image = nodeClass.getSpec().image;
-    if (image != null && !image.isBlank()) {
-      machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
-      machineLabels.put(WellKnown.IMAGE_MACHINE_LABEL, image);
-    }
-    // Owned servers are paid for whether used or not: Karpenter's on-demand. The instance type (the
-    // shape the API
-    // picks) and the zone (the machine's) the join adds.
-    nodeLabels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
-    List<Taint> all = new ArrayList<>(claim.getSpec().taints);
-    all.addAll(claim.getSpec().startupTaints);
-    all.add(
-        new TaintBuilder().withKey(WellKnown.UNREGISTERED_TAINT).withEffect("NoExecute").build());
-    request.set(
-        "kubernetes",
-        Joins.of(
-            nodeClass,
-            BootstrapTokens.forClaim(kube, claim.getMetadata().getUid(), Duration.ofHours(1)),
-            nodeLabels,
-            all,
-            controlPlane.get()));
-    if (claim.getStatus() == null) {
-      claim.setStatus(new NodeClaim.Status());
-    }
-    try {
-      JsonNode instance = api.launch(request);
-      claim.getStatus().providerID = instance.get("providerId").asText();
-      Conditions.set(
-          claim.getStatus().conditions,
-          Conditions.LAUNCHED,
-          true,
-          "Launched",
-          "instance " + instance.get("id").asText() + " on " + instance.get("machineId").asText());
-      Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
-      claim
-          .getMetadata()
-          .getAnnotations()
-          .put(WellKnown.INSTANCE_ANNOTATION, instance.get("id").asText());
-      claim
-          .getMetadata()
-          .getLabels()
-          .put(WellKnown.INSTANCE_TYPE_LABEL, instance.get("shape").asText());
-      claim.getMetadata().getLabels().put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
-      whatItIs(api, nodeClass, instance.get("machineId").asText(), claim, !placed);
-      if (instance.path("preJoined").asBoolean(false)) {
-        claim.getMetadata().getAnnotations().put(WellKnown.PRE_JOINED_ANNOTATION, "true");
-        LOG.info(
-            "NodeClaim {}: took pre-joined standby machine {}",
-            claim.getMetadata().getName(),
-            instance.get("machineId").asText());
-        onPreJoinedTaken.run(); // a replacement joins behind it
-      }
-      return () -> {
-        NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
-        updated.setStatus(
-            claim.getStatus()); // the status write needs the resourceVersion the update made
-        kube.resources(NodeClaim.class).resource(updated).updateStatus();
-        LOG.info(
-            "NodeClaim {} launched: {}",
-            claim.getMetadata().getName(),
-            claim.getStatus().providerID);
-        return null;
-      };
-    } catch (InstancesApi.ApiException e) {
-      if (e.status() == 503 || "QuotaExceeded".equals(e.code()) || e.noSuchShape()) {
-        // No capacity of the acceptable shapes now (or no room under the project's quota, or shapes
-        // no longer
-        // offered — a quota of 0 reads as none — which upstream's providers also report as
-        // insufficient capacity):
-        // forget this claim and leave those shapes out of plans for a while; the next pass plans
-        // its pods again
-        // with live counts.
-        LOG.info("NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
-        events.publish(KarpenterEvents.insufficientCapacity(claim, e.getMessage()));
-        Instant now = Instant.now();
-        ClusterState.acceptableTypes(claim).forEach(t -> insufficient.put(t, now));
-        kube.resources(NodeClaim.class).resource(claim).delete();
-        return NOTHING;
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * What the claim's machine is, read at once: the node image it booted ({@code status.imageID}, as
-   * upstream's claims record their AMI; drift compares it with the node class's), and — for a claim
-   * launched in no particular zone ({@code locate}) — its zone and region (the node class's machine
-   * label keys), as upstream's claims know their offering's: kubectl shows them, spread and
-   * consolidation count them. The Node gets them by registration. A machine that cannot be read now
-   * leaves them to the Node's own labels.
-   */
-  private static void whatItIs(
-      InstancesApi api,
-      WarmMetalNodeClass nodeClass,
-      String machineId,
-      NodeClaim claim,
-      boolean locate)
-      throws InterruptedException {
-    try {
-      JsonNode machine = api.machine(machineId);
-      String image = machine.path("facts").path("image").path("version").asText(null);
-      if (image != null) {
-        claim.getStatus().imageID = image;
-      }
-      if (!locate) {
-        return;
-      }
-      JsonNode labels = machine.path("labels");
-      String zone = labels.path(nodeClass.getSpec().zoneLabelOrDefault()).asText(null);
-      String region = labels.path(nodeClass.getSpec().regionLabelOrDefault()).asText(null);
-      if (zone != null) {
-        claim.getMetadata().getLabels().put(WellKnown.ZONE_LABEL, zone);
-      }
-      if (region != null) {
-        claim.getMetadata().getLabels().put(WellKnown.REGION_LABEL, region);
-      }
-    } catch (IOException e) {
-      LOG.debug(
-          "NodeClaim {}: machine {} not read ({})",
-          claim.getMetadata().getName(),
-          machineId,
-          e.getMessage());
-    }
   }
 
   private WarmMetalNodeClass nodeClass(NodeClaimTemplate.Spec spec) {

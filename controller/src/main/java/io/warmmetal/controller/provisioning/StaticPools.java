@@ -1,7 +1,7 @@
 package io.warmmetal.controller.provisioning;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -31,14 +31,14 @@ import org.slf4j.LoggerFactory;
 public final class StaticPools {
   private static final Logger LOG = LoggerFactory.getLogger(StaticPools.class);
 
-  private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
   private final Scheduler scheduler;
   private final Provisioner provisioner;
 
   public StaticPools(
-      KubernetesClient kube, Definitions defs, Scheduler scheduler, Provisioner provisioner) {
-    this.kube = kube;
+      NodeClaimWriter writer, Definitions defs, Scheduler scheduler, Provisioner provisioner) {
+    this.writer = writer;
     this.defs = defs;
     this.scheduler = scheduler;
     this.provisioner = provisioner;
@@ -124,7 +124,7 @@ public final class StaticPools {
                         : podsOn.getOrDefault(c.getStatus().nodeName, 0)));
     for (NodeClaim claim : order.subList(0, count)) {
       LOG.info("Static NodePool: scaling down, NodeClaim {} goes", claim.getMetadata().getName());
-      kube.resources(NodeClaim.class).resource(claim).delete();
+      writer.delete(claim);
       claim
           .getMetadata()
           .setDeletionTimestamp(Instant.now().toString()); // gone for this pass's plans

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -40,47 +41,36 @@ public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
 
   private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
   private final KarpenterMetrics metrics;
   private final RegistrationHealth health;
 
   public Registration(
       KubernetesClient kube,
+      NodeClaimWriter writer,
       Definitions defs,
       KarpenterMetrics metrics,
       RegistrationHealth health) {
     this.kube = kube;
+    this.writer = writer;
     this.defs = defs;
     this.metrics = metrics;
     this.health = health;
   }
 
-  public void reconcile(List<Node> nodes, List<NodeClaim> claims) {
-    Map<String, Node> byProvider = new HashMap<>();
-    for (Node n : nodes) {
-      if (n.getSpec() != null && n.getSpec().getProviderID() != null) {
-        byProvider.put(n.getSpec().getProviderID(), n);
-      }
+  /**
+   * Registers the launched claim's Node (found by its provider ID) and initializes the claim once
+   * the Node is ready: one claim, as its lifecycle reconciles it. A status write that crosses
+   * another's answers 409, and the lifecycle tries again.
+   */
+  public void reconcile(NodeClaim claim, Node node) {
+    if (claim.getStatus() == null
+        || claim.getStatus().providerID == null
+        || Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
+      return;
     }
-    for (NodeClaim claim : claims) {
-      if (claim.getStatus() == null
-          || claim.getStatus().providerID == null
-          || Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
-        continue;
-      }
-      Node node = byProvider.get(claim.getStatus().providerID);
-      if (node != null) {
-        try {
-          advance(claim, node);
-        } catch (RuntimeException e) {
-          LOG.warn(
-              "NodeClaim {}: registering Node {} failed ({}); next pass",
-              claim.getMetadata().getName(),
-              node.getMetadata().getName(),
-              e.getMessage());
-        }
-      }
-    }
+    advance(claim, node);
   }
 
   private void advance(NodeClaim claim, Node node) {
@@ -155,7 +145,7 @@ public final class Registration {
     }
     changed |= Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
     if (changed) {
-      kube.resources(NodeClaim.class).resource(claim).updateStatus();
+      writer.updateStatus(claim);
     }
   }
 

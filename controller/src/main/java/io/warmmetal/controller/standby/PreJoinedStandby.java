@@ -1,25 +1,22 @@
 package io.warmmetal.controller.standby;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeCondition;
-import io.fabric8.kubernetes.api.model.Taint;
-import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.QuotaExceeded;
+import io.warmmetal.controller.cloudprovider.Instance;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeReadiness;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoinedStatus;
-import io.warmmetal.controller.provisioning.BootstrapTokens;
-import io.warmmetal.controller.provisioning.ControlPlaneVersion;
-import io.warmmetal.controller.provisioning.Joins;
-import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -30,9 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,9 +60,8 @@ public final class PreJoinedStandby {
   private static final int LAUNCHES_PER_PASS = 8;
 
   private final KubernetesClient kube;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final CloudProvider cloud;
   private final Recorder events;
-  private final ControlPlaneVersion controlPlane;
   private final Duration unhealthyAfter;
   private final Map<String, List<PreJoinedStatus>> report = new ConcurrentHashMap<>();
   private final Map<String, Instant> shortUntil = new HashMap<>();
@@ -83,14 +77,10 @@ public final class PreJoinedStandby {
   private Instant lastRun = Instant.EPOCH;
 
   public PreJoinedStandby(
-      KubernetesClient kube,
-      Function<WarmMetalNodeClass, InstancesApi> apis,
-      Recorder events,
-      Duration unhealthyAfter) {
+      KubernetesClient kube, CloudProvider cloud, Recorder events, Duration unhealthyAfter) {
     this.kube = kube;
-    this.apis = apis;
+    this.cloud = cloud;
     this.events = events;
-    this.controlPlane = new ControlPlaneVersion(kube);
     this.unhealthyAfter = unhealthyAfter;
   }
 
@@ -140,19 +130,16 @@ public final class PreJoinedStandby {
         continue;
       }
       try {
-        List<JsonNode> live = count(nodeClass, byProvider, now);
-        live.forEach(i -> standbyMachines.add(i.get("providerId").asText()));
+        List<Instance> live = count(nodeClass, byProvider, now);
+        live.forEach(i -> standbyMachines.add(i.providerId()));
         if (live.isEmpty()) {
           holding.remove(name);
         } else {
           holding.add(name);
         }
-      } catch (IOException e) {
+      } catch (CloudProviderException e) {
         countedAll = false;
         LOG.warn("WarmMetalNodeClass {}: standby nodes not counted ({})", name, e.getMessage());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
       }
     }
     report.keySet().retainAll(nodeClasses.stream().map(c -> c.getMetadata().getName()).toList());
@@ -165,19 +152,11 @@ public final class PreJoinedStandby {
    * One node class: retires what is not wanted, joins what is missing; returns its standby
    * instances that stay.
    */
-  private List<JsonNode> count(
+  private List<Instance> count(
       WarmMetalNodeClass nodeClass, Map<String, Node> byProvider, Instant now)
-      throws IOException, InterruptedException {
-    InstancesApi api = apis.apply(nodeClass);
+      throws CloudProviderException {
     String name = nodeClass.getMetadata().getName();
-    List<JsonNode> live = new ArrayList<>();
-    for (String state : List.of("pending", "running")) {
-      for (JsonNode i : api.selected(WellKnown.STANDBY_OF_LABEL + "=" + name, state)) {
-        if (i.path("standby").asBoolean(false)) {
-          live.add(i);
-        }
-      }
-    }
+    List<Instance> live = cloud.listStandby(nodeClass);
     String hash = nodeClass.hash();
     Map<String, PreJoined> entries = new LinkedHashMap<>();
     List<PreJoined> wanted = new ArrayList<>(nodeClass.getSpec().preJoined);
@@ -191,44 +170,44 @@ public final class PreJoinedStandby {
               (sum == null ? 0 : sum.count) + (e.count == null ? 0 : e.count),
               e.zone));
     }
-    List<JsonNode> kept = new ArrayList<>();
-    for (JsonNode instance : live) {
+    List<Instance> kept = new ArrayList<>();
+    for (Instance instance : live) {
       String why;
-      if (!entries.containsKey(label(instance, WellKnown.STANDBY_ENTRY_LABEL))) {
+      if (!entries.containsKey(instance.label(WellKnown.STANDBY_ENTRY_LABEL))) {
         why = "its node class no longer asks for it";
-      } else if (!hash.equals(label(instance, WellKnown.NODECLASS_HASH_LABEL))) {
+      } else if (!hash.equals(instance.label(WellKnown.NODECLASS_HASH_LABEL))) {
         why = "its node class changed since it joined";
       } else {
-        why = unhealthy(instance, byProvider.get(instance.get("providerId").asText()), now);
+        why = unhealthy(instance, byProvider.get(instance.providerId()), now);
       }
       if (why == null) {
         kept.add(instance);
       } else {
-        retire(api, nodeClass, instance, why);
+        retire(nodeClass, instance, why);
       }
     }
     List<PreJoinedStatus> statuses = new ArrayList<>();
-    List<JsonNode> stay = new ArrayList<>();
+    List<Instance> stay = new ArrayList<>();
     for (PreJoined entry : entries.values()) {
-      List<JsonNode> mine =
+      List<Instance> mine =
           new ArrayList<>(
               kept.stream()
-                  .filter(i -> entry.key().equals(label(i, WellKnown.STANDBY_ENTRY_LABEL)))
+                  .filter(i -> entry.key().equals(i.label(WellKnown.STANDBY_ENTRY_LABEL)))
                   .toList());
       int count = entry.count == null ? 0 : entry.count;
       // More than asked for: the ones still joining go first, then the newest.
       mine.sort(
-          Comparator.comparing((JsonNode i) -> "running".equals(i.get("state").asText()))
-              .thenComparing(i -> i.get("createdAt").asText(), Comparator.reverseOrder()));
+          Comparator.comparing((Instance i) -> i.running())
+              .thenComparing(i -> i.createdAt(), Comparator.reverseOrder()));
       while (mine.size() > count) {
-        retire(api, nodeClass, mine.remove(0), "more than its node class asks for");
+        retire(nodeClass, mine.remove(0), "more than its node class asks for");
       }
       stay.addAll(mine);
       int ready =
           (int)
               mine.stream()
-                  .filter(i -> "running".equals(i.get("state").asText()))
-                  .filter(i -> NodeReadiness.ready(byProvider.get(i.get("providerId").asText())))
+                  .filter(i -> i.running())
+                  .filter(i -> NodeReadiness.ready(byProvider.get(i.providerId())))
                   .count();
       int joining = mine.size() - ready;
       String message = null;
@@ -241,19 +220,16 @@ public final class PreJoinedStandby {
           break;
         }
         try {
-          JsonNode instance = api.launch(request(nodeClass, entry, hash));
+          Instance instance = cloud.createStandby(nodeClass, entry);
           joining++;
-          events.publish(
-              StandbyEvents.launched(nodeClass, entry.key(), instance.get("id").asText()));
+          events.publish(StandbyEvents.launched(nodeClass, entry.key(), instance.id()));
           LOG.info(
               "WarmMetalNodeClass {}: joining standby node {} for {}",
               name,
-              instance.get("id").asText(),
+              instance.id(),
               entry.key());
-        } catch (InstancesApi.ApiException e) {
-          if (e.status() != 503 && e.status() != 403 && !e.noSuchShape()) {
-            throw e;
-          }
+        } catch (InsufficientCapacity | QuotaExceeded e) {
+          // Short of machines (an outage is not that: it fails the count, which is tried again)
           message = e.getMessage();
           shortUntil.put(shortKey, now.plus(SHORT_BACKOFF));
           events.publish(StandbyEvents.shortOfMachines(nodeClass, entry.key(), e.getMessage()));
@@ -266,65 +242,17 @@ public final class PreJoinedStandby {
     return stay;
   }
 
-  /** A standby launch for one node of the entry: its own token, the standby label and taints. */
-  private ObjectNode request(WarmMetalNodeClass nodeClass, PreJoined entry, String hash) {
-    String launch = UUID.randomUUID().toString();
-    ObjectNode request = InstancesApi.object();
-    // A fresh token per launch: a launch whose answer was lost is found by the next count (the
-    // API is the record) and, if one too many, retired there.
-    request.put("clientToken", "standby-" + launch);
-    request.put("standby", true);
-    request.put("allowPreparing", true);
-    request.put("allowStandby", nodeClass.getSpec().launchesFromStandby());
-    request.putArray("shapes").add(entry.instanceType);
-    request
-        .putObject("labels")
-        .put(WellKnown.STANDBY_OF_LABEL, nodeClass.getMetadata().getName())
-        .put(WellKnown.STANDBY_ENTRY_LABEL, entry.key())
-        .put(WellKnown.NODECLASS_HASH_LABEL, hash);
-    ObjectNode machineLabels = null;
-    if (entry.zone != null) {
-      machineLabels = request.putObject("machineLabels");
-      machineLabels.put(nodeClass.getSpec().zoneLabelOrDefault(), entry.zone);
-    }
-    String image = nodeClass.getSpec().image;
-    if (image != null && !image.isBlank()) {
-      machineLabels = machineLabels == null ? request.putObject("machineLabels") : machineLabels;
-      machineLabels.put(WellKnown.IMAGE_MACHINE_LABEL, image);
-    }
-    request.set(
-        "kubernetes",
-        Joins.of(
-            nodeClass,
-            BootstrapTokens.forClaim(kube, launch, Duration.ofHours(1)),
-            Map.of(
-                WellKnown.STANDBY,
-                nodeClass.getMetadata().getName(),
-                WellKnown.CAPACITY_TYPE_LABEL,
-                "on-demand"),
-            standbyTaints(),
-            controlPlane.get()));
-    return request;
-  }
-
-  /** The taints a standby node joins with: nothing but what tolerates everything lands there. */
-  public static List<Taint> standbyTaints() {
-    return List.of(
-        new TaintBuilder().withKey(WellKnown.STANDBY).withEffect("NoSchedule").build(),
-        new TaintBuilder().withKey(WellKnown.STANDBY).withEffect("NoExecute").build());
-  }
-
   /**
    * Why a standby node is no use (its kubelet not Ready for {@code unhealthyAfter}, or no Node that
    * long after its join succeeded), or null.
    */
-  private String unhealthy(JsonNode instance, Node node, Instant now) {
-    if (!"running".equals(instance.get("state").asText())) {
+  private String unhealthy(Instance instance, Node node, Instant now) {
+    if (!instance.running()) {
       return null; // still joining: the API's join timeout watches that
     }
     if (node == null) {
-      String runningAt = instance.path("runningAt").asText(null);
-      return runningAt != null && Instant.parse(runningAt).plus(unhealthyAfter).isBefore(now)
+      Instant runningAt = instance.runningAt();
+      return runningAt != null && runningAt.plus(unhealthyAfter).isBefore(now)
           ? "its Node never registered"
           : null;
     }
@@ -338,16 +266,20 @@ public final class PreJoinedStandby {
         : null;
   }
 
-  private void retire(InstancesApi api, WarmMetalNodeClass nodeClass, JsonNode instance, String why)
-      throws IOException, InterruptedException {
-    String id = instance.get("id").asText();
+  private void retire(WarmMetalNodeClass nodeClass, Instance instance, String why)
+      throws CloudProviderException {
+    String id = instance.id();
     LOG.info(
         "WarmMetalNodeClass {}: standby instance {}: {}",
         nodeClass.getMetadata().getName(),
         id,
         why);
     events.publish(StandbyEvents.replaced(nodeClass, id, why));
-    api.terminate(id);
+    try {
+      cloud.terminate(nodeClass, id);
+    } catch (NotFound gone) {
+      // retired already
+    }
   }
 
   /**
@@ -388,9 +320,5 @@ public final class PreJoinedStandby {
       }
     }
     orphanSince.keySet().retainAll(seen);
-  }
-
-  private static String label(JsonNode instance, String key) {
-    return instance.path("labels").path(key).asText(null);
   }
 }

@@ -1,12 +1,13 @@
 package io.warmmetal.controller.state;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
-import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.cloudprovider.Catalog;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -25,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +49,12 @@ public final class ClusterState {
    */
   public final Set<String> available = new HashSet<>();
 
+  /**
+   * NodePools whose node class's instance types are being read for the first time: left out, but
+   * only until the read answers (a plan may wait for it rather than call their pods unschedulable).
+   */
+  public final Set<String> unread = new HashSet<>();
+
   /** Each NodeClaim not being deleted, as a node the scheduler can place pods on. */
   public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
 
@@ -61,7 +67,7 @@ public final class ClusterState {
    */
   public static ClusterState of(
       Definitions defs,
-      Function<WarmMetalNodeClass, InstancesApi> apis,
+      CloudProvider cloud,
       List<NodeClaim> claims,
       List<Pod> pods,
       Scheduler scheduler,
@@ -81,23 +87,22 @@ public final class ClusterState {
             pool.getMetadata().getName());
         continue;
       }
-      JsonNode shapes;
+      Catalog catalog;
       try {
-        shapes =
-            apis.apply(nodeClass)
-                .shapes(
-                    nodeClass.getSpec().zoneLabelOrDefault(),
-                    nodeClass.getSpec().regionLabelOrDefault());
-      } catch (Exception e) {
-        LOG.warn(
-            "NodePool {}: its instances API cannot be asked for shapes ({}); left out of this pass",
-            pool.getMetadata().getName(),
-            e.getMessage());
+        catalog = cloud.instanceTypes(nodeClass); // as last read: no I/O
+      } catch (CloudProviderException e) {
+        if (cloud.instanceTypesKnown(nodeClass)) {
+          LOG.debug(
+              "NodePool {}: its instance types cannot be read ({}); left out of this pass",
+              pool.getMetadata().getName(),
+              e.getMessage());
+        } else {
+          state.unread.add(pool.getMetadata().getName());
+        }
         continue;
       }
-      List<InstanceType> types = InstanceTypes.of(shapes, nodeClass);
-      state.available.addAll(
-          InstanceTypes.available(shapes, nodeClass.getSpec().launchesFromStandby()));
+      List<InstanceType> types = catalog.types();
+      state.available.addAll(catalog.available());
       String name = pool.getMetadata().getName();
       state.pools.put(name, pool);
       state.typesByPool.put(name, types);

@@ -1,7 +1,8 @@
 package io.warmmetal.controller.termination;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.cloudprovider.Instance;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -10,7 +11,6 @@ import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,13 +27,13 @@ public final class Orphans {
   public static final Duration GRACE = Duration.ofMinutes(2);
   public static final Duration EVERY = Duration.ofMinutes(1);
 
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final CloudProvider cloud;
   private final Duration grace;
   private final Duration every;
   private Instant lastRun = Instant.EPOCH;
 
-  public Orphans(Function<WarmMetalNodeClass, InstancesApi> apis, Duration grace, Duration every) {
-    this.apis = apis;
+  public Orphans(CloudProvider cloud, Duration grace, Duration every) {
+    this.cloud = cloud;
     this.grace = grace;
     this.every = every;
   }
@@ -48,22 +48,32 @@ public final class Orphans {
     lastRun = now;
     Set<String> live =
         claims.stream().map(c -> c.getMetadata().getUid()).collect(Collectors.toSet());
-    Set<InstancesApi> seen = new HashSet<>();
+    Set<String> seen = new HashSet<>();
     for (WarmMetalNodeClass nodeClass : nodeClasses) {
-      InstancesApi api = apis.apply(nodeClass);
-      if (!seen.add(api)) {
-        continue; // node classes sharing one API and token: asked once
+      List<Instance> instances;
+      try {
+        instances = cloud.list(nodeClass);
+      } catch (CloudProviderException e) {
+        LOG.debug(
+            "WarmMetalNodeClass {}: instances not listed ({})",
+            nodeClass.getMetadata().getName(),
+            e.getMessage());
+        continue;
       }
-      for (String state : List.of("pending", "running")) {
-        for (JsonNode instance : api.selected(WellKnown.NODECLAIM_UID_LABEL, state)) {
-          String uid = instance.path("labels").path(WellKnown.NODECLAIM_UID_LABEL).asText();
-          Instant created = Instant.parse(instance.get("createdAt").asText());
-          if (!live.contains(uid) && !created.plus(grace).isAfter(now)) {
-            LOG.info(
-                "Instance {} was launched for NodeClaim {}, which is gone: terminating it",
-                instance.get("id").asText(),
-                uid);
-            api.terminate(instance.get("id").asText());
+      for (Instance instance : instances) {
+        String uid = instance.label(WellKnown.NODECLAIM_UID_LABEL);
+        // Node classes sharing one API and token list the same instances: each is judged once.
+        if (seen.add(instance.id())
+            && !live.contains(uid)
+            && !instance.createdAt().plus(grace).isAfter(now)) {
+          LOG.info(
+              "Instance {} was launched for NodeClaim {}, which is gone: terminating it",
+              instance.id(),
+              uid);
+          try {
+            cloud.terminate(nodeClass, instance.id());
+          } catch (CloudProviderException e) {
+            LOG.debug("Instance {} not terminated now ({})", instance.id(), e.getMessage());
           }
         }
       }

@@ -4,9 +4,12 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
@@ -14,7 +17,6 @@ import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
@@ -24,9 +26,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -46,8 +45,9 @@ public final class Termination {
   private static final Duration EVICTION_MEMORY = Duration.ofMinutes(2);
 
   private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final CloudProvider cloud;
   private final Recorder events;
   private final KarpenterMetrics metrics;
 
@@ -66,15 +66,17 @@ public final class Termination {
 
   public Termination(
       KubernetesClient kube,
+      NodeClaimWriter writer,
       Definitions defs,
-      Function<WarmMetalNodeClass, InstancesApi> apis,
+      CloudProvider cloud,
       Recorder events,
       KarpenterMetrics metrics) {
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
     this.kube = kube;
-    this.apis = apis;
+    this.writer = writer;
+    this.cloud = cloud;
   }
 
   public void reconcile(
@@ -140,18 +142,17 @@ public final class Termination {
     if (node != null) {
       kube.nodes().withName(nodeName).delete();
     }
-    kube.resources(NodeClaim.class)
-        .withName(claim.getMetadata().getName())
-        .edit(
-            c -> {
-              c.getMetadata()
-                  .setFinalizers(
-                      new ArrayList<>(
-                          c.getMetadata().getFinalizers().stream()
-                              .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f))
-                              .toList()));
-              return c;
-            });
+    writer.edit(
+        claim.getMetadata().getName(),
+        c -> {
+          c.getMetadata()
+              .setFinalizers(
+                  new ArrayList<>(
+                      c.getMetadata().getFinalizers().stream()
+                          .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f))
+                          .toList()));
+          return c;
+        });
     LOG.info(
         "NodeClaim {} terminated{}",
         claim.getMetadata().getName(),
@@ -256,39 +257,18 @@ public final class Termination {
    * recorded (a controller that stopped, or a claim deleted, between the launch and its record) —
    * found by the NodeClaim's UID label. False if that cannot be done now (the claim then waits).
    */
-  private boolean terminateInstance(NodeClaim claim) throws Exception {
-    WarmMetalNodeClass nodeClass = defs.nodeClass(claim.getSpec());
-    String recorded =
-        claim.getMetadata().getAnnotations() == null
-            ? null
-            : claim.getMetadata().getAnnotations().get(WellKnown.INSTANCE_ANNOTATION);
-    if (nodeClass == null) {
+  private boolean terminateInstance(NodeClaim claim) {
+    try {
+      cloud.delete(claim);
+      return true;
+    } catch (NotFound none) {
+      return true; // nothing left to terminate
+    } catch (CloudProviderException e) {
       LOG.warn(
-          "NodeClaim {}: its node class is gone, so its instance ({}) cannot be terminated; waiting",
+          "NodeClaim {}: its instance cannot be terminated now ({}); waiting",
           claim.getMetadata().getName(),
-          recorded == null ? "unrecorded" : recorded);
+          e.getMessage());
       return false;
     }
-    InstancesApi api = apis.apply(nodeClass);
-    Set<String> ids = new TreeSet<>();
-    if (recorded != null) {
-      ids.add(recorded);
-    }
-    for (var instance :
-        api.selected(WellKnown.NODECLAIM_UID_LABEL + "=" + claim.getMetadata().getUid(), null)) {
-      if (!"terminated".equals(instance.path("state").asText())) {
-        ids.add(instance.get("id").asText());
-      }
-    }
-    for (String id : ids) {
-      try {
-        api.terminate(id);
-      } catch (InstancesApi.ApiException e) {
-        if (e.status() != 404) {
-          throw e;
-        }
-      }
-    }
-    return true;
   }
 }

@@ -13,8 +13,11 @@ import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.api.db.Database;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
+import io.warmmetal.api.testing.TcpProxy;
+import io.warmmetal.api.testing.TestDatabase;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.Conditions;
@@ -49,6 +52,13 @@ final class Fleet implements AutoCloseable {
   static final String SHAPE = "x86-16c-64g";
   final KubernetesClient kube;
   final ApiFixture fx;
+
+  /**
+   * The API's link to its database: a test cuts it for an outage (the API answers 503 with
+   * Retry-After meanwhile) and restores it.
+   */
+  final TcpProxy database;
+
   final Installation installation;
   final SimulatedNodes kubelets;
   final List<SimulatedAgent> agents = new ArrayList<>();
@@ -60,9 +70,15 @@ final class Fleet implements AutoCloseable {
   /** What the controller counts: Karpenter's metrics, as its endpoint would serve them. */
   final KarpenterMetrics metrics = new KarpenterMetrics();
 
-  private Fleet(Vertx vertx, ControlPlane cluster, ApiFixture fx, Installation installation) {
+  private Fleet(
+      Vertx vertx,
+      ControlPlane cluster,
+      ApiFixture fx,
+      TcpProxy database,
+      Installation installation) {
     this.kube = cluster.admin();
     this.fx = fx;
+    this.database = database;
     this.installation = installation;
     this.kubelets = new SimulatedNodes(kube);
     this.agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());
@@ -98,7 +114,23 @@ final class Fleet implements AutoCloseable {
       Consumer<WarmMetalNodeClass> nodeClass)
       throws Exception {
     int agents = machines.size();
-    ApiFixture fx = ApiFixture.start(vertx);
+    String url = TestDatabase.freshDatabaseUrl();
+    var target = Database.connectOptions(url);
+    TcpProxy database = TcpProxy.start(vertx, target.getHost(), target.getPort());
+    ApiFixture fx;
+    try {
+      fx =
+          ApiFixture.start(
+              vertx,
+              Map.of(
+                  "WARMMETAL_DATABASE_URL",
+                  url.replace(
+                      "@" + target.getHost() + ":" + target.getPort() + "/",
+                      "@127.0.0.1:" + database.port() + "/")));
+    } catch (Exception e) {
+      database.close();
+      throw e;
+    }
     Fleet f;
     try {
       f =
@@ -106,10 +138,12 @@ final class Fleet implements AutoCloseable {
               vertx,
               cluster,
               fx,
+              database,
               Installation.install(
                   cluster, "http://127.0.0.1:" + fx.api.port(), fx.token("client"), pool));
     } catch (Exception e) {
       fx.close();
+      database.close();
       throw e;
     }
     try {
@@ -383,5 +417,6 @@ final class Fleet implements AutoCloseable {
     ws.close().await();
     enrollment.close().await();
     fx.close();
+    database.close();
   }
 }

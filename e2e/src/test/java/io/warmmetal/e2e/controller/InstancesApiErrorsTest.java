@@ -9,18 +9,17 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
 import io.warmmetal.controller.instances.InstancesApi;
-import io.warmmetal.controller.instances.InstancesApi.ApiException;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * How the controller reads the API's refusals of a launch, against the real API: a shape that does
- * not exist, and one a quota of 0 closes to the controller's project (answered alike, so as not to
- * tell the project it exists), are both "no such shape" — the provisioner leaves such shapes out of
- * its plans, as it does shapes out of capacity — while a shape that exists but has no machine free
- * is not.
+ * not exist, one a quota of 0 closes to the controller's project (answered alike, so as not to tell
+ * the project it exists), and one with no machine free are all insufficient capacity — the
+ * provisioner leaves such shapes out of its plans for a while.
  */
 @ExtendWith(VertxExtension.class)
 class InstancesApiErrorsTest {
@@ -31,7 +30,7 @@ class InstancesApiErrorsTest {
   }
 
   @Test
-  void missingAndQuotaClosedShapesAreNoSuchShapeAndAFullShapeIsNot(Vertx vertx) throws Exception {
+  void missingQuotaClosedAndFullShapesAreInsufficientCapacity(Vertx vertx) throws Exception {
     try (ApiFixture fx = ApiFixture.start(vertx)) {
       fx.registerMachines(
           1, ApiFixture.facts(8, 32), false); // exists, never warm: nothing to launch on
@@ -39,9 +38,9 @@ class InstancesApiErrorsTest {
       InstancesApi api =
           new InstancesApi(URI.create("http://127.0.0.1:" + fx.api.port()), fx.token("client"));
 
-      ApiException missing =
-          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-99c-1g")));
-      assertThat(missing.noSuchShape()).isTrue();
+      InsufficientCapacity missing =
+          catchThrowableOfType(InsufficientCapacity.class, () -> api.launch(launch("x86-99c-1g")));
+      assertThat(missing).isNotNull();
 
       fx.client.put(
           "/v1/projects/default",
@@ -50,16 +49,14 @@ class InstancesApiErrorsTest {
               .put(
                   "quotas",
                   new JsonObject().put("x86-16c-64g", new JsonObject().put("maxInstances", 0))));
-      ApiException closed =
-          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-16c-64g")));
-      assertThat(closed.noSuchShape()).isTrue();
+      InsufficientCapacity closed =
+          catchThrowableOfType(InsufficientCapacity.class, () -> api.launch(launch("x86-16c-64g")));
       assertThat(closed.getMessage())
           .isEqualTo(missing.getMessage().replace("x86-99c-1g", "x86-16c-64g"));
 
-      ApiException full =
-          catchThrowableOfType(ApiException.class, () -> api.launch(launch("x86-8c-32g")));
-      assertThat(full.status()).isEqualTo(503);
-      assertThat(full.noSuchShape()).isFalse();
+      InsufficientCapacity full =
+          catchThrowableOfType(InsufficientCapacity.class, () -> api.launch(launch("x86-8c-32g")));
+      assertThat(full.getMessage()).startsWith("503 InsufficientCapacity");
     }
   }
 }

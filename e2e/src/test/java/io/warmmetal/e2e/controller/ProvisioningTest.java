@@ -406,6 +406,45 @@ class ProvisioningTest {
     assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(1);
   }
 
+  private List<NodeClaim> claims() {
+    return kube.resources(NodeClaim.class).list().getItems();
+  }
+
+  private static long withCondition(List<NodeClaim> claims, String condition) {
+    return claims.stream()
+        .filter(
+            c -> c.getStatus() != null && Conditions.isTrue(c.getStatus().conditions, condition))
+        .count();
+  }
+
+  @Test
+  void aFleetOutageMidBurstKeepsEveryClaimAndLaunchesEachOnceWhenItIsBack() throws Exception {
+    kube.pods().inNamespace("default").resource(pending("first", "12")).create();
+    Await.until("the first launched", () -> withCondition(claims(), Conditions.LAUNCHED) == 1);
+    // The API's database goes: it answers every launch 503 ServiceUnavailable with Retry-After.
+    cluster.database.cut();
+    try {
+      kube.pods().inNamespace("default").resource(pending("second", "12")).create();
+      kube.pods().inNamespace("default").resource(pending("third", "12")).create();
+      Await.until("a NodeClaim for each pod", () -> claims().size() == 3);
+      cluster.awaitPasses(3); // their launches tried, and answered 503, more than once
+      List<NodeClaim> during = claims();
+      assertThat(during).as("no claim given up as if out of capacity").hasSize(3);
+      assertThat(withCondition(during, Conditions.LAUNCHED)).isEqualTo(1);
+    } finally {
+      cluster.database.restore();
+    }
+    List<String> names = claims().stream().map(c -> c.getMetadata().getName()).sorted().toList();
+    Await.until(
+        "all three initialized", () -> withCondition(claims(), Conditions.INITIALIZED) == 3);
+    assertThat(claims().stream().map(c -> c.getMetadata().getName()).sorted().toList())
+        .as("the same claims, launched once the API was back")
+        .isEqualTo(names);
+    assertThat(fx.count("SELECT count(*) FROM instances")).isEqualTo(3);
+    assertThat(kube.v1().events().inNamespace("default").list().getItems())
+        .noneMatch(e -> "InsufficientCapacityError".equals(e.getReason()));
+  }
+
   @Test
   void aShapeWithoutMachinesByLaunchTimeFallsBackToTheNextAcceptableOne() throws Exception {
     // The 8-cpu shape looks warm and is cheaper, but its one machine is cordoned: the launch cannot

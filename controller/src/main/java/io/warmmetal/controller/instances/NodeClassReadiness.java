@@ -1,10 +1,13 @@
-package io.warmmetal.controller.nodeclass;
+package io.warmmetal.controller.instances;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.warmmetal.controller.instances.InstancesApi;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.NodeClassNotReady;
 import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -27,7 +30,7 @@ public final class NodeClassReadiness {
   static final Duration EVERY = Duration.ofSeconds(15);
 
   private final KubernetesClient kube;
-  private final Function<WarmMetalNodeClass, InstancesApi> apis;
+  private final CloudProvider cloud;
   private final Map<String, Checked> checked = new ConcurrentHashMap<>();
   private final Function<String, List<WarmMetalNodeClass.PreJoinedStatus>> preJoined;
 
@@ -37,10 +40,10 @@ public final class NodeClassReadiness {
    */
   public NodeClassReadiness(
       KubernetesClient kube,
-      Function<WarmMetalNodeClass, InstancesApi> apis,
+      CloudProvider cloud,
       Function<String, List<WarmMetalNodeClass.PreJoinedStatus>> preJoined) {
     this.kube = kube;
-    this.apis = apis;
+    this.cloud = cloud;
     this.preJoined = preJoined;
   }
 
@@ -102,15 +105,12 @@ public final class NodeClassReadiness {
           "spec.endpoint and spec.credentialsSecretRef are required");
     }
     try {
-      apis.apply(nodeClass).shapes();
+      cloud.check(nodeClass);
       return Conditions.set(status.conditions, Conditions.READY, true, Conditions.READY, "");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (IllegalStateException e) {
+    } catch (NodeClassNotReady e) {
       return Conditions.set(
           status.conditions, Conditions.READY, false, "CredentialsUnavailable", e.getMessage());
-    } catch (Exception e) {
+    } catch (CloudProviderException e) {
       return Conditions.set(
           status.conditions,
           Conditions.READY,

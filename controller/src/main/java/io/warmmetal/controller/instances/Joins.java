@@ -1,8 +1,7 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.instances;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Taint;
-import io.warmmetal.controller.instances.InstancesApi;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.warmmetal.controller.provisioning;
+package io.warmmetal.controller.instances;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;

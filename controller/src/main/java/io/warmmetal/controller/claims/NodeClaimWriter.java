@@ -1,0 +1,110 @@
+package io.warmmetal.controller.claims;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+
+/**
+ * The one writer of NodeClaims: every create, update, status write and delete of the controller
+ * goes through here, and what the API server answers is laid over the informer's view ({@link
+ * NodeClaims}) so the next read sees it. Writes carry the resourceVersion they were read at — a
+ * claim changed since answers 409 Conflict, and the caller reads again — except the read-modify-
+ * write helpers, which re-read and retry a few times themselves.
+ */
+public final class NodeClaimWriter {
+  private static final int ATTEMPTS = 5;
+
+  private final KubernetesClient kube;
+  private final NodeClaims claims;
+
+  public NodeClaimWriter(KubernetesClient kube, NodeClaims claims) {
+    this.kube = kube;
+    this.claims = claims;
+  }
+
+  public NodeClaim create(NodeClaim claim) {
+    NodeClaim created = kube.resources(NodeClaim.class).resource(claim).create();
+    claims.wrote(created);
+    return created;
+  }
+
+  /** Writes metadata and spec (not status) as read at its resourceVersion. */
+  public NodeClaim update(NodeClaim claim) {
+    NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).update();
+    claims.wrote(updated);
+    return updated;
+  }
+
+  /** Writes the status as read at its resourceVersion (409 Conflict if changed since). */
+  public NodeClaim updateStatus(NodeClaim claim) {
+    NodeClaim updated = kube.resources(NodeClaim.class).resource(claim).updateStatus();
+    claims.wrote(updated);
+    return updated;
+  }
+
+  /**
+   * Changes the status of the claim as the API server has it now: read, changed, written — again
+   * when another write came between.
+   */
+  public NodeClaim editStatus(String name, UnaryOperator<NodeClaim> change) {
+    return retrying(
+        () -> {
+          NodeClaim written = kube.resources(NodeClaim.class).withName(name).editStatus(change);
+          claims.wrote(written);
+          return written;
+        });
+  }
+
+  /** Changes the claim (not its status) as the API server has it now, as {@link #editStatus}. */
+  public NodeClaim edit(String name, UnaryOperator<NodeClaim> change) {
+    return retrying(
+        () -> {
+          NodeClaim written = kube.resources(NodeClaim.class).withName(name).edit(change);
+          claims.wrote(written);
+          return written;
+        });
+  }
+
+  /** Sets (or, for a null value, removes) these annotations: a merge patch, no version needed. */
+  public NodeClaim annotate(NodeClaim claim, Map<String, String> annotations) {
+    NodeClaim written =
+        kube.resources(NodeClaim.class)
+            .withName(claim.getMetadata().getName())
+            .patch(
+                PatchContext.of(PatchType.JSON_MERGE),
+                Serialization.asJson(Map.of("metadata", Map.of("annotations", annotations))));
+    claims.wrote(written);
+    return written;
+  }
+
+  /** Deletes the claim (its finalizer keeps it until termination is done). */
+  public void delete(NodeClaim claim) {
+    List<?> deleted = kube.resources(NodeClaim.class).resource(claim).delete();
+    claims.deleting(claim);
+    if (deleted.isEmpty()) {
+      claims.seen(claim, true); // gone already
+    }
+  }
+
+  private interface Write {
+    NodeClaim run();
+  }
+
+  private static NodeClaim retrying(Write write) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return write.run();
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == ATTEMPTS) {
+          throw e;
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,142 @@
+package io.warmmetal.controller.lifecycle;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.claims.NodeClaims;
+import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.pools.RegistrationHealth;
+import io.warmmetal.controller.provisioning.Launcher;
+import io.warmmetal.controller.queue.WorkQueue;
+import io.warmmetal.controller.registration.Registration;
+import io.warmmetal.controller.state.Definitions;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.slf4j.MDC;
+
+/**
+ * Each NodeClaim's own lifecycle, as upstream's {@code nodeclaim/lifecycle} controller: launch (its
+ * instance created through the cloud provider, and recorded), registration (its Node found by
+ * provider ID, synced and its unregistered taint lifted), initialization (Ready, startup taints
+ * gone) and liveness (given up when no Node registers in time). One reconcile per claim at a time,
+ * many claims at once, on a {@link WorkQueue}: a burst's claims are launched and registered side by
+ * side, and none waits for another's — nor for the provisioner's plan. Woken by the claim's and its
+ * Node's informer events; a claim being deleted is termination's.
+ */
+public final class NodeClaimLifecycle implements AutoCloseable {
+  private final NodeClaims claims;
+  private final Function<String, Node> nodeByProvider;
+  private final Launcher launcher;
+  private final Registration registration;
+  private final Liveness liveness;
+  private final WorkQueue<String> queue;
+  private final Clock clock;
+
+  /**
+   * Claims whose launch the fleet asked to retry later (its Retry-After): woken sooner by an event
+   * or a pass, they still wait.
+   */
+  private final Map<String, Instant> notBefore = new ConcurrentHashMap<>();
+
+  /**
+   * @param nodeByProvider the Node (as the informer has it) with this provider ID, or null
+   * @param workers how many claims are reconciled at once
+   */
+  public NodeClaimLifecycle(
+      NodeClaims claims,
+      NodeClaimWriter writer,
+      Function<String, Node> nodeByProvider,
+      Launcher launcher,
+      Registration registration,
+      Definitions defs,
+      RegistrationHealth health,
+      Clock clock,
+      int workers) {
+    this.claims = claims;
+    this.nodeByProvider = nodeByProvider;
+    this.launcher = launcher;
+    this.registration = registration;
+    this.liveness = new Liveness(defs, writer, health, clock);
+    this.clock = clock;
+    this.queue =
+        new WorkQueue<>(
+            "nodeclaim-lifecycle",
+            workers,
+            Duration.ofMillis(100),
+            Duration.ofSeconds(30),
+            this::reconcile);
+  }
+
+  /** The claim changed (or its Node did): reconcile it soon. */
+  public void changed(String claimName) {
+    queue.add(claimName);
+  }
+
+  /** Claims waiting or being reconciled. */
+  public int depth() {
+    return queue.depth();
+  }
+
+  /** Reconciles finished so far: what a test counts to know a claim was looked at again. */
+  public long reconciled() {
+    return queue.reconciled();
+  }
+
+  private Duration reconcile(String name) {
+    NodeClaim claim = claims.get(name);
+    if (claim == null || claim.getMetadata().getDeletionTimestamp() != null) {
+      notBefore.remove(name);
+      return null; // gone, or termination's
+    }
+    Instant retryAt = notBefore.get(name);
+    if (retryAt != null && retryAt.isAfter(clock.instant())) {
+      return Duration.between(clock.instant(), retryAt);
+    }
+    MDC.put("nodeclaim", name);
+    try {
+      if (claim.getStatus() == null
+          || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
+        return launch(claim);
+      }
+      if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
+        return null;
+      }
+      Node node =
+          claim.getStatus().providerID == null
+              ? null
+              : nodeByProvider.apply(claim.getStatus().providerID);
+      if (node != null) {
+        registration.reconcile(claim, node);
+      }
+      return Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)
+          ? null
+          : liveness.check(claim);
+    } finally {
+      MDC.remove("nodeclaim");
+    }
+  }
+
+  /** Launches and records; the record's informer event brings the next step. */
+  private Duration launch(NodeClaim claim) {
+    String name = claim.getMetadata().getName();
+    Launcher.Outcome outcome = launcher.launch(claim);
+    if (outcome instanceof Launcher.Later later) {
+      notBefore.put(name, clock.instant().plus(later.after()));
+      return later.after();
+    }
+    notBefore.remove(name);
+    if (outcome instanceof Launcher.Done done) {
+      launcher.record(done.claim());
+    }
+    return null;
+  }
+
+  @Override
+  public void close() {
+    queue.close();
+  }
+}

@@ -1,0 +1,191 @@
+package io.warmmetal.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
+import io.warmmetal.controller.cloudprovider.CloudProviderException.Unavailable;
+import io.warmmetal.controller.cloudprovider.FakeCloudProvider;
+import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeClassReference;
+import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.scheduling.InstanceType;
+import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.controller.state.PodRequests;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The rung between unit tests and e2e, as upstream's suites with their fake cloud provider: the
+ * whole controller over a fixed state — fabric8's mock API server holding a NodePool, a node class
+ * and pending pods, {@link FakeCloudProvider} for the fleet — stepped one pass at a time ({@link
+ * Controller#passNow}). Each claim's lifecycle runs on its own workers; the tests wait for what it
+ * does, counting, never sleeping.
+ */
+@EnableKubernetesMockClient(crud = true)
+class ControllerPassTest {
+  private static final String SHAPE = "x86-16c-64g";
+  KubernetesClient kube;
+  private final FakeCloudProvider cloud = new FakeCloudProvider();
+  private Controller controller;
+
+  @BeforeEach
+  void start() {
+    WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
+    nodeClass.getMetadata().setName("default");
+    nodeClass.getSpec().endpoint = "http://127.0.0.1:1"; // the fake answers instead
+    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
+    NodePool pool = new NodePool();
+    pool.getMetadata().setName("default");
+    pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
+    pool.getSpec().template.spec.nodeClassRef.group = WarmMetalNodeClass.GROUP;
+    pool.getSpec().template.spec.nodeClassRef.kind = WarmMetalNodeClass.KIND;
+    pool.getSpec().template.spec.nodeClassRef.name = "default";
+    kube.resources(NodePool.class).resource(pool).create();
+    cloud.offer(
+        "default",
+        new InstanceType(
+            SHAPE,
+            Map.of("node.kubernetes.io/instance-type", SHAPE),
+            Resources.of(16_000, 64L << 30).with(PodRequests.PODS, 110).with("nodes", 1),
+            0.5,
+            3,
+            List.of(new InstanceType.Offering("rack-1", "room-1", 3, 3))));
+    controller =
+        new Controller(
+            kube,
+            new Controller.Settings(
+                Duration.ofMillis(5),
+                Duration.ofMillis(100),
+                Resources.NONE,
+                4,
+                false,
+                Duration.ofMinutes(2)),
+            new KarpenterMetrics(),
+            Clock.systemUTC(),
+            (defs, onChange) -> cloud);
+    controller.start();
+    await(
+        "the informers synced", () -> !kube.resources(NodePool.class).list().getItems().isEmpty());
+  }
+
+  @AfterEach
+  void stop() {
+    controller.close();
+  }
+
+  private void pending(String name, String cpu) {
+    Pod pod =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace("default")
+            .endMetadata()
+            .withNewSpec()
+            .addNewContainer()
+            .withName("app")
+            .withImage("busybox")
+            .withNewResources()
+            .addToRequests("cpu", new Quantity(cpu))
+            .endResources()
+            .endContainer()
+            .endSpec()
+            .withNewStatus()
+            .addNewCondition()
+            .withType("PodScheduled")
+            .withStatus("False")
+            .withReason("Unschedulable")
+            .endCondition()
+            .endStatus()
+            .build();
+    kube.pods().inNamespace("default").resource(pod).create();
+  }
+
+  private List<NodeClaim> claims() {
+    return kube.resources(NodeClaim.class).list().getItems();
+  }
+
+  private static boolean launched(NodeClaim claim) {
+    return claim.getStatus() != null
+        && Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED);
+  }
+
+  private static void await(String what, BooleanSupplier done) {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!done.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      Thread.onSpinWait();
+    }
+  }
+
+  /** Passes until the controller's informers have seen the pending pods (plans need them). */
+  private void passUntil(String what, BooleanSupplier done) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!done.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      controller.passNow();
+    }
+  }
+
+  @Test
+  void aPendingPodGetsOneNodeClaimWhichItsLifecycleLaunchesThroughTheCloudProvider()
+      throws Exception {
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    assertThat(claim.getMetadata().getLabels())
+        .containsEntry("node.kubernetes.io/instance-type", SHAPE);
+    assertThat(claim.getStatus().providerID).isEqualTo(cloud.instances().get(0).providerId());
+
+    long before = controller.passesFinished();
+    controller.passNow();
+    controller.passNow();
+    assertThat(controller.passesFinished()).isGreaterThanOrEqualTo(before + 2);
+    assertThat(claims()).as("the pod is planned onto the claim on its way").hasSize(1);
+    assertThat(cloud.createCalls).containsExactly(claim.getMetadata().getUid());
+  }
+
+  @Test
+  void anOutageKeepsTheClaimAndItsLaunchIsRetriedWithTheSameToken() throws Exception {
+    cloud.failNextCreates(
+        new Unavailable("503 ServiceUnavailable", Duration.ofMillis(200)),
+        new Unavailable("connection refused", Duration.ofMillis(200)));
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched after two refusals", () -> launched(claims().get(0)));
+    String uid = claims().get(0).getMetadata().getUid();
+    assertThat(cloud.createCalls).containsExactly(uid, uid, uid);
+    assertThat(cloud.instances()).hasSize(1);
+    controller.passNow();
+    assertThat(claims()).hasSize(1);
+  }
+
+  @Test
+  void noCapacityGivesTheClaimUpAndTheNextPlanLeavesTheShapeOut() throws Exception {
+    cloud.failNextCreates(new InsufficientCapacity("503 InsufficientCapacity"));
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> !cloud.createCalls.isEmpty());
+    await(
+        "the claim given up",
+        () -> claims().stream().allMatch(c -> c.getMetadata().getDeletionTimestamp() != null));
+    controller.passNow(); // termination: nothing launched to terminate; the finalizer goes
+    controller.passNow(); // the shape rests: nothing planned for now
+    await("the claim gone", () -> claims().isEmpty());
+    assertThat(cloud.createCalls).hasSize(1);
+    assertThat(cloud.instances()).isEmpty();
+  }
+}

@@ -1,0 +1,131 @@
+package io.warmmetal.controller.claims;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.client.informers.cache.Store;
+import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeClassReference;
+import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Read-your-writes over an informer that lags: what the controller wrote is read back at once, the
+ * informer's view wins as soon as it has caught up, reads are copies, and another provider's claims
+ * are not ours.
+ */
+class NodeClaimsTest {
+  /** An informer's store the test moves by hand. */
+  private final Map<String, NodeClaim> informer = new LinkedHashMap<>();
+
+  private final Store<NodeClaim> store =
+      new Store<>() {
+        @Override
+        public List<NodeClaim> list() {
+          return new ArrayList<>(informer.values());
+        }
+
+        @Override
+        public List<String> listKeys() {
+          return new ArrayList<>(informer.keySet());
+        }
+
+        @Override
+        public NodeClaim get(NodeClaim claim) {
+          return informer.get(claim.getMetadata().getName());
+        }
+
+        @Override
+        public NodeClaim getByKey(String key) {
+          return informer.get(key);
+        }
+
+        @Override
+        public String getKey(NodeClaim claim) {
+          return claim.getMetadata().getName();
+        }
+      };
+
+  private final NodeClaims claims =
+      new NodeClaims(store, Clock.fixed(Instant.parse("2026-12-02T10:00:00Z"), ZoneOffset.UTC));
+
+  private static NodeClaim claim(String name, String version, String kind) {
+    NodeClaim claim = new NodeClaim();
+    claim.getMetadata().setName(name);
+    claim.getMetadata().setUid("uid-" + name);
+    claim.getMetadata().setResourceVersion(version);
+    claim.getSpec().nodeClassRef = new NodeClassReference();
+    claim.getSpec().nodeClassRef.kind = kind;
+    return claim;
+  }
+
+  private static NodeClaim ours(String name, String version) {
+    return claim(name, version, WarmMetalNodeClass.KIND);
+  }
+
+  @Test
+  void aClaimJustCreatedIsReadBeforeTheInformerHasIt() {
+    claims.wrote(ours("default-a", "10"));
+    assertThat(claims.list())
+        .extracting(c -> c.getMetadata().getName())
+        .containsExactly("default-a");
+    assertThat(claims.get("default-a")).isNotNull();
+
+    informer.put("default-a", ours("default-a", "10"));
+    claims.seen(informer.get("default-a"), false);
+    NodeClaim newer = ours("default-a", "12");
+    newer.getMetadata().setLabels(Map.of("by", "informer"));
+    informer.put("default-a", newer);
+    assertThat(claims.get("default-a").getMetadata().getLabels()).containsEntry("by", "informer");
+  }
+
+  @Test
+  void aWriteNewerThanTheInformersViewWinsUntilTheInformerCatchesUp() {
+    informer.put("default-a", ours("default-a", "10"));
+    NodeClaim launched = ours("default-a", "11");
+    launched.getMetadata().setLabels(Map.of("launched", "yes"));
+    claims.wrote(launched);
+    assertThat(claims.get("default-a").getMetadata().getLabels()).containsEntry("launched", "yes");
+
+    claims.seen(ours("default-a", "10"), false); // an older event: the write still stands
+    assertThat(claims.list().get(0).getMetadata().getLabels()).containsEntry("launched", "yes");
+
+    NodeClaim caughtUp = ours("default-a", "11");
+    caughtUp.getMetadata().setLabels(Map.of("launched", "yes", "seen", "yes"));
+    informer.put("default-a", caughtUp);
+    claims.seen(caughtUp, false);
+    assertThat(claims.get("default-a").getMetadata().getLabels()).containsEntry("seen", "yes");
+  }
+
+  @Test
+  void aClaimDeletedIsPlannedWithoutUntilTheInformerSaysSo() {
+    NodeClaim live = ours("default-a", "10");
+    informer.put("default-a", live);
+    claims.deleting(live);
+    assertThat(claims.get("default-a").getMetadata().getDeletionTimestamp()).isNotNull();
+
+    informer.remove("default-a");
+    claims.seen(live, true);
+    assertThat(claims.list()).isEmpty();
+    assertThat(claims.get("default-a")).isNull();
+  }
+
+  @Test
+  void readsAreCopiesAndOnlyOursAreListed() {
+    informer.put("default-a", ours("default-a", "10"));
+    informer.put("karpenter-b", claim("karpenter-b", "11", "EC2NodeClass"));
+    NodeClaim read = claims.get("default-a");
+    read.getMetadata().setLabels(Map.of("changed", "by a caller"));
+    assertThat(claims.get("default-a").getMetadata().getLabels()).isNullOrEmpty();
+    assertThat(claims.list())
+        .extracting(c -> c.getMetadata().getName())
+        .containsExactly("default-a");
+    assertThat(claims.get("karpenter-b")).isNull();
+  }
+}
