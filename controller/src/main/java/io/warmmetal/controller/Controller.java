@@ -31,6 +31,7 @@ import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
@@ -155,7 +156,8 @@ public final class Controller implements AutoCloseable {
             health);
     this.registration = new Registration(kube, defs, metrics, health);
     this.staticPools = new StaticPools(kube, defs, scheduler, provisioner);
-    this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics);
+    this.disruption =
+        new Disruption(kube, defs, scheduler, provisioner, events, metrics, Clock.systemUTC());
     this.termination = new Termination(kube, defs, this::api, events, metrics);
     this.nodeClassReadiness = new NodeClassReadiness(kube, this::api, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
