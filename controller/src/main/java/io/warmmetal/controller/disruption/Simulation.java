@@ -214,7 +214,8 @@ final class Simulation {
 
   /**
    * The nodes with the pending pods that would go there added: what is left for the pods being
-   * moved.
+   * moved. Each keeps its own taints (a cordon, say): the pending pods tolerate them, the pods
+   * being moved may not.
    */
   private static List<Scheduler.PlannedNode> absorb(
       List<Scheduler.PlannedNode> nodes, Map<PodRequest, Scheduler.PlannedNode> placed) {
@@ -232,7 +233,7 @@ final class Simulation {
               Resources taken =
                   more.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
               return new Scheduler.PlannedNode(
-                  n.pool(), n.type(), all, n.free().minus(taken), n.labels());
+                  n.pool(), n.type(), all, n.free().minus(taken), n.labels(), n.taints());
             })
         .toList();
   }

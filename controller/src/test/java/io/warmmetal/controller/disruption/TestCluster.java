@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.warmmetal.controller.karpenter.Conditions;
@@ -49,6 +50,9 @@ final class TestCluster {
   final List<Node> nodes = new ArrayList<>();
   final List<Pod> pods = new ArrayList<>();
   final List<PodDisruptionBudget> pdbs = new ArrayList<>();
+
+  /** The taints of each node that has some (a cordon, say). */
+  final Map<String, List<Taint>> taints = new HashMap<>();
 
   /** The replacements launched, each launch's nodes. */
   final List<List<Scheduler.PlannedNode>> launched = new ArrayList<>();
@@ -259,7 +263,12 @@ final class TestCluster {
         planned.put(
             claim,
             new Scheduler.PlannedNode(
-                view, type, running, scheduler.usable(view, type).minus(bound), labels, List.of()));
+                view,
+                type,
+                running,
+                scheduler.usable(view, type).minus(bound),
+                labels,
+                taints.getOrDefault(claim.getStatus().nodeName, List.of())));
       }
       return new Capacity() {
         @Override
