@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * requirements) and {@code NodeClassDrifted} (the node class's hash changed: how nodes join, their
  * kubelet, their images) — and, as upstream's AWS provider reports {@code AMIDrift}, {@code
  * ImageDrift}: the node class names a node image and the claim's machine booted another ({@code
- * status.imageID}). The mark goes when the cause does. Disruption replaces drifted nodes, within
- * budgets.
+ * status.imageID}). The mark goes when the cause does. {@link DriftMethod} takes drifted nodes
+ * away, within budgets.
  */
 final class Drift {
   private static final Logger LOG = LoggerFactory.getLogger(Drift.class);

@@ -2,11 +2,15 @@ package io.warmmetal.controller.disruption;
 
 import io.warmmetal.controller.karpenter.Cron;
 import io.warmmetal.controller.karpenter.GoDuration;
+import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -14,9 +18,11 @@ import org.slf4j.LoggerFactory;
  * disrupted at once (a count, or a percentage of the pool's nodes rounded up), for the reasons it
  * names (all if none), while its cron {@code schedule} window of {@code duration} is open (always
  * if none). The tightest active budget wins; a pool without budgets gets Karpenter's default of
- * 10%.
+ * 10%. An instance is one method's view in one pass, as upstream's disruption budget mapping: how
+ * many more nodes of each pool it may take, counting those going already.
  */
 final class NodePoolBudgets {
+  private static final Logger LOG = LoggerFactory.getLogger(NodePoolBudgets.class);
   static final List<String> REASONS = List.of("Empty", "Underutilized", "Drifted");
   private static final NodePool.Budget DEFAULT = new NodePool.Budget();
 
@@ -24,7 +30,70 @@ final class NodePoolBudgets {
     DEFAULT.nodes = "10%";
   }
 
-  private NodePoolBudgets() {}
+  private final String reason;
+  private final List<NodeClaim> claims;
+  private final Instant now;
+
+  /** How many more each pool may lose, worked out when first asked and counted down as taken. */
+  private final Map<String, Integer> left = new HashMap<>();
+
+  /**
+   * @param claims every NodeClaim, those being deleted or replaced among them (they count as
+   *     disrupting)
+   */
+  NodePoolBudgets(String reason, List<NodeClaim> claims, Instant now) {
+    this.reason = reason;
+    this.claims = claims;
+    this.now = now;
+  }
+
+  /** Whether each candidate's pool's budget allows that many more at once. */
+  boolean allows(List<Candidate> candidates) {
+    Map<String, Integer> wanted = new HashMap<>();
+    Map<String, NodePool> pools = new HashMap<>();
+    for (Candidate c : candidates) {
+      wanted.merge(c.poolName(), 1, Integer::sum);
+      pools.put(c.poolName(), c.pool());
+    }
+    for (Map.Entry<String, Integer> e : wanted.entrySet()) {
+      if (left(pools.get(e.getKey())) < e.getValue()) {
+        LOG.debug(
+            "{} node(s) of NodePool {}: {}, but its disruption budget allows no more now",
+            e.getValue(),
+            e.getKey(),
+            reason);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Takes the candidates from their pools' budgets if they allow them; whether they did. */
+  boolean take(List<Candidate> candidates) {
+    if (!allows(candidates)) {
+      return false;
+    }
+    candidates.forEach(c -> left.computeIfPresent(c.poolName(), (pool, n) -> n - 1));
+    return true;
+  }
+
+  private int left(NodePool pool) {
+    return left.computeIfAbsent(
+        pool.getMetadata().getName(),
+        name -> {
+          List<NodeClaim> ofPool =
+              claims.stream().filter(c -> name.equals(Candidate.poolOf(c))).toList();
+          int disrupting =
+              (int)
+                  ofPool.stream()
+                      .filter(
+                          c ->
+                              c.getMetadata().getDeletionTimestamp() != null
+                                  || Commands.underway(c))
+                      .count();
+          return allowed(pool, reason, ofPool.size(), disrupting, now);
+        });
+  }
 
   /** How many more of the pool's {@code nodes} may be disrupted for {@code reason} now. */
   static int allowed(NodePool pool, String reason, int nodes, int disrupting, Instant now) {
@@ -50,12 +119,11 @@ final class NodePoolBudgets {
       } catch (IllegalArgumentException e) {
         // A budget we cannot read blocks disruption of its pool rather than being ignored (safe
         // side).
-        LoggerFactory.getLogger(NodePoolBudgets.class)
-            .warn(
-                "NodePool {}: budget schedule '{}': {}",
-                pool.getMetadata().getName(),
-                b.schedule,
-                e.getMessage());
+        LOG.warn(
+            "NodePool {}: budget schedule '{}': {}",
+            pool.getMetadata().getName(),
+            b.schedule,
+            e.getMessage());
         return 0;
       }
       cap = Math.min(cap, value(b.nodes == null ? "10%" : b.nodes, nodes));
