@@ -230,7 +230,8 @@ public final class Controller implements AutoCloseable {
             metrics,
             health);
     this.staticPools = new StaticPools(writer, defs, scheduler, provisioner);
-    this.disruption = new Disruption(kube, defs, scheduler, provisioner, events, metrics, clock);
+    this.disruption =
+        new Disruption(kube, writer, defs, scheduler, provisioner, events, metrics, clock);
     this.termination = new Termination(kube, writer, defs, cloud, events, metrics);
     this.nodeClassReadiness = new NodeClassReadiness(kube, cloud, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);

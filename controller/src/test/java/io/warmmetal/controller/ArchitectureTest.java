@@ -6,12 +6,17 @@ import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAnyP
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.CompositeArchRule;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,6 +98,7 @@ class ArchitectureTest {
         "disruption",
         Set.of(
             "karpenter",
+            "claims",
             "metrics",
             "events",
             "nodeclass",
@@ -185,6 +191,30 @@ class ArchitectureTest {
         .resideInAPackage(ROOT + ".instances..")
         .as("controllers use the cloudprovider seam; only Controller wires its implementation")
         .check(classes);
+  }
+
+  @Test
+  void nodeClaimsAreWrittenByTheirOneWriterOnly() throws Exception {
+    // What the informer-and-overlay view reads back must be every write: none goes around it.
+    try (var sources = Files.walk(Path.of("src/main/java/io/warmmetal/controller"))) {
+      assertThat(
+              sources
+                  .filter(p -> p.toString().endsWith(".java"))
+                  .filter(p -> !p.toString().contains("/claims/"))
+                  .filter(
+                      p -> {
+                        try {
+                          return Files.readString(p)
+                              .replace("resources(NodeClaim.class).runnableInformer", "")
+                              .contains("resources(NodeClaim.class)");
+                        } catch (IOException e) {
+                          throw new UncheckedIOException(e);
+                        }
+                      })
+                  .toList())
+          .as("NodeClaims are written through claims.NodeClaimWriter")
+          .isEmpty();
+    }
   }
 
   @Test

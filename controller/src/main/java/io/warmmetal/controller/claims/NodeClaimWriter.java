@@ -1,14 +1,19 @@
 package io.warmmetal.controller.claims;
 
+import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one writer of NodeClaims: every create, update, status write and delete of the controller
@@ -18,6 +23,7 @@ import java.util.function.UnaryOperator;
  * write helpers, which re-read and retry a few times themselves.
  */
 public final class NodeClaimWriter {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeClaimWriter.class);
   private static final int ATTEMPTS = 5;
 
   private final KubernetesClient kube;
@@ -81,6 +87,46 @@ public final class NodeClaimWriter {
                 Serialization.asJson(Map.of("metadata", Map.of("annotations", annotations))));
     claims.wrote(written);
     return written;
+  }
+
+  /**
+   * Writes one condition when it differs from what the claim shows (status null: removes it): read,
+   * then changed and written, so a status another step wrote meanwhile is not overwritten. A failed
+   * write is left to the next pass; the claim read is updated with what was written.
+   */
+  public void condition(
+      NodeClaim claim, String type, String status, String reason, String message) {
+    Condition now =
+        claim.getStatus() == null ? null : Conditions.get(claim.getStatus().conditions, type);
+    boolean same =
+        status == null
+            ? now == null
+            : now != null
+                && status.equals(now.getStatus())
+                && Objects.equals(reason, now.getReason());
+    if (same || claim.getStatus() == null) {
+      return;
+    }
+    try {
+      NodeClaim written =
+          editStatus(
+              claim.getMetadata().getName(),
+              c -> {
+                if (status == null) {
+                  c.getStatus().conditions.removeIf(x -> type.equals(x.getType()));
+                } else {
+                  Conditions.set(c.getStatus().conditions, type, status, reason, message);
+                }
+                return c;
+              });
+      claim.getStatus().conditions = written.getStatus().conditions;
+    } catch (KubernetesClientException e) {
+      LOG.debug(
+          "NodeClaim {}: {} not written ({}); next pass",
+          claim.getMetadata().getName(),
+          type,
+          e.getMessage());
+    }
   }
 
   /** Deletes the claim (its finalizer keeps it until termination is done). */

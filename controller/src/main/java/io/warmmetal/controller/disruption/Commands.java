@@ -2,9 +2,7 @@ package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.events.Event;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
@@ -39,10 +37,12 @@ final class Commands {
   static final Duration TIMEOUT = Duration.ofMinutes(10);
 
   private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Recorder events;
 
-  Commands(KubernetesClient kube, Recorder events) {
+  Commands(KubernetesClient kube, NodeClaimWriter writer, Recorder events) {
     this.kube = kube;
+    this.writer = writer;
     this.events = events;
   }
 
@@ -155,11 +155,7 @@ final class Commands {
   }
 
   private void annotate(NodeClaim claim, Map<String, String> annotations) {
-    kube.resources(NodeClaim.class)
-        .withName(claim.getMetadata().getName())
-        .patch(
-            PatchContext.of(PatchType.JSON_MERGE),
-            Serialization.asJson(Map.of("metadata", Map.of("annotations", annotations))));
+    writer.annotate(claim, annotations);
     Map<String, String> mine =
         claim.getMetadata().getAnnotations() == null
             ? new HashMap<>()

@@ -4,9 +4,9 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -45,6 +45,7 @@ public final class Disruption {
   private static final Logger LOG = LoggerFactory.getLogger(Disruption.class);
 
   private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
   private final Scheduler scheduler;
   private final Capacity.Source capacity;
@@ -62,13 +63,14 @@ public final class Disruption {
 
   public Disruption(
       KubernetesClient kube,
+      NodeClaimWriter writer,
       Definitions defs,
       Scheduler scheduler,
       Provisioner provisioner,
       Recorder events,
       KarpenterMetrics metrics,
       Clock clock) {
-    this(kube, defs, scheduler, Capacity.of(provisioner), events, metrics, clock);
+    this(kube, writer, defs, scheduler, Capacity.of(provisioner), events, metrics, clock);
   }
 
   /**
@@ -76,6 +78,7 @@ public final class Disruption {
    */
   Disruption(
       KubernetesClient kube,
+      NodeClaimWriter writer,
       Definitions defs,
       Scheduler scheduler,
       Capacity.Source capacity,
@@ -83,16 +86,17 @@ public final class Disruption {
       KarpenterMetrics metrics,
       Clock clock) {
     this.kube = kube;
+    this.writer = writer;
     this.defs = defs;
     this.scheduler = scheduler;
     this.capacity = capacity;
     this.events = events;
     this.metrics = metrics;
     this.clock = clock;
-    this.drift = new Drift(kube, defs);
-    this.expiration = new Expiration(kube, defs, events, metrics);
-    this.podEvents = new PodEvents(kube);
-    this.commands = new Commands(kube, events);
+    this.drift = new Drift(writer, defs);
+    this.expiration = new Expiration(writer, defs, events, metrics);
+    this.podEvents = new PodEvents(writer);
+    this.commands = new Commands(kube, writer, events);
     Consolidation.LastFruitless lastFruitless = new Consolidation.LastFruitless();
     this.methods =
         List.of(
@@ -149,8 +153,7 @@ public final class Disruption {
             .map(Candidate::name)
             .collect(Collectors.toSet());
     for (NodeClaim claim : initialized) {
-      ClaimConditions.write(
-          kube,
+      writer.condition(
           claim,
           Conditions.CONSOLIDATABLE,
           consolidatable.contains(claim.getMetadata().getName()) ? "True" : null,
@@ -234,7 +237,7 @@ public final class Disruption {
   /** Deletes the claim (termination drains it), counting and telling it as upstream does. */
   private void delete(NodeClaim claim, String reason, Map<String, Node> nodes, Instant now) {
     LOG.info("NodeClaim {}: disrupting ({})", claim.getMetadata().getName(), reason);
-    kube.resources(NodeClaim.class).resource(claim).delete();
+    writer.delete(claim);
     String why = reason.toLowerCase(Locale.ROOT);
     String poolName = Candidate.poolOf(claim);
     NodePool pool = defs.pool(poolName);

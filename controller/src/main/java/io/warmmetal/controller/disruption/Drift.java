@@ -1,7 +1,7 @@
 package io.warmmetal.controller.disruption;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -29,11 +29,11 @@ import org.slf4j.LoggerFactory;
 final class Drift {
   private static final Logger LOG = LoggerFactory.getLogger(Drift.class);
 
-  private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
 
-  Drift(KubernetesClient kube, Definitions defs) {
-    this.kube = kube;
+  Drift(NodeClaimWriter writer, Definitions defs) {
+    this.writer = writer;
     this.defs = defs;
   }
 
@@ -71,7 +71,7 @@ final class Drift {
       }
       if (changed) {
         try {
-          kube.resources(NodeClaim.class).resource(claim).updateStatus();
+          writer.updateStatus(claim);
           if (reason != null) {
             LOG.info("NodeClaim {} drifted: {}", claim.getMetadata().getName(), reason);
           }

@@ -1,7 +1,7 @@
 package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.GoDuration;
@@ -26,13 +26,13 @@ final class Expiration {
   /** Karpenter's default {@code expireAfter}. */
   static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
 
-  private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
   private final Definitions defs;
   private final Recorder events;
   private final KarpenterMetrics metrics;
 
-  Expiration(KubernetesClient kube, Definitions defs, Recorder events, KarpenterMetrics metrics) {
-    this.kube = kube;
+  Expiration(NodeClaimWriter writer, Definitions defs, Recorder events, KarpenterMetrics metrics) {
+    this.writer = writer;
     this.defs = defs;
     this.events = events;
     this.metrics = metrics;
@@ -56,7 +56,7 @@ final class Expiration {
         "NodeClaim {} expired (expireAfter {})",
         claim.getMetadata().getName(),
         claim.getSpec().expireAfter);
-    kube.resources(NodeClaim.class).resource(claim).delete();
+    writer.delete(claim);
     String poolName = Candidate.poolOf(claim);
     NodePool pool = defs.pool(poolName);
     metrics.nodeClaimDisrupted(

@@ -1,7 +1,7 @@
 package io.warmmetal.controller.disruption;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import java.time.Instant;
 import java.util.HashMap;
@@ -19,13 +19,13 @@ import org.slf4j.LoggerFactory;
 final class PodEvents {
   private static final Logger LOG = LoggerFactory.getLogger(PodEvents.class);
 
-  private final KubernetesClient kube;
+  private final NodeClaimWriter writer;
 
   /** The pods last seen on each node: a change is a pod event. */
   private final Map<String, Set<String>> seen = new HashMap<>();
 
-  PodEvents(KubernetesClient kube) {
-    this.kube = kube;
+  PodEvents(NodeClaimWriter writer) {
+    this.writer = writer;
   }
 
   /** Records a pod event on the claim if the pods on its node are not those seen last. */
@@ -36,13 +36,12 @@ final class PodEvents {
         before == null ? claim.getStatus().lastPodEventTime == null : !before.equals(uids);
     if (changed) {
       try {
-        kube.resources(NodeClaim.class)
-            .withName(claim.getMetadata().getName())
-            .editStatus(
-                c -> {
-                  c.getStatus().lastPodEventTime = now.toString();
-                  return c;
-                });
+        writer.editStatus(
+            claim.getMetadata().getName(),
+            c -> {
+              c.getStatus().lastPodEventTime = now.toString();
+              return c;
+            });
         claim.getStatus().lastPodEventTime = now.toString();
       } catch (RuntimeException e) {
         LOG.warn(

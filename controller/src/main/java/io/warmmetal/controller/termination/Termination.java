@@ -10,7 +10,6 @@ import io.warmmetal.controller.cloudprovider.CloudProviderException;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
 import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
-import io.warmmetal.controller.karpenter.ClaimConditions;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.DoNotDisrupt;
 import io.warmmetal.controller.karpenter.GoDuration;
@@ -130,11 +129,11 @@ public final class Termination {
         events.publish(KarpenterEvents.terminationGracePeriodExpiring(claim, deadline.toString()));
       }
       if (!left.isEmpty() && !forced) {
-        ClaimConditions.write(
-            kube, claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
+        writer.condition(
+            claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
         return; // the next pass looks again: pods take their time to go
       }
-      ClaimConditions.write(kube, claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
+      writer.condition(claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
     }
     if (!terminateInstance(claim)) {
       return;

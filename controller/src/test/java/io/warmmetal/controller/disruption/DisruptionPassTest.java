@@ -9,6 +9,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.fabric8.kubernetes.client.utils.Serialization;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.claims.NodeClaims;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.Hashes;
@@ -137,6 +139,10 @@ class DisruptionPassTest {
     disruption =
         new Disruption(
             kube,
+            new NodeClaimWriter(
+                kube,
+                new NodeClaims(
+                    kube.resources(NodeClaim.class).runnableInformer(0).getStore(), clock)),
             new Definitions(new Pools(), new NoNodeClasses()),
             cluster.scheduler,
             cluster.capacity(),
