@@ -201,6 +201,7 @@ public final class Controller implements AutoCloseable {
     this.registration = new Registration(kube, writer, defs, metrics, health);
     this.nodeInformer = kube.nodes().runnableInformer(0);
     nodeInformer.addIndexers(Map.of(BY_PROVIDER, Controller::nodeProvider));
+    this.termination = new Termination(kube, writer, defs, cloud, events, metrics);
     this.lifecycle =
         new NodeClaimLifecycle(
             nodeClaims,
@@ -208,6 +209,9 @@ public final class Controller implements AutoCloseable {
             this::nodeByProvider,
             launcher,
             registration,
+            claim ->
+                termination.reconcile(
+                    claim, nodeInformer.getStore().list(), pods.getStore().list(), pdbs.list()),
             defs,
             health,
             clock,
@@ -232,7 +236,6 @@ public final class Controller implements AutoCloseable {
     this.staticPools = new StaticPools(writer, defs, scheduler, provisioner);
     this.disruption =
         new Disruption(kube, writer, defs, scheduler, provisioner, events, metrics, clock);
-    this.termination = new Termination(kube, writer, defs, cloud, events, metrics);
     this.nodeClassReadiness = new NodeClassReadiness(kube, cloud, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
     this.orphans = new Orphans(cloud, Orphans.GRACE, Orphans.EVERY);
@@ -397,13 +400,14 @@ public final class Controller implements AutoCloseable {
     List<NodeClaim> listed = nodeClaims.list();
     List<Node> nodes = nodeInformer.getStore().list();
     // Each claim's lifecycle runs on its own events; a pass looks at every claim not initialized
-    // yet too, so a missed event costs a pass, not a claim (the queue folds repeats).
+    // yet, or being deleted, too, so a missed event costs a pass, not a claim (the queue folds
+    // repeats).
     listed.stream()
         .filter(
             c ->
-                c.getMetadata().getDeletionTimestamp() == null
-                    && (c.getStatus() == null
-                        || !Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)))
+                c.getMetadata().getDeletionTimestamp() != null
+                    || c.getStatus() == null
+                    || !Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED))
         .forEach(c -> lifecycle.changed(c.getMetadata().getName()));
     // CapacityBuffers' virtual pods are planned as pending pods: provisioning makes room for them,
     // disruption does not take the room away. Never created, never told of (see VirtualPod).
@@ -427,7 +431,6 @@ public final class Controller implements AutoCloseable {
         "pre-joined standby",
         () -> standby.reconcile(classInformer.getStore().list(), nodes, listed));
     step("disruption", () -> disruption.reconcile(withBuffers, nodes, listed, pdbs.list()));
-    step("termination", () -> termination.reconcile(listed, nodes, allPods, pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));

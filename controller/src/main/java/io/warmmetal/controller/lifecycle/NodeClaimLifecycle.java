@@ -22,8 +22,9 @@ import org.slf4j.MDC;
  * Each NodeClaim's own lifecycle, as upstream's {@code nodeclaim/lifecycle} controller: launch (its
  * instance created through the cloud provider, and recorded), registration (its Node found by
  * provider ID, synced and its unregistered taint lifted), initialization (Ready, startup taints
- * gone) and liveness (given up when no Node registers in time). One reconcile per claim at a time,
- * many claims at once, on a {@link WorkQueue}: a burst's claims are launched and registered side by
+ * gone), liveness (given up when no Node registers in time) and, once it is deleted, termination
+ * (drain, instance, finalizer: the {@link Terminator}). One reconcile per claim at a time, many
+ * claims at once, on a {@link WorkQueue}: a burst's claims are launched and registered side by
  * side, and none waits for another's — nor for the provisioner's plan. Woken by the claim's and its
  * Node's informer events; a claim being deleted is termination's.
  */
@@ -34,6 +35,17 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   private final Registration registration;
   private final Liveness liveness;
   private final WorkQueue<String> queue;
+  private final Terminator terminator;
+
+  /** How often a claim whose termination waits (pods draining) is looked at again. */
+  static final Duration DRAIN_RECHECK = Duration.ofSeconds(1);
+
+  /** A claim being deleted, taken one step further: true when it is done. */
+  @FunctionalInterface
+  public interface Terminator {
+    boolean terminate(NodeClaim claim);
+  }
+
   private final Clock clock;
 
   /**
@@ -52,6 +64,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       Function<String, Node> nodeByProvider,
       Launcher launcher,
       Registration registration,
+      Terminator terminator,
       Definitions defs,
       RegistrationHealth health,
       Clock clock,
@@ -60,6 +73,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     this.nodeByProvider = nodeByProvider;
     this.launcher = launcher;
     this.registration = registration;
+    this.terminator = terminator;
     this.liveness = new Liveness(defs, writer, health, clock);
     this.clock = clock;
     this.queue =
@@ -88,9 +102,13 @@ public final class NodeClaimLifecycle implements AutoCloseable {
 
   private Duration reconcile(String name) {
     NodeClaim claim = claims.get(name);
-    if (claim == null || claim.getMetadata().getDeletionTimestamp() != null) {
+    if (claim == null) {
       notBefore.remove(name);
-      return null; // gone, or termination's
+      return null;
+    }
+    if (claim.getMetadata().getDeletionTimestamp() != null) {
+      notBefore.remove(name);
+      return terminator.terminate(claim) ? null : DRAIN_RECHECK;
     }
     Instant retryAt = notBefore.get(name);
     if (retryAt != null && retryAt.isAfter(clock.instant())) {
@@ -130,7 +148,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     }
     notBefore.remove(name);
     if (outcome instanceof Launcher.Done done) {
-      launcher.record(done.claim());
+      launcher.record(done);
     }
     return null;
   }

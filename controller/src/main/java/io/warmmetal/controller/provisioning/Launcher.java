@@ -18,6 +18,7 @@ import io.warmmetal.controller.state.ClusterState;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -43,7 +44,7 @@ public final class Launcher {
   public sealed interface Outcome {}
 
   /** Launched: the claim carries its instance, to be written with {@link #record}. */
-  public record Done(NodeClaim claim) implements Outcome {}
+  public record Done(NodeClaim claim, Launched launched) implements Outcome {}
 
   /** No capacity, or no room under the quota: the claim is deleted. */
   public record GaveUp(String why) implements Outcome {}
@@ -119,14 +120,13 @@ public final class Launcher {
     }
     apply(claim, launched);
     if (launched.instance().preJoined()) {
-      claim.getMetadata().getAnnotations().put(WellKnown.PRE_JOINED_ANNOTATION, "true");
       LOG.info(
           "NodeClaim {}: took pre-joined standby machine {}",
           name,
           launched.instance().machineId());
       onPreJoinedTaken.run(); // a replacement joins behind it
     }
-    return new Done(claim);
+    return new Done(claim, launched);
   }
 
   /** The launch on the claim, as upstream's {@code Create} hydrates it. */
@@ -146,7 +146,16 @@ public final class Launcher {
         "Launched",
         "instance " + instance.id() + " on " + instance.machineId());
     Conditions.setReady(claim.getStatus().conditions, Conditions.NODECLAIM_READY_ON);
+    if (claim.getMetadata().getAnnotations() == null) {
+      claim.getMetadata().setAnnotations(new HashMap<>());
+    }
     claim.getMetadata().getAnnotations().put(WellKnown.INSTANCE_ANNOTATION, instance.id());
+    if (instance.preJoined()) {
+      claim.getMetadata().getAnnotations().put(WellKnown.PRE_JOINED_ANNOTATION, "true");
+    }
+    if (claim.getMetadata().getLabels() == null) {
+      claim.getMetadata().setLabels(new HashMap<>());
+    }
     var labels = claim.getMetadata().getLabels();
     labels.put(WellKnown.INSTANCE_TYPE_LABEL, instance.shape());
     labels.put(WellKnown.CAPACITY_TYPE_LABEL, "on-demand");
@@ -158,13 +167,27 @@ public final class Launcher {
     }
   }
 
-  /** Writes the launch onto the claim: its labels and annotations, then its status. */
-  public NodeClaim record(NodeClaim claim) {
-    NodeClaim updated = writer.update(claim);
-    updated.setStatus(claim.getStatus()); // the status write needs the version the update made
-    NodeClaim written = writer.updateStatus(updated);
-    LOG.info(
-        "NodeClaim {} launched: {}", claim.getMetadata().getName(), claim.getStatus().providerID);
+  /**
+   * Writes the launch onto the claim: its labels and annotations, then its status — each onto the
+   * claim as the API server has it, so two writers of one launch (a replay, a replacement and its
+   * lifecycle) both land, the same.
+   */
+  public NodeClaim record(Done done) {
+    String name = done.claim().getMetadata().getName();
+    writer.edit(
+        name,
+        c -> {
+          apply(c, done.launched());
+          return c;
+        });
+    NodeClaim written =
+        writer.editStatus(
+            name,
+            c -> {
+              apply(c, done.launched());
+              return c;
+            });
+    LOG.info("NodeClaim {} launched: {}", name, written.getStatus().providerID);
     return written;
   }
 }

@@ -53,11 +53,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Turns unschedulable pods into NodeClaims and NodeClaims into launches. One pass: plan with the
- * scheduler (nodes already on their way count first), create a NodeClaim per new node, then launch
- * every NodeClaim not launched yet — through the instances API, with the NodeClaim's UID as client
- * token, so a retried or restarted launch never launches twice. The acceptable shapes go in order
- * of preference, so the API falls back by itself when the first has no capacity.
+ * Turns unschedulable pods into NodeClaims: plans with the scheduler (nodes already on their way
+ * count first) and creates a NodeClaim per new node, many at once, each handed to its lifecycle the
+ * moment it exists — which launches it through the cloud provider with the NodeClaim's UID as
+ * client token, so a retried or restarted launch never launches twice. The acceptable shapes go in
+ * order of preference, so the API falls back by itself when the first has no capacity. Disruption's
+ * replacements are created and launched at once ({@link #replacements}).
  */
 public final class Provisioner {
   private static final Logger LOG = LoggerFactory.getLogger(Provisioner.class);
@@ -130,7 +131,7 @@ public final class Provisioner {
   }
 
   /**
-   * @param listed the NodeClaims as this pass listed them from the API server
+   * @param listed the NodeClaims as this pass read them (the informer's, with our own writes)
    */
   public void reconcile(List<Pod> pods, List<NodeClaim> listed) throws Exception {
     Map<PodRequest, Pod> pendingPods = new IdentityHashMap<>();
@@ -390,7 +391,7 @@ public final class Provisioner {
       if (!(launcher.launch(claim) instanceof Launcher.Done launched)) {
         return null;
       }
-      made.add(launcher.record(launched.claim()));
+      made.add(launcher.record(launched));
     }
     return made;
   }

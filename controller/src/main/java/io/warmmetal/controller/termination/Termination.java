@@ -25,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -61,7 +62,7 @@ public final class Termination {
    * Pods whose wait was logged, and why: a drain that waits is told once per reason, not on every
    * pass.
    */
-  private final Map<String, String> waitLogged = new HashMap<>();
+  private final Map<String, String> waitLogged = new ConcurrentHashMap<>();
 
   public Termination(
       KubernetesClient kube,
@@ -78,35 +79,36 @@ public final class Termination {
     this.cloud = cloud;
   }
 
-  public void reconcile(
-      List<NodeClaim> claims, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
-    Instant now = Instant.now();
-    evicted.values().removeIf(at -> at.isBefore(now.minus(EVICTION_MEMORY)));
-    PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
-    for (NodeClaim claim : claims) {
-      if (claim.getMetadata().getDeletionTimestamp() == null
-          || !claim.getMetadata().getFinalizers().contains(WellKnown.TERMINATION_FINALIZER)) {
-        continue;
-      }
-      MDC.put("nodeclaim", claim.getMetadata().getName());
-      try {
-        finish(claim, nodes, pods, budgets);
-      } catch (Exception e) {
-        LOG.warn("Terminating NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
-      } finally {
-        MDC.remove("nodeclaim");
-      }
+  /**
+   * One claim being deleted, as its lifecycle reconciles it: drains its Node, terminates its
+   * instance, deletes the Node and drops the finalizer. Returns whether it is done (else it is
+   * looked at again: pods take their time to go). Claims terminate side by side; their drains take
+   * turns, so each counts the PodDisruptionBudgets with the evictions of the others.
+   */
+  public boolean reconcile(
+      NodeClaim claim, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
+    if (claim.getMetadata().getDeletionTimestamp() == null
+        || !claim.getMetadata().getFinalizers().contains(WellKnown.TERMINATION_FINALIZER)) {
+      return true;
+    }
+    MDC.put("nodeclaim", claim.getMetadata().getName());
+    try {
+      return finish(claim, nodes, pods, pdbs);
+    } catch (Exception e) {
+      LOG.warn("Terminating NodeClaim {}: {}", claim.getMetadata().getName(), e.getMessage());
+      return false;
+    } finally {
+      MDC.remove("nodeclaim");
     }
   }
 
-  private void finish(NodeClaim claim, List<Node> nodes, List<Pod> pods, PodBudgets budgets)
-      throws Exception {
+  private boolean finish(
+      NodeClaim claim, List<Node> nodes, List<Pod> pods, List<PodDisruptionBudget> pdbs) {
     Node node = ClusterState.nodeOf(claim, nodes);
     String nodeName = node == null ? null : node.getMetadata().getName();
     if (node != null) {
       if (DisruptedTaint.apply(kube, node)) {
-        return; // just tainted: a pod bound a moment before may not be in our view yet — look again
-        // next pass
+        return false; // just tainted: a pod bound a moment before may not be in our view yet
       }
       Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
       Instant deadline =
@@ -119,10 +121,15 @@ public final class Termination {
               .filter(p -> nodeName.equals(p.getSpec().getNodeName()))
               .filter(p -> !Pods.daemonOrMirror(p) && !Pods.finished(p) && drainable(p))
               .toList();
-      for (Pod pod : left) {
-        if (pod.getMetadata().getDeletionTimestamp() == null
-            && !evicted.containsKey(pod.getMetadata().getUid())) {
-          drain(pod, forced, budgets, deadline);
+      synchronized (evicted) {
+        Instant now = Instant.now();
+        evicted.values().removeIf(at -> at.isBefore(now.minus(EVICTION_MEMORY)));
+        PodBudgets budgets = PodBudgets.of(pdbs, pods, evicted.keySet());
+        for (Pod pod : left) {
+          if (pod.getMetadata().getDeletionTimestamp() == null
+              && !evicted.containsKey(pod.getMetadata().getUid())) {
+            drain(pod, forced, budgets, deadline);
+          }
         }
       }
       if (!left.isEmpty() && deadline != null && !forced) {
@@ -131,12 +138,12 @@ public final class Termination {
       if (!left.isEmpty() && !forced) {
         writer.condition(
             claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
-        return; // the next pass looks again: pods take their time to go
+        return false; // looked at again: pods take their time to go
       }
       writer.condition(claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
     }
     if (!terminateInstance(claim)) {
-      return;
+      return false;
     }
     if (node != null) {
       kube.nodes().withName(nodeName).delete();
@@ -163,6 +170,7 @@ public final class Termination {
     if (node != null) {
       metrics.nodeTerminated(pool, labels.get(WellKnown.ZONE_LABEL));
     }
+    return true;
   }
 
   /**

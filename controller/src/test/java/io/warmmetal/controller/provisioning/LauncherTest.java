@@ -71,7 +71,7 @@ class LauncherTest {
     NodeClaim claim = claim("default-a");
     Launcher.Outcome outcome = launcher.launch(claim);
     assertThat(outcome).isInstanceOf(Launcher.Done.class);
-    launcher.record(((Launcher.Done) outcome).claim());
+    launcher.record((Launcher.Done) outcome);
 
     NodeClaim written = kube.resources(NodeClaim.class).withName("default-a").get();
     assertThat(written.getMetadata().getLabels())
