@@ -17,8 +17,8 @@ import java.util.Set;
 final class Catalog {
   private final Scheduler scheduler;
 
-  /** Machines still to be had per (type, zone). */
-  private final Map<String, Integer> zoneLeft = new HashMap<>();
+  /** Machines still to be had per type (by name) and zone. */
+  private final Map<String, Map<String, Integer>> zoneLeft = new HashMap<>();
 
   /** Warm machines still to be had per type (by name). */
   private final Map<String, Integer> warmLeft = new HashMap<>();
@@ -34,34 +34,70 @@ final class Catalog {
 
   private final Map<NodePoolView, Map<InstanceType, Option>> options = new IdentityHashMap<>();
 
-  record Option(Map<String, String> labels, Resources usable) {}
+  /** Node labels per {@code where} chosen and pool. */
+  private final Map<Map<String, String>, Map<NodePoolView, LabelsWhere>> labelsWhere =
+      new HashMap<>();
+
+  /** Each type's devices (extended resources with a domain: GPUs, not pods or disk). */
+  private final Map<InstanceType, List<String>> devices = new IdentityHashMap<>();
+
+  /** Each type's offerings with a machine to be had, in a known zone. */
+  private final Map<InstanceType, List<InstanceType.Offering>> offerings = new IdentityHashMap<>();
+
+  /**
+   * A node of the type in the pool: its labels, what it has for pods, whether the pool allows it.
+   */
+  record Option(Map<String, String> labels, Resources usable, boolean allowed) {}
 
   Catalog(Scheduler scheduler, List<NodePoolView> pools, List<InstanceType> types) {
     this.scheduler = scheduler;
     types.forEach(t -> warmLeft.put(t.name(), t.warm()));
     pools.forEach(p -> poolLeft.put(p.name(), p.remaining()));
     for (InstanceType type : types) {
-      for (InstanceType.Offering o : type.availableOfferings()) {
-        zoneLeft.put(zoneKey(type, o.zone()), o.available());
+      for (InstanceType.Offering o : offerings(type)) {
+        zoneLeft.computeIfAbsent(type.name(), n -> new HashMap<>()).put(o.zone(), o.available());
       }
       decided.addAll(type.labels().keySet());
     }
   }
 
-  private static String zoneKey(InstanceType type, String zone) {
-    return type.name() + "\u0000" + zone;
+  /** The type's offerings with a machine to be had ({@link InstanceType#availableOfferings}). */
+  List<InstanceType.Offering> offerings(InstanceType type) {
+    return offerings.computeIfAbsent(type, InstanceType::availableOfferings);
   }
 
   Option option(NodePoolView pool, InstanceType type) {
     return options
         .computeIfAbsent(pool, p -> new IdentityHashMap<>())
         .computeIfAbsent(
-            type, t -> new Option(Scheduler.labels(pool, t), scheduler.usable(pool, t)));
+            type,
+            t -> new Option(Scheduler.labels(pool, t), scheduler.usable(pool, t), pool.allows(t)));
   }
 
-  /** The labels of a node of the type in the pool with {@code where} chosen for it. */
-  Map<String, String> labels(NodePoolView pool, InstanceType type, Map<String, String> where) {
-    return withWhere(option(pool, type).labels(), where);
+  /** The labels of nodes in the pool with {@code where} chosen for them, per type. */
+  LabelsWhere labels(NodePoolView pool, Map<String, String> where) {
+    return labelsWhere
+        .computeIfAbsent(where, w -> new IdentityHashMap<>())
+        .computeIfAbsent(pool, p -> new LabelsWhere(pool, where));
+  }
+
+  /**
+   * The labels of nodes in one pool with one {@code where} chosen for them, per type: to be read,
+   * not kept (the same map serves every node of the kind).
+   */
+  final class LabelsWhere {
+    private final NodePoolView pool;
+    private final Map<String, String> where;
+    private final Map<InstanceType, Map<String, String>> byType = new IdentityHashMap<>();
+
+    private LabelsWhere(NodePoolView pool, Map<String, String> where) {
+      this.pool = pool;
+      this.where = where;
+    }
+
+    Map<String, String> of(InstanceType type) {
+      return byType.computeIfAbsent(type, t -> withWhere(option(pool, t).labels(), where));
+    }
   }
 
   static Map<String, String> withWhere(Map<String, String> labels, Map<String, String> where) {
@@ -78,7 +114,7 @@ final class Catalog {
   }
 
   boolean machineLeft(InstanceType type, String zone) {
-    return zoneLeft.getOrDefault(zoneKey(type, zone), 0) > 0;
+    return zoneLeft.getOrDefault(type.name(), Map.of()).getOrDefault(zone, 0) > 0;
   }
 
   /** A new node moves from one type to another (from null: opens; to null: never). */
@@ -99,7 +135,7 @@ final class Catalog {
 
   /** Whether a node of the type is within what the pool's limits still allow ({@code left}). */
   static boolean withinLimit(Resources left, InstanceType type) {
-    return left == null || left.fits(type.allocatable().onlyExtended(left.extended().keySet()));
+    return left == null || left.fitsCounting(type.allocatable());
   }
 
   /**
@@ -109,7 +145,9 @@ final class Catalog {
   void launch(NewNode node) {
     String zone = node.labels.get(WellKnown.ZONE_LABEL);
     if (zone != null) {
-      zoneLeft.merge(zoneKey(node.type, zone), -1, Integer::sum);
+      zoneLeft
+          .computeIfAbsent(node.type.name(), n -> new HashMap<>())
+          .merge(zone, -1, Integer::sum);
     }
     warmLeft.merge(node.type.name(), -1, Integer::sum);
     Resources left = poolLeft(node.pool);
@@ -126,22 +164,19 @@ final class Catalog {
    * Whether the pool allows the type and a node of it has room for the pod (labels not looked at).
    */
   boolean fitsAndAllowed(NodePoolView pool, InstanceType type, PodRequest pod) {
-    return type.allocatable().fits(pod.requests())
-        && pool.allows(type)
-        && machineLeft(type)
-        && option(pool, type).usable().fits(pod.requests());
+    if (!type.allocatable().fits(pod.requests())) {
+      return false;
+    }
+    Option option = option(pool, type);
+    return option.allowed() && machineLeft(type) && option.usable().fits(pod.requests());
   }
 
   /**
    * Whether a node of the type in the pool could hold the pod: the pool allows it, the pod accepts
    * it, it fits.
    */
-  boolean suits(NodePoolView pool, InstanceType type, PodRequest pod, Map<String, String> chosen) {
-    if (!type.allocatable().fits(pod.requests()) || !pool.allows(type) || !machineLeft(type)) {
-      return false; // cheap checks first: most types fail here
-    }
-    return option(pool, type).usable().fits(pod.requests())
-        && pod.accepts(labels(pool, type, chosen));
+  boolean suits(NodePoolView pool, InstanceType type, PodRequest pod, LabelsWhere labels) {
+    return fitsAndAllowed(pool, type, pod) && pod.accepts(labels.of(type));
   }
 
   boolean warm(InstanceType type) {
@@ -169,9 +204,19 @@ final class Catalog {
     return a.allocatable().cpuMilli() < b.allocatable().cpuMilli();
   }
 
-  static boolean wastes(InstanceType type, PodRequest pod) {
+  /** Whether the type has a device the pod does not ask for. */
+  boolean wastes(InstanceType type, PodRequest pod) {
+    for (String device : devices.computeIfAbsent(type, Catalog::devices)) {
+      if (pod.requests().extended().getOrDefault(device, 0L) == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static List<String> devices(InstanceType type) {
     return type.allocatable().extended().keySet().stream()
         .filter(r -> r.contains("/")) // devices, not pods or disk
-        .anyMatch(r -> pod.requests().extended().getOrDefault(r, 0L) == 0);
+        .toList();
   }
 }

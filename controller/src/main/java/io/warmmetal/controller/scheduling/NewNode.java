@@ -16,6 +16,10 @@ final class NewNode extends OpenNode {
   final Map<String, String> where;
 
   private final Catalog catalog;
+
+  /** Its labels as each of its options. */
+  private final Catalog.LabelsWhere labelsAs;
+
   private Resources requested = Resources.NONE;
 
   /** The most any option has room for: a quick no. */
@@ -37,6 +41,7 @@ final class NewNode extends OpenNode {
     super(id, pool, pool.taints());
     this.where = where;
     this.catalog = catalog;
+    labelsAs = catalog.labels(pool, where);
     narrow(options);
     findDaemonPorts();
   }
@@ -57,7 +62,7 @@ final class NewNode extends OpenNode {
       catalog.take(type, still.get(0)); // grown into another type: its machine instead
     }
     type = still.get(0);
-    labels = catalog.labels(pool, type, where);
+    labels = Catalog.withWhere(catalog.option(pool, type).labels(), where); // its own: kept
     free = catalog.option(pool, type).usable().minus(requested);
     roomiest = Resources.NONE;
     for (InstanceType o : still) {
@@ -75,7 +80,7 @@ final class NewNode extends OpenNode {
                   o ->
                       (o == type || catalog.machineLeft(o))
                           && catalog.option(pool, o).usable().fits(all)
-                          && pod.accepts(catalog.labels(pool, o, where)))
+                          && pod.accepts(labelsAs.of(o)))
               .toList();
       askedFor = pod;
     }
@@ -84,7 +89,7 @@ final class NewNode extends OpenNode {
 
   @Override
   boolean hasRoomFor(PodRequest pod) {
-    return roomiest.fits(requested.plus(pod.requests())) && !optionsWith(pod).isEmpty();
+    return roomiest.fits(requested, pod.requests()) && !optionsWith(pod).isEmpty();
   }
 
   @Override

@@ -17,7 +17,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
-import java.util.stream.Stream;
 
 /**
  * One call of {@link Scheduler#schedule}: its pods (largest first), its NodePools (heaviest first),
@@ -35,14 +34,11 @@ final class Solve {
   private final Catalog catalog;
   private final Topology topology;
 
+  /** Anti-affinity across nodes; null when no pod has it on another key than the hostname. */
+  private final AntiAffinity antiAffinity;
+
   /** The nodes of the plan: those offered, then each new one as it takes its first pod. */
   private final List<OpenNode> open = new ArrayList<>();
-
-  /**
-   * Whether some pod has anti-affinity over another key than the hostname: only then is it checked
-   * across nodes.
-   */
-  private final boolean domains;
 
   /** Whether a NodePool's requirements are about zones or regions: then every pod cares where. */
   private final boolean zonalPools;
@@ -71,12 +67,6 @@ final class Solve {
     for (PlannedNode coming : inFlight) {
       open.add(new ExistingNode(nextId(), coming));
     }
-    domains =
-        Stream.concat(pods.stream(), inFlight.stream().flatMap(n -> n.pods().stream()))
-            .anyMatch(
-                p ->
-                    p.allAntiAffinity().stream()
-                        .anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
     zonalPools =
         pools.stream()
             .anyMatch(
@@ -87,6 +77,7 @@ final class Solve {
                 p -> p.taints().stream().anyMatch(t -> "PreferNoSchedule".equals(t.getEffect())));
     catalog = new Catalog(scheduler, pools, types);
     topology = new Topology(pods, open, potentialDomains(types));
+    antiAffinity = AntiAffinity.over(pods, open);
   }
 
   /** The zones and regions with machines to be had: domains a new node could be in. */
@@ -105,6 +96,11 @@ final class Solve {
 
   private String nextId() {
     return "planned-" + (++planned);
+  }
+
+  /** The id the next node will have. */
+  private String idOfNext() {
+    return "planned-" + (planned + 1);
   }
 
   Plan plan() {
@@ -150,6 +146,7 @@ final class Solve {
     if (target == null) {
       return false;
     }
+    Map<String, String> before = target.labels;
     target.add(pod, as);
     if (target instanceof NewNode node && !node.joined()) {
       node.join();
@@ -158,6 +155,9 @@ final class Solve {
     if (!topology.isEmpty()) {
       topology.placed(pod, target);
     }
+    if (antiAffinity != null) {
+      antiAffinity.placed(pod, target, before);
+    }
     return true;
   }
 
@@ -165,13 +165,15 @@ final class Solve {
   private OpenNode place(PodRequest pod) {
     boolean placed = !pod.placement().isEmpty();
     boolean zonal =
-        pod.mentions(TOPOLOGY_KEYS) || zonalPools || (domains && repelledOverZones(pod));
+        pod.mentions(TOPOLOGY_KEYS)
+            || zonalPools
+            || (antiAffinity != null && antiAffinity.repelledOver(pod, TOPOLOGY_KEYS));
     for (OpenNode node : open) {
       if (zonal && node instanceof NewNode && !node.labels.containsKey(WellKnown.ZONE_LABEL)) {
         continue; // a planned node with no zone yet could land anywhere: not for a pod that cares
       }
       if (node.takes(pod)
-          && !(domains && repelledInDomain(pod, node))
+          && !repelledInDomain(pod, node.labels)
           && !(placed && !topology.allows(pod, node, open))) {
         return node;
       }
@@ -188,7 +190,7 @@ final class Solve {
       if (fresh != null && placed && !topology.allows(pod, fresh, open)) {
         fresh = steered(pod, fresh); // its best type's labels are the wrong domain: another's
       }
-      if (fresh != null && domains && repelledInDomain(pod, fresh)) {
+      if (fresh != null && repelledInDomain(pod, fresh.labels)) {
         fresh = null;
       }
     }
@@ -200,53 +202,11 @@ final class Solve {
   }
 
   /**
-   * Whether another pod's required anti-affinity over zones or regions selects the pod: where it
-   * goes matters.
+   * Whether anti-affinity on a topology key other than the hostname keeps the pod off a node with
+   * these labels ({@link AntiAffinity#repelled}).
    */
-  private boolean repelledOverZones(PodRequest pod) {
-    for (OpenNode node : open) {
-      for (PodRequest other : node.pods) {
-        if (other.antiAffinity().stream()
-            .anyMatch(t -> TOPOLOGY_KEYS.contains(t.topologyKey()) && t.selects(pod))) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Whether an anti-affinity term on a topology key other than the hostname keeps the pod off
-   * {@code node}: another node of the same domain (the same value of the key) holds a pod they
-   * repel. Nodes without the key are in no domain, as in Kubernetes.
-   */
-  private boolean repelledInDomain(PodRequest pod, OpenNode node) {
-    for (PodRequest p : allPods()) {
-      for (String key : keys(pod, p)) {
-        String domain = node.labels.get(key);
-        if (domain != null
-            && !key.equals(PodAffinityTerm.HOSTNAME)
-            && pod.repels(p, key)
-            && open.stream()
-                .anyMatch(o -> o.pods.contains(p) && domain.equals(o.labels.get(key)))) {
-          return true;
-        }
-      }
-    }
-    return false;
-  }
-
-  private List<PodRequest> allPods() {
-    List<PodRequest> all = new ArrayList<>();
-    open.forEach(o -> all.addAll(o.pods));
-    return all;
-  }
-
-  private static Set<String> keys(PodRequest a, PodRequest b) {
-    Set<String> keys = new HashSet<>();
-    a.allAntiAffinity().forEach(t -> keys.add(t.topologyKey()));
-    b.antiAffinity().forEach(t -> keys.add(t.topologyKey()));
-    return keys;
+  private boolean repelledInDomain(PodRequest pod, Map<String, String> labels) {
+    return antiAffinity != null && antiAffinity.repelled(pod, labels);
   }
 
   /**
@@ -305,9 +265,10 @@ final class Solve {
         continue;
       }
       Resources left = catalog.poolLeft(pool);
+      Catalog.LabelsWhere labels = catalog.labels(pool, chosen);
       InstanceType best = null;
       for (InstanceType type : types) {
-        if (!catalog.suits(pool, type, pod, chosen) || !Catalog.withinLimit(left, type)) {
+        if (!catalog.suits(pool, type, pod, labels) || !Catalog.withinLimit(left, type)) {
           continue;
         }
         if (best == null || catalog.better(type, best, pod)) {
@@ -317,12 +278,12 @@ final class Solve {
       if (best != null
           && pool.hasMinValues()
           && !pool.minValuesMet(
-              types.stream().filter(t -> catalog.suits(pool, t, pod, chosen)).toList())) {
+              types.stream().filter(t -> catalog.suits(pool, t, pod, labels)).toList())) {
         best = null; // too few kinds of node would do: upstream's minValues keeps the pool out
       }
       if (best != null) {
         List<InstanceType> options =
-            options(pod, types, best, left, t -> catalog.suits(pool, t, pod, chosen));
+            options(pod, types, best, left, t -> catalog.suits(pool, t, pod, labels));
         return new NewNode(nextId(), pool, options, chosen, catalog);
       }
     }
@@ -349,7 +310,7 @@ final class Solve {
         if (!catalog.fitsAndAllowed(pool, type, pod) || !Catalog.withinLimit(left, type)) {
           continue;
         }
-        for (InstanceType.Offering o : type.availableOfferings()) {
+        for (InstanceType.Offering o : catalog.offerings(type)) {
           if (catalog.machineLeft(type, o.zone())) {
             byZone.computeIfAbsent(o.zone(), z -> new ArrayList<>()).add(type);
             regionOf.putIfAbsent(o.zone(), o.region());
@@ -375,27 +336,26 @@ final class Solve {
         if (!poolAllows) {
           continue;
         }
+        Catalog.LabelsWhere labels = catalog.labels(pool, where);
         InstanceType best = null;
         for (InstanceType type : byZone.get(zone)) {
-          if (pod.accepts(catalog.labels(pool, type, where))
-              && (best == null || catalog.better(type, best, pod))) {
+          if (pod.accepts(labels.of(type)) && (best == null || catalog.better(type, best, pod))) {
             best = type;
           }
         }
         if (best == null || (pool.hasMinValues() && !pool.minValuesMet(byZone.get(zone)))) {
           continue;
         }
-        List<InstanceType> options =
-            options(
-                pod,
-                byZone.get(zone),
-                best,
-                left,
-                t -> pod.accepts(catalog.labels(pool, t, where)));
-        NewNode node = new NewNode(nextId(), pool, options, where, catalog);
-        if (!(domains && repelledInDomain(pod, node)) && topology.allows(pod, node, open)) {
-          return node;
+        // The node's labels are its best type's (its first option) and its id the next: whether
+        // the pod may go there is known before its other options are worked out.
+        Map<String, String> nodeLabels = labels.of(best);
+        if (repelledInDomain(pod, nodeLabels)
+            || !topology.allows(pod, idOfNext(), nodeLabels, open)) {
+          continue;
         }
+        List<InstanceType> options =
+            options(pod, byZone.get(zone), best, left, t -> pod.accepts(labels.of(t)));
+        return new NewNode(nextId(), pool, options, where, catalog);
       }
     }
     return null;
@@ -415,13 +375,13 @@ final class Solve {
       Resources left,
       Predicate<InstanceType> ok) {
     boolean warm = catalog.warm(best);
-    boolean wastes = Catalog.wastes(best, pod);
+    boolean wastes = catalog.wastes(best, pod);
     List<InstanceType> options = new ArrayList<>();
     for (InstanceType type : candidates) {
       if (type == best
           || (ok.test(type)
               && (!warm || catalog.warm(type))
-              && (wastes || !Catalog.wastes(type, pod))
+              && (wastes || !catalog.wastes(type, pod))
               && Catalog.withinLimit(left, type))) {
         options.add(type);
       }
