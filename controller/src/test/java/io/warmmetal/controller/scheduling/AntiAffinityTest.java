@@ -42,7 +42,8 @@ class AntiAffinityTest {
     // Alike in size, so placed in this order: b opens a node of the one small machine; a may not
     // share a type with b, so gets a big one; c no longer fits beside b on a small node, so b's
     // node grows into a big one (and gives the small machine back); d may not share a type with
-    // b either — now big — so not a's node: the small machine.
+    // b either — now big — so not a's node: the small machine. (That a now shares a type with b
+    // is as before: a node's growth is not checked against pods placed on other nodes.)
     List<PodRequest> pods =
         List.of(
             pod("b", Map.of("app", "b")),
