@@ -26,12 +26,21 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
   }
 
   public Resources plus(Resources o) {
+    if (o.extended.isEmpty() || extended.isEmpty()) { // no map to merge: most pods and nodes
+      return new Resources(
+          cpuMilli + o.cpuMilli,
+          memoryBytes + o.memoryBytes,
+          o.extended.isEmpty() ? extended : o.extended);
+    }
     Map<String, Long> sum = new HashMap<>(extended);
     o.extended.forEach((k, v) -> sum.merge(k, v, Long::sum));
     return new Resources(cpuMilli + o.cpuMilli, memoryBytes + o.memoryBytes, sum);
   }
 
   public Resources minus(Resources o) {
+    if (o.extended.isEmpty()) {
+      return new Resources(cpuMilli - o.cpuMilli, memoryBytes - o.memoryBytes, extended);
+    }
     Map<String, Long> diff = new HashMap<>(extended);
     o.extended.forEach((k, v) -> diff.merge(k, -v, Long::sum));
     return new Resources(cpuMilli - o.cpuMilli, memoryBytes - o.memoryBytes, diff);
@@ -53,6 +62,44 @@ public record Resources(long cpuMilli, long memoryBytes, Map<String, Long> exten
     o.extended.forEach((k, v) -> most.merge(k, v, Math::max));
     return new Resources(
         Math.max(cpuMilli, o.cpuMilli), Math.max(memoryBytes, o.memoryBytes), most);
+  }
+
+  /**
+   * Whether {@code need} fits in this, counting only the extended resources this names: what a
+   * limit that names only those allows ({@code fits(need.onlyExtended(extended().keySet()))}).
+   */
+  public boolean fitsCounting(Resources need) {
+    if (need.cpuMilli > cpuMilli || need.memoryBytes > memoryBytes) {
+      return false;
+    }
+    for (Map.Entry<String, Long> e : extended.entrySet()) {
+      Long needed = need.extended.get(e.getKey());
+      if (needed != null && needed > e.getValue()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether {@code need} and {@code more} together fit in this ({@code fits(need.plus(more))}). */
+  public boolean fits(Resources need, Resources more) {
+    if (need.cpuMilli + more.cpuMilli > cpuMilli
+        || need.memoryBytes + more.memoryBytes > memoryBytes) {
+      return false;
+    }
+    for (Map.Entry<String, Long> e : need.extended.entrySet()) {
+      long both = e.getValue() + more.extended.getOrDefault(e.getKey(), 0L);
+      if (both > extended.getOrDefault(e.getKey(), 0L)) {
+        return false;
+      }
+    }
+    for (Map.Entry<String, Long> e : more.extended.entrySet()) {
+      if (!need.extended.containsKey(e.getKey())
+          && e.getValue() > extended.getOrDefault(e.getKey(), 0L)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether {@code need} fits in this. */

@@ -53,9 +53,11 @@ final class Topology {
   }
 
   static String domain(Node node, String key) {
-    return key.equals(PodAffinityTerm.HOSTNAME)
-        ? node.labels().getOrDefault(key, node.id())
-        : node.labels().get(key);
+    return domain(node.id(), node.labels(), key);
+  }
+
+  private static String domain(String id, Map<String, String> labels, String key) {
+    return key.equals(PodAffinityTerm.HOSTNAME) ? labels.getOrDefault(key, id) : labels.get(key);
   }
 
   void placed(PodRequest pod, Node node) {
@@ -92,8 +94,17 @@ final class Topology {
    * Whether the pod's affinity and spread allow it onto {@code node}, given every node of the plan.
    */
   boolean allows(PodRequest pod, Node node, Collection<? extends Node> nodes) {
+    return allows(pod, node.id(), node.labels(), nodes);
+  }
+
+  /**
+   * As {@link #allows(PodRequest, Node, Collection)}, for a node known by its id and labels (a new
+   * node before it is made).
+   */
+  boolean allows(
+      PodRequest pod, String id, Map<String, String> labels, Collection<? extends Node> nodes) {
     for (PodAffinityTerm term : pod.placement().allAffinity()) {
-      String domain = domain(node, term.topologyKey());
+      String domain = domain(id, labels, term.topologyKey());
       Map<String, Integer> byDomain = counts.get(term);
       if (domain == null) {
         return false;
@@ -106,7 +117,7 @@ final class Topology {
       }
     }
     for (SpreadConstraint spread : pod.placement().spread()) {
-      String domain = domain(node, spread.topologyKey());
+      String domain = domain(id, labels, spread.topologyKey());
       if (domain == null) {
         return false; // a node without the key is in no domain: kube-scheduler will not place the
         // pod there
