@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntPredicate;
 
 /**
  * A Karpenter node requirement ({@code spec.template.spec.requirements[]}): a label key, an
@@ -28,18 +29,23 @@ public class Requirement {
   /** Whether a node with these labels satisfies the requirement. */
   public boolean matches(Map<String, String> labels) {
     String value = labels.get(key);
-    Integer order = compare(value);
+    // Only the ordering operators compare numbers: parsing for the others costs every plan dearly.
     return switch (operator) {
       case "In" -> value != null && values.contains(value);
       case "NotIn" -> value == null || !values.contains(value);
       case "Exists" -> value != null;
       case "DoesNotExist" -> value == null;
-      case "Gt" -> order != null && order > 0;
-      case "Lt" -> order != null && order < 0;
-      case "Gte" -> order != null && order >= 0;
-      case "Lte" -> order != null && order <= 0;
+      case "Gt" -> ordered(value, order -> order > 0);
+      case "Lt" -> ordered(value, order -> order < 0);
+      case "Gte" -> ordered(value, order -> order >= 0);
+      case "Lte" -> ordered(value, order -> order <= 0);
       default -> throw new IllegalArgumentException("unknown operator " + operator);
     };
+  }
+
+  private boolean ordered(String value, IntPredicate holds) {
+    Integer order = compare(value);
+    return order != null && holds.test(order);
   }
 
   /**
