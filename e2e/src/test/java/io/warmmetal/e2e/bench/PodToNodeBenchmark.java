@@ -79,7 +79,8 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  * <p>(b) Bursts of pods, each asking for 12 of a 16-cpu shape's cpus (one node each), onto
  * simulated machines whose simulated kubelets register Nodes in the same real API server: notice +
  * decide, order, and when the last join was delivered, from the burst's first pod (pods created 16
- * at a time, as a ReplicaSet controller does).
+ * at a time, as a ReplicaSet controller does); and where each burst's time went ({@link
+ * BurstTrace}: every NodeClaim's stages up to Initialized, the controller's passes, the CPU).
  *
  * <pre>mvn -B -q install -DskipTests && mvn -B -q -pl e2e exec:java -Dexec.classpathScope=test \
  *   -Dexec.mainClass=io.warmmetal.e2e.bench.PodToNodeBenchmark -Dexec.args="10 500"</pre>
@@ -106,6 +107,10 @@ public final class PodToNodeBenchmark {
   private final Map<String, Long> podUnschedulable = new ConcurrentHashMap<>();
   private final Map<String, Long> csrIssued = new ConcurrentHashMap<>();
   private ControlPlane cluster;
+
+  /** The burst under way's stages, passes and CPU; null between bursts. */
+  private volatile BurstTrace trace;
+
   private ApiFixture fx;
   private KubernetesClient kube;
 
@@ -428,6 +433,7 @@ public final class PodToNodeBenchmark {
   private String burst(int pods, String run) throws Exception {
     clear();
     long start = System.currentTimeMillis();
+    trace = new BurstTrace(start, cluster);
     ExecutorService creators = Executors.newFixedThreadPool(16);
     List<Callable<Object>> creates = new ArrayList<>();
     for (int i = 0; i < pods; i++) {
@@ -473,6 +479,20 @@ public final class PodToNodeBenchmark {
       order.add(delivered - seen);
       lastDelivered = Math.max(lastDelivered, delivered - start);
     }
+    List<BurstTrace.Claim> traced = new ArrayList<>();
+    for (NodeClaim c : claims()) {
+      String name = c.getMetadata().getName();
+      traced.add(
+          new BurstTrace.Claim(
+              name,
+              c.getStatus() == null ? null : c.getStatus().nodeName,
+              claimSeen.getOrDefault(name, 0L),
+              claimLaunched.getOrDefault(name, 0L),
+              deliveredAt(c.getMetadata().getAnnotations().get("warmmetal.io/instance-id"))));
+    }
+    trace.report(run, traced, podBound);
+    trace.close();
+    trace = null;
     long marked =
         podUnschedulable.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
     long registered = nodeSeen.values().stream().mapToLong(Long::longValue).max().orElse(0) - start;
@@ -647,6 +667,10 @@ public final class PodToNodeBenchmark {
             handler(
                 c -> {
                   long now = System.currentTimeMillis();
+                  BurstTrace burst = trace;
+                  if (burst != null) {
+                    burst.claim(c);
+                  }
                   claimSeen.putIfAbsent(c.getMetadata().getName(), now);
                   if (c.getStatus() != null
                       && Conditions.isTrue(c.getStatus().conditions, Conditions.INITIALIZED)) {
@@ -662,6 +686,10 @@ public final class PodToNodeBenchmark {
             handler(
                 (Node n) -> {
                   long now = System.currentTimeMillis();
+                  BurstTrace burst = trace;
+                  if (burst != null) {
+                    burst.node(n);
+                  }
                   nodeSeen.putIfAbsent(n.getMetadata().getName(), now);
                   if (n.getStatus() != null
                       && n.getStatus().getConditions() != null

@@ -92,7 +92,9 @@ class SimulatedKubeletTest {
     assertThat(node.getMetadata().getLabels())
         .containsEntry("karpenter.sh/nodepool", "gpu")
         .containsEntry("node.kubernetes.io/instance-type", "x86-64c-512g-2xh100")
-        .containsEntry("kubernetes.io/arch", "amd64");
+        .containsEntry("kubernetes.io/arch", "amd64")
+        .containsEntry("beta.kubernetes.io/arch", "amd64")
+        .containsEntry("beta.kubernetes.io/os", "linux");
     assertThat(node.getSpec().getTaints())
         .extracting("key")
         .containsExactly("karpenter.sh/unregistered");
