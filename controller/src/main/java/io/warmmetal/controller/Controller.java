@@ -498,6 +498,7 @@ public final class Controller implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     provisioner.close();
+    disruption.close();
     lifecycle.close();
     if (cloud instanceof AutoCloseable closeable) {
       try {

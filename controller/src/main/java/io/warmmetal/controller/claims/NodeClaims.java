@@ -84,14 +84,7 @@ public final class NodeClaims {
    */
   public void seen(NodeClaim claim, boolean gone) {
     written.computeIfPresent(
-        claim.getMetadata().getName(),
-        (name, mine) ->
-            gone
-                    || !newer(mine, claim)
-                    || (mine.getMetadata().getDeletionTimestamp() != null
-                        && claim.getMetadata().getDeletionTimestamp() != null)
-                ? null
-                : mine);
+        claim.getMetadata().getName(), (name, mine) -> gone || !newer(mine, claim) ? null : mine);
   }
 
   /** Whether the claim is this controller's (its node class is WarmMetal's), not another's. */

@@ -26,6 +26,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +59,7 @@ public final class Disruption {
   private final DriftMethod drifted = new DriftMethod();
   private final Expiration expiration;
   private final PodEvents podEvents;
+  private final Executor podEventWrites;
   private final Commands commands;
 
   /** Tried in this order; the first that starts a command ends the pass. */
@@ -70,11 +74,27 @@ public final class Disruption {
       Recorder events,
       KarpenterMetrics metrics,
       Clock clock) {
-    this(kube, writer, defs, scheduler, Capacity.of(provisioner), events, metrics, clock);
+    this(
+        kube,
+        writer,
+        defs,
+        scheduler,
+        Capacity.of(provisioner),
+        events,
+        metrics,
+        clock,
+        Executors.newFixedThreadPool(
+            2,
+            r -> {
+              Thread t = new Thread(r, "warmmetal-pod-events");
+              t.setDaemon(true);
+              return t;
+            }));
   }
 
   /**
    * @param capacity what the simulation plans against and launches replacements with
+   * @param podEventWrites where the claims' last pod event times are written (off the pass)
    */
   Disruption(
       KubernetesClient kube,
@@ -84,8 +104,10 @@ public final class Disruption {
       Capacity.Source capacity,
       Recorder events,
       KarpenterMetrics metrics,
-      Clock clock) {
+      Clock clock,
+      Executor podEventWrites) {
     this.kube = kube;
+    this.podEventWrites = podEventWrites;
     this.writer = writer;
     this.defs = defs;
     this.scheduler = scheduler;
@@ -95,7 +117,7 @@ public final class Disruption {
     this.clock = clock;
     this.drift = new Drift(writer, defs);
     this.expiration = new Expiration(writer, defs, events, metrics);
-    this.podEvents = new PodEvents(writer);
+    this.podEvents = new PodEvents(writer, podEventWrites);
     this.commands = new Commands(kube, writer, events);
     Consolidation.LastFruitless lastFruitless = new Consolidation.LastFruitless();
     this.methods =
@@ -248,5 +270,12 @@ public final class Disruption {
     claim
         .getMetadata()
         .setDeletionTimestamp(now.toString()); // counts as disrupting for the rest of this pass
+  }
+
+  /** Stops the pod event writes (those under way finish). */
+  public void close() {
+    if (podEventWrites instanceof ExecutorService pool) {
+      pool.shutdown();
+    }
   }
 }

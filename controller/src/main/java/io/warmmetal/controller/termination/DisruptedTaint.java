@@ -30,6 +30,9 @@ public final class DisruptedTaint {
         .withName(node.getMetadata().getName())
         .edit(
             n -> {
+              if (on(n)) {
+                return n; // tainted since the informer's copy was read
+              }
               List<Taint> more =
                   new ArrayList<>(
                       n.getSpec().getTaints() == null ? List.of() : n.getSpec().getTaints());

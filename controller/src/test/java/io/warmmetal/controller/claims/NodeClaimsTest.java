@@ -117,6 +117,22 @@ class NodeClaimsTest {
   }
 
   @Test
+  void anOlderVersionBeingDeletedDoesNotHideTheFinalizerWeRemoved() {
+    NodeClaim deleting = ours("default-a", "20");
+    deleting.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
+    deleting.getMetadata().setFinalizers(List.of("karpenter.sh/termination"));
+    informer.put("default-a", deleting);
+    NodeClaim finished = ours("default-a", "21");
+    finished.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
+    claims.wrote(finished); // termination dropped the finalizer
+
+    claims.seen(deleting, false); // the informer's event for the version before
+    assertThat(claims.get("default-a").getMetadata().getFinalizers())
+        .as("termination is not run again on a claim it finished")
+        .isEmpty();
+  }
+
+  @Test
   void readsAreCopiesAndOnlyOursAreListed() {
     informer.put("default-a", ours("default-a", "10"));
     informer.put("karpenter-b", claim("karpenter-b", "11", "EC2NodeClass"));

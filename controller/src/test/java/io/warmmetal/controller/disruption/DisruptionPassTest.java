@@ -148,7 +148,8 @@ class DisruptionPassTest {
             cluster.capacity(),
             events,
             metrics,
-            clock);
+            clock,
+            Runnable::run);
   }
 
   @AfterEach

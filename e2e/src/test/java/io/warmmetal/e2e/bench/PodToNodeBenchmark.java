@@ -87,7 +87,8 @@ import org.bouncycastle.pkcs.PKCS10CertificationRequest;
  *
  * Arguments: runs of the real join (default 10; 0 skips it), the largest burst (default 500; bursts
  * are 50 and that; 0 skips them), and {@code no-nudge} to run the controller with {@code
- * --no-nudge-pods} (pods wait out kube-scheduler's backoff). Root.
+ * --no-nudge-pods} (pods wait out kube-scheduler's backoff), and {@code controller=process} to run
+ * the controller in its own JVM, as deployed, and print what it alone uses (CPU, live heap). Root.
  */
 public final class PodToNodeBenchmark {
   private static final String SIMULATED_SHAPE = "x86-16c-64g";
@@ -107,6 +108,9 @@ public final class PodToNodeBenchmark {
   private final Map<String, Long> podUnschedulable = new ConcurrentHashMap<>();
   private final Map<String, Long> csrIssued = new ConcurrentHashMap<>();
   private ControlPlane cluster;
+
+  /** The controller in its own JVM ({@code controller=process}), or null: in this one. */
+  private ControllerProcess controller;
 
   /** The burst under way's stages, passes and CPU; null between bursts. */
   private volatile BurstTrace trace;
@@ -128,7 +132,8 @@ public final class PodToNodeBenchmark {
           args.length > 0 ? Integer.parseInt(args[0]) : 10,
           args.length > 1 ? Integer.parseInt(args[1]) : 500,
           !options.contains("no-nudge"),
-          List.of(paths.split(",")));
+          List.of(paths.split(",")),
+          options.contains("controller=process"));
       b.cluster.close();
       System.exit(0);
     } catch (Throwable t) {
@@ -140,7 +145,8 @@ public final class PodToNodeBenchmark {
     }
   }
 
-  private void run(int runs, int largestBurst, boolean nudgePods, List<String> paths)
+  private void run(
+      int runs, int largestBurst, boolean nudgePods, List<String> paths, boolean ownProcess)
       throws Exception {
     cluster = ControlPlane.start();
     kube = cluster.admin();
@@ -158,7 +164,11 @@ public final class PodToNodeBenchmark {
                   "Never"; // the benchmark takes its nodes back itself
             });
     watch();
-    wm.startController(new KarpenterMetrics(), nudgePods);
+    if (ownProcess) {
+      controller = ControllerProcess.start(cluster, wm.controllerToken(), nudgePods);
+    } else {
+      wm.startController(new KarpenterMetrics(), nudgePods);
+    }
     if (runs > 0) {
       RealMachine metal = RealMachine.start(fx, cluster, "metal-1");
       if (paths.contains("join")) {
@@ -232,7 +242,7 @@ public final class PodToNodeBenchmark {
 
     List<String> bursts = new ArrayList<>();
     if (largestBurst == 0) {
-      wm.close();
+      closeController(wm);
       fx.close();
       return;
     }
@@ -259,7 +269,7 @@ public final class PodToNodeBenchmark {
         Runtime.getRuntime().availableProcessors(),
         System.getProperty("java.vm.name"),
         System.getProperty("java.version"));
-    wm.close();
+    closeController(wm);
     fx.close();
   }
 
@@ -434,6 +444,8 @@ public final class PodToNodeBenchmark {
     clear();
     long start = System.currentTimeMillis();
     trace = new BurstTrace(start, cluster);
+    double cpuBefore = controller == null ? 0 : controller.cpuSeconds();
+    int gcMark = controller == null ? 0 : controller.gcMark();
     ExecutorService creators = Executors.newFixedThreadPool(16);
     List<Callable<Object>> creates = new ArrayList<>();
     for (int i = 0; i < pods; i++) {
@@ -491,6 +503,19 @@ public final class PodToNodeBenchmark {
               deliveredAt(c.getMetadata().getAnnotations().get("warmmetal.io/instance-id"))));
     }
     trace.report(run, traced, podBound);
+    if (controller != null) {
+      double seconds = (System.currentTimeMillis() - start) / 1000.0;
+      double cpu = controller.cpuSeconds() - cpuBefore;
+      System.out.printf(
+          "%s: the controller's own JVM used %.1f s of CPU in %.1f s (%.2f cores on average);"
+              + " live heap (after GC) at most %d MiB; resident %d MiB%n",
+          run,
+          cpu,
+          seconds,
+          cpu / seconds,
+          controller.liveHeapMiBSince(gcMark),
+          controller.residentMiB());
+    }
     trace.close();
     trace = null;
     long marked =
@@ -515,6 +540,13 @@ public final class PodToNodeBenchmark {
         registered,
         initialized,
         created - start);
+  }
+
+  private void closeController(Installation wm) {
+    if (controller != null) {
+      controller.close();
+    }
+    wm.close();
   }
 
   private static long p50(List<Long> values) {
