@@ -34,7 +34,16 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   private final Launcher launcher;
   private final Registration registration;
   private final Liveness liveness;
-  private final WorkQueue<String> queue;
+
+  /** Claims to launch. */
+  private final WorkQueue<String> launches;
+
+  /**
+   * Claims launched or being deleted: registration, initialization, liveness, termination — apart
+   * from the launches, so a Node that registers is not queued behind a burst's launches.
+   */
+  private final WorkQueue<String> nodes;
+
   private final Terminator terminator;
 
   /** How often a claim whose termination waits (pods draining) is looked at again. */
@@ -76,7 +85,14 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     this.terminator = terminator;
     this.liveness = new Liveness(defs, writer, health, clock);
     this.clock = clock;
-    this.queue =
+    this.launches =
+        new WorkQueue<>(
+            "nodeclaim-launch",
+            workers,
+            Duration.ofMillis(100),
+            Duration.ofSeconds(30),
+            this::launch);
+    this.nodes =
         new WorkQueue<>(
             "nodeclaim-lifecycle",
             workers,
@@ -87,17 +103,49 @@ public final class NodeClaimLifecycle implements AutoCloseable {
 
   /** The claim changed (or its Node did): reconcile it soon. */
   public void changed(String claimName) {
-    queue.add(claimName);
+    NodeClaim claim = claims.get(claimName);
+    if (claim != null && claim.getMetadata().getDeletionTimestamp() == null && !launched(claim)) {
+      launches.add(claimName);
+    } else {
+      nodes.add(claimName);
+    }
+  }
+
+  private static boolean launched(NodeClaim claim) {
+    return claim.getStatus() != null
+        && Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED);
   }
 
   /** Claims waiting or being reconciled. */
   public int depth() {
-    return queue.depth();
+    return launches.depth() + nodes.depth();
   }
 
   /** Reconciles finished so far: what a test counts to know a claim was looked at again. */
   public long reconciled() {
-    return queue.reconciled();
+    return launches.reconciled() + nodes.reconciled();
+  }
+
+  /** A claim not launched yet: launched (its record's event brings it to {@link #reconcile}). */
+  private Duration launch(String name) {
+    NodeClaim claim = claims.get(name);
+    if (claim == null || claim.getMetadata().getDeletionTimestamp() != null || launched(claim)) {
+      notBefore.remove(name);
+      if (claim != null) {
+        nodes.add(name);
+      }
+      return null;
+    }
+    Instant retryAt = notBefore.get(name);
+    if (retryAt != null && retryAt.isAfter(clock.instant())) {
+      return Duration.between(clock.instant(), retryAt);
+    }
+    MDC.put("nodeclaim", name);
+    try {
+      return launch(claim);
+    } finally {
+      MDC.remove("nodeclaim");
+    }
   }
 
   private Duration reconcile(String name) {
@@ -110,16 +158,12 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       notBefore.remove(name);
       return terminator.terminate(claim) ? null : DRAIN_RECHECK;
     }
-    Instant retryAt = notBefore.get(name);
-    if (retryAt != null && retryAt.isAfter(clock.instant())) {
-      return Duration.between(clock.instant(), retryAt);
+    if (!launched(claim)) {
+      launches.add(name);
+      return null;
     }
     MDC.put("nodeclaim", name);
     try {
-      if (claim.getStatus() == null
-          || !Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED)) {
-        return launch(claim);
-      }
       if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
         return null;
       }
@@ -155,6 +199,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
 
   @Override
   public void close() {
-    queue.close();
+    launches.close();
+    nodes.close();
   }
 }

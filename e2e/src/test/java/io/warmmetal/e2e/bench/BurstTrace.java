@@ -53,7 +53,7 @@ final class BurstTrace implements AutoCloseable {
    */
   private static boolean controllerThread(String name) {
     return name.equals("warmmetal-reconcile")
-        || name.startsWith("nodeclaim-lifecycle")
+        || name.startsWith("nodeclaim-")
         || name.startsWith("warmmetal-create")
         || name.startsWith("warmmetal-shapes");
   }
