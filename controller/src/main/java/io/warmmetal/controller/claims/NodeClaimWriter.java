@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -127,6 +128,40 @@ public final class NodeClaimWriter {
           type,
           e.getMessage());
     }
+  }
+
+  /**
+   * Merges the claim's labels and annotations into the API server's (a JSON merge patch: no read
+   * first, no version needed; what others set meanwhile stays).
+   */
+  public NodeClaim mergeLabelsAndAnnotations(NodeClaim claim) {
+    Map<String, Object> metadata = new HashMap<>();
+    metadata.put("labels", claim.getMetadata().getLabels());
+    metadata.put("annotations", claim.getMetadata().getAnnotations());
+    NodeClaim written =
+        kube.resources(NodeClaim.class)
+            .withName(claim.getMetadata().getName())
+            .patch(
+                PatchContext.of(PatchType.JSON_MERGE),
+                Serialization.asJson(Map.of("metadata", metadata)));
+    claims.wrote(written);
+    return written;
+  }
+
+  /**
+   * Merges the claim's status into the API server's (a JSON merge patch of the status subresource:
+   * its conditions as a whole). For a status no one else writes at the same time: a launch's.
+   */
+  public NodeClaim mergeStatus(NodeClaim claim) {
+    NodeClaim written =
+        kube.resources(NodeClaim.class)
+            .withName(claim.getMetadata().getName())
+            .subresource("status")
+            .patch(
+                PatchContext.of(PatchType.JSON_MERGE),
+                Serialization.asJson(Map.of("status", claim.getStatus())));
+    claims.wrote(written);
+    return written;
   }
 
   /** Deletes the claim (its finalizer keeps it until termination is done). */

@@ -168,26 +168,16 @@ public final class Launcher {
   }
 
   /**
-   * Writes the launch onto the claim: its labels and annotations, then its status — each onto the
-   * claim as the API server has it, so two writers of one launch (a replay, a replacement and its
-   * lifecycle) both land, the same.
+   * Writes the launch onto the claim: its labels and annotations, then its status — two merge
+   * patches, no reads: two writers of one launch (a replay, a replacement and its lifecycle) both
+   * land, the same, and a burst's launches cost the API server two requests each, not four.
    */
   public NodeClaim record(Done done) {
-    String name = done.claim().getMetadata().getName();
-    writer.edit(
-        name,
-        c -> {
-          apply(c, done.launched());
-          return c;
-        });
-    NodeClaim written =
-        writer.editStatus(
-            name,
-            c -> {
-              apply(c, done.launched());
-              return c;
-            });
-    LOG.info("NodeClaim {} launched: {}", name, written.getStatus().providerID);
+    NodeClaim claim = done.claim();
+    writer.mergeLabelsAndAnnotations(claim);
+    NodeClaim written = writer.mergeStatus(claim);
+    LOG.info(
+        "NodeClaim {} launched: {}", claim.getMetadata().getName(), written.getStatus().providerID);
     return written;
   }
 }

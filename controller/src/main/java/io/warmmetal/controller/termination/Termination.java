@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.cloudprovider.CloudProvider;
 import io.warmmetal.controller.cloudprovider.CloudProviderException;
@@ -148,17 +149,24 @@ public final class Termination {
     if (node != null) {
       kube.nodes().withName(nodeName).delete();
     }
-    writer.edit(
-        claim.getMetadata().getName(),
-        c -> {
-          c.getMetadata()
-              .setFinalizers(
-                  new ArrayList<>(
-                      c.getMetadata().getFinalizers().stream()
-                          .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f))
-                          .toList()));
-          return c;
-        });
+    try {
+      writer.edit(
+          claim.getMetadata().getName(),
+          c -> {
+            c.getMetadata()
+                .setFinalizers(
+                    new ArrayList<>(
+                        c.getMetadata().getFinalizers().stream()
+                            .filter(f -> !WellKnown.TERMINATION_FINALIZER.equals(f))
+                            .toList()));
+            return c;
+          });
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        return true; // finished already: a second look at a claim that is gone
+      }
+      throw e;
+    }
     LOG.info(
         "NodeClaim {} terminated{}",
         claim.getMetadata().getName(),
