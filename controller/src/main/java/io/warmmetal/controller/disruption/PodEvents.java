@@ -3,7 +3,6 @@ package io.warmmetal.controller.disruption;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -19,19 +18,20 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps each NodeClaim's {@code status.lastPodEventTime} at the last time a pod came to or left its
  * node, as upstream's pod events controller: a change restarts the {@code consolidateAfter} clock.
- * As upstream, a claim whose last pod event is under {@link #DEDUPE} old is not written again, and
- * the writes go off the pass's thread: a burst's pods landing on hundreds of nodes are hundreds of
- * writes, which held every pass for seconds.
+ * The writes go off the pass's thread — a burst's pods landing on hundreds of nodes are hundreds of
+ * writes, which held every pass for seconds — one at a time per claim, the latest event each time;
+ * until a claim's is written, the pass decides with it as if it were.
  */
 final class PodEvents {
   private static final Logger LOG = LoggerFactory.getLogger(PodEvents.class);
 
-  static final Duration DEDUPE = Duration.ofSeconds(10);
-
   private final NodeClaimWriter writer;
   private final Executor writes;
 
-  /** Claims with a write on its way: not asked for again meanwhile. */
+  /** Each claim's latest pod event not written yet. */
+  private final Map<String, Instant> unwritten = new ConcurrentHashMap<>();
+
+  /** Claims with a write on its way. */
   private final Set<String> writing = ConcurrentHashMap.newKeySet();
 
   /** The pods last seen on each node: a change is a pod event. */
@@ -48,32 +48,48 @@ final class PodEvents {
     Set<String> before = seen.get(claim.getStatus().nodeName);
     boolean changed =
         before == null ? claim.getStatus().lastPodEventTime == null : !before.equals(uids);
-    String last = claim.getStatus().lastPodEventTime;
-    if (changed
-        && (last == null || !Instant.parse(last).plus(DEDUPE).isAfter(now))
-        && writing.add(claim.getMetadata().getName())) {
-      claim.getStatus().lastPodEventTime = now.toString(); // this pass decides with it
-      String name = claim.getMetadata().getName();
-      try {
-        writes.execute(() -> write(name, now));
-      } catch (RejectedExecutionException closed) {
-        writing.remove(name);
-      }
+    String name = claim.getMetadata().getName();
+    if (changed) {
+      unwritten.put(name, now);
+      write(name);
+    }
+    Instant pending = unwritten.get(name);
+    if (pending != null) {
+      claim.getStatus().lastPodEventTime = pending.toString(); // this pass decides with it
     }
     seen.put(claim.getStatus().nodeName, uids);
   }
 
-  private void write(String name, Instant at) {
+  /** Writes the claim's latest event, unless a write of it is on its way (that one takes it). */
+  private void write(String name) {
+    if (!writing.add(name)) {
+      return;
+    }
     try {
-      writer.editStatus(
-          name,
-          c -> {
-            c.getStatus().lastPodEventTime = at.toString();
-            return c;
+      writes.execute(
+          () -> {
+            Instant at = unwritten.get(name);
+            try {
+              if (at != null) {
+                writer.editStatus(
+                    name,
+                    c -> {
+                      c.getStatus().lastPodEventTime = at.toString();
+                      return c;
+                    });
+                unwritten.remove(name, at);
+              }
+            } catch (RuntimeException e) {
+              LOG.debug("NodeClaim {}: its last pod event not recorded ({})", name, e.getMessage());
+              unwritten.remove(name, at); // the claim is gone, or the next change writes again
+            } finally {
+              writing.remove(name);
+            }
+            if (unwritten.containsKey(name)) {
+              write(name); // a later event came meanwhile
+            }
           });
-    } catch (RuntimeException e) {
-      LOG.debug("NodeClaim {}: its last pod event not recorded ({})", name, e.getMessage());
-    } finally {
+    } catch (RejectedExecutionException closed) {
       writing.remove(name);
     }
   }
