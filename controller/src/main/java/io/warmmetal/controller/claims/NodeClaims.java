@@ -2,6 +2,7 @@ package io.warmmetal.controller.claims;
 
 import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.time.Clock;
@@ -54,10 +55,27 @@ public final class NodeClaims {
 
   /** The claim of that name, or null. */
   public NodeClaim get(String name) {
+    NodeClaim newest = newest(name);
+    return newest == null || !ours(newest) ? null : copy(newest);
+  }
+
+  /**
+   * Whether the claim is ours, not being deleted and not launched yet — read without a copy: it is
+   * asked on every informer event.
+   */
+  public boolean awaitingLaunch(String name) {
+    NodeClaim newest = newest(name);
+    return newest != null
+        && ours(newest)
+        && newest.getMetadata().getDeletionTimestamp() == null
+        && (newest.getStatus() == null
+            || !Conditions.isTrue(newest.getStatus().conditions, Conditions.LAUNCHED));
+  }
+
+  private NodeClaim newest(String name) {
     NodeClaim seen = informer.getByKey(name);
     NodeClaim mine = written.get(name);
-    NodeClaim newest = mine != null && (seen == null || newer(mine, seen)) ? mine : seen;
-    return newest == null || !ours(newest) ? null : copy(newest);
+    return mine != null && (seen == null || newer(mine, seen)) ? mine : seen;
   }
 
   /** What the API server answered a write of ours with. */

@@ -221,11 +221,7 @@ public final class Disruption {
   static Map<String, List<Pod>> podsToMove(List<Pod> pods) {
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
-      if (pod.getSpec() != null
-          && pod.getSpec().getNodeName() != null
-          && pod.getMetadata().getDeletionTimestamp() == null
-          && !Pods.daemonOrMirror(pod)
-          && !Pods.finished(pod)) {
+      if (Pods.boundAndMovable(pod)) {
         byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
       }
     }

@@ -103,8 +103,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
 
   /** The claim changed (or its Node did): reconcile it soon. */
   public void changed(String claimName) {
-    NodeClaim claim = claims.get(claimName);
-    if (claim != null && claim.getMetadata().getDeletionTimestamp() == null && !launched(claim)) {
+    if (claims.awaitingLaunch(claimName)) {
       launches.add(claimName);
     } else {
       nodes.add(claimName);

@@ -44,7 +44,7 @@ public final class Launcher {
   public sealed interface Outcome {}
 
   /** Launched: the claim carries its instance, to be written with {@link #record}. */
-  public record Done(NodeClaim claim, Launched launched) implements Outcome {}
+  public record Done(NodeClaim claim) implements Outcome {}
 
   /** No capacity, or no room under the quota: the claim is deleted. */
   public record GaveUp(String why) implements Outcome {}
@@ -126,7 +126,7 @@ public final class Launcher {
           launched.instance().machineId());
       onPreJoinedTaken.run(); // a replacement joins behind it
     }
-    return new Done(claim, launched);
+    return new Done(claim);
   }
 
   /** The launch on the claim, as upstream's {@code Create} hydrates it. */

@@ -113,11 +113,7 @@ public final class ClusterState {
     Map<String, List<PodRequest>> podsByNode = new HashMap<>();
     for (Pod pod : pods) {
       // DaemonSet pods are in the overhead every node is planned with already: not counted twice.
-      if (pod.getSpec() != null
-          && pod.getSpec().getNodeName() != null
-          && pod.getMetadata().getDeletionTimestamp() == null
-          && !Pods.daemonOrMirror(pod)
-          && !Pods.finished(pod)) {
+      if (Pods.boundAndMovable(pod)) {
         podsByNode
             .computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>())
             .add(PodRequests.of(pod));

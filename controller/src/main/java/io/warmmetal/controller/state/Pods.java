@@ -28,4 +28,16 @@ public final class Pods {
         && ("Succeeded".equals(pod.getStatus().getPhase())
             || "Failed".equals(pod.getStatus().getPhase()));
   }
+
+  /**
+   * Whether the pod is bound to a node and would have to move were that node taken away: not a
+   * DaemonSet's (nor a mirror pod), not finished, not terminating.
+   */
+  public static boolean boundAndMovable(Pod pod) {
+    return pod.getSpec() != null
+        && pod.getSpec().getNodeName() != null
+        && pod.getMetadata().getDeletionTimestamp() == null
+        && !daemonOrMirror(pod)
+        && !finished(pod);
+  }
 }
