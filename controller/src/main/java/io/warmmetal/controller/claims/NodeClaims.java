@@ -6,6 +6,8 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,6 +20,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * laid over them until the informer catches up — read-your-writes, so a claim created a moment ago
  * is planned against (its pods not planned twice) and one deleted is planned without, with no list
  * from the API server. Every read is a copy: callers may change what they read.
+ *
+ * <p>A write's answer can come after the informer's event for it — even after the claim's deletion
+ * — so a claim seen deleted (by the informer, or in the answer that dropped its last finalizer) is
+ * remembered for {@link #GONE_FOR}: neither a late write nor the informer's older version brings it
+ * back. Laid over for good, it would be a claim "being deleted" forever, counted against every
+ * disruption budget. No write stands longer than {@link #WRITE_STANDS_FOR} either: the informer has
+ * caught up long before, or its view is the truth there is.
  */
 public final class NodeClaims {
   private static final KubernetesSerialization COPIES = new KubernetesSerialization();
@@ -25,8 +34,20 @@ public final class NodeClaims {
   private final Store<NodeClaim> informer;
   private final Clock clock;
 
+  /** How long a claim the informer saw deleted is remembered: late writes about it are dropped. */
+  static final Duration GONE_FOR = Duration.ofMinutes(10);
+
+  /** How long a write is laid over the informer's view at most. */
+  static final Duration WRITE_STANDS_FOR = Duration.ofMinutes(2);
+
+  /** A claim as this controller wrote it, and when. */
+  private record Written(NodeClaim claim, Instant at) {}
+
   /** Claims as this controller last wrote them, newer than the informer's (by name). */
-  private final Map<String, NodeClaim> written = new ConcurrentHashMap<>();
+  private final Map<String, Written> written = new ConcurrentHashMap<>();
+
+  /** The UIDs of claims the informer saw deleted, and when. */
+  private final Map<String, Instant> gone = new ConcurrentHashMap<>();
 
   public NodeClaims(Store<NodeClaim> informer, Clock clock) {
     this.informer = informer;
@@ -37,14 +58,15 @@ public final class NodeClaims {
   public List<NodeClaim> list() {
     Map<String, NodeClaim> all = new LinkedHashMap<>();
     for (NodeClaim claim : informer.list()) {
-      if (ours(claim)) {
+      if (ours(claim) && !isGone(claim)) {
         all.put(claim.getMetadata().getName(), claim);
       }
     }
     written.forEach(
-        (name, mine) -> {
+        (name, write) -> {
+          NodeClaim mine = standing(name, write);
           NodeClaim seen = all.get(name);
-          if (seen == null || newer(mine, seen)) {
+          if (mine != null && (seen == null || newer(mine, seen))) {
             all.put(name, mine);
           }
         });
@@ -74,14 +96,47 @@ public final class NodeClaims {
 
   private NodeClaim newest(String name) {
     NodeClaim seen = informer.getByKey(name);
-    NodeClaim mine = written.get(name);
+    if (seen != null && isGone(seen)) {
+      seen = null; // deleted as a write of ours was answered; the informer has yet to see it
+    }
+    Written write = written.get(name);
+    NodeClaim mine = write == null ? null : standing(name, write);
     return mine != null && (seen == null || newer(mine, seen)) ? mine : seen;
   }
 
-  /** What the API server answered a write of ours with. */
+  /** The write's claim if it still stands; else null (and it is dropped). */
+  private NodeClaim standing(String name, Written write) {
+    if (write.at().plus(WRITE_STANDS_FOR).isBefore(clock.instant())) {
+      written.remove(name, write);
+      return null;
+    }
+    return write.claim();
+  }
+
+  /**
+   * What the API server answered a write of ours with. A claim being deleted with no finalizer left
+   * is gone (the API server deleted it as it answered).
+   */
   void wrote(NodeClaim claim) {
+    if (claim.getMetadata().getDeletionTimestamp() != null
+        && (claim.getMetadata().getFinalizers() == null
+            || claim.getMetadata().getFinalizers().isEmpty())) {
+      seen(claim, true);
+      return;
+    }
+    lay(copy(claim));
+  }
+
+  /** Lays the claim over the informer's view, unless it is gone or what is there is newer. */
+  private void lay(NodeClaim claim) {
+    if (isGone(claim)) {
+      return; // deleted before this answer came
+    }
+    Written write = new Written(claim, clock.instant());
     written.merge(
-        claim.getMetadata().getName(), copy(claim), (old, now) -> newer(now, old) ? now : old);
+        claim.getMetadata().getName(),
+        write,
+        (old, now) -> newer(now.claim(), old.claim()) ? now : old);
   }
 
   /**
@@ -93,16 +148,32 @@ public final class NodeClaims {
     if (deleting.getMetadata().getDeletionTimestamp() == null) {
       deleting.getMetadata().setDeletionTimestamp(clock.instant().toString());
     }
-    written.put(claim.getMetadata().getName(), deleting);
+    lay(deleting);
   }
 
   /**
-   * The informer saw this version (or the claim gone, {@code claim} then its last state): what we
-   * wrote up to it is not needed any more.
+   * The informer saw this version (or the claim deleted, {@code claim} then its last state): what
+   * we wrote up to it is not needed any more.
    */
-  public void seen(NodeClaim claim, boolean gone) {
+  public void seen(NodeClaim claim, boolean deleted) {
+    if (deleted && claim.getMetadata().getUid() != null) {
+      Instant now = clock.instant();
+      gone.values().removeIf(at -> at.plus(GONE_FOR).isBefore(now));
+      gone.put(claim.getMetadata().getUid(), now);
+    }
     written.computeIfPresent(
-        claim.getMetadata().getName(), (name, mine) -> gone || !newer(mine, claim) ? null : mine);
+        claim.getMetadata().getName(),
+        (name, mine) ->
+            deleted && sameClaim(mine.claim(), claim) || !newer(mine.claim(), claim) ? null : mine);
+  }
+
+  private boolean isGone(NodeClaim claim) {
+    String uid = claim.getMetadata().getUid();
+    return uid != null && gone.containsKey(uid);
+  }
+
+  private static boolean sameClaim(NodeClaim a, NodeClaim b) {
+    return Objects.equals(a.getMetadata().getUid(), b.getMetadata().getUid());
   }
 
   /** Whether the claim is this controller's (its node class is WarmMetal's), not another's. */

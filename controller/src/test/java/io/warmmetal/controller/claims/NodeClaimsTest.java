@@ -6,9 +6,9 @@ import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import java.time.Clock;
+import io.warmmetal.controller.testing.MovingClock;
+import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,8 +52,8 @@ class NodeClaimsTest {
         }
       };
 
-  private final NodeClaims claims =
-      new NodeClaims(store, Clock.fixed(Instant.parse("2026-12-02T10:00:00Z"), ZoneOffset.UTC));
+  private final MovingClock clock = new MovingClock(Instant.parse("2026-12-02T10:00:00Z"));
+  private final NodeClaims claims = new NodeClaims(store, clock);
 
   private static NodeClaim claim(String name, String version, String kind) {
     NodeClaim claim = new NodeClaim();
@@ -127,9 +127,54 @@ class NodeClaimsTest {
     claims.wrote(finished); // termination dropped the finalizer
 
     claims.seen(deleting, false); // the informer's event for the version before
-    assertThat(claims.get("default-a").getMetadata().getFinalizers())
-        .as("termination is not run again on a claim it finished")
-        .isEmpty();
+    assertThat(claims.get("default-a"))
+        .as("termination is not run again on a claim it finished: the API server deleted it")
+        .isNull();
+    assertThat(claims.list()).isEmpty();
+  }
+
+  @Test
+  void aWriteAnsweredAfterTheInformerSawTheClaimDeletedDoesNotBringItBack() {
+    NodeClaim deleting = ours("default-a", "20");
+    deleting.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
+    deleting.getMetadata().setFinalizers(List.of("karpenter.sh/termination"));
+    informer.put("default-a", deleting);
+    // Termination's write takes the finalizer off; the informer's deletion comes before its answer.
+    informer.remove("default-a");
+    claims.seen(deleting, true);
+    NodeClaim drained = ours("default-a", "21");
+    drained.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
+    drained.getMetadata().setFinalizers(List.of("karpenter.sh/termination"));
+    claims.wrote(drained); // a condition written just before, answered late too
+    claims.deleting(deleting);
+
+    assertThat(claims.list()).as("no claim being deleted forever").isEmpty();
+    assertThat(claims.get("default-a")).isNull();
+    assertThat(claims.awaitingLaunch("default-a")).isFalse();
+  }
+
+  @Test
+  void aClaimOfTheSameNameMadeAfterOneWasDeletedIsReadAsNew() {
+    NodeClaim old = ours("default-a", "20");
+    informer.put("default-a", old);
+    informer.remove("default-a");
+    claims.seen(old, true);
+
+    NodeClaim again = ours("default-a", "30");
+    again.getMetadata().setUid("uid-again");
+    claims.wrote(again);
+    assertThat(claims.get("default-a").getMetadata().getUid()).isEqualTo("uid-again");
+  }
+
+  @Test
+  void aWriteTheInformerNeverShowsStopsStanding() {
+    claims.wrote(ours("default-a", "10"));
+    clock.advance(NodeClaims.WRITE_STANDS_FOR.minusSeconds(1));
+    assertThat(claims.list()).hasSize(1);
+
+    clock.advance(Duration.ofSeconds(2));
+    assertThat(claims.list()).as("the informer's view is the truth there is").isEmpty();
+    assertThat(claims.get("default-a")).isNull();
   }
 
   @Test

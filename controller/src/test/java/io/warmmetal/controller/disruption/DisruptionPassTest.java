@@ -20,14 +20,12 @@ import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.testing.MovingClock;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -44,30 +42,10 @@ import org.junit.jupiter.api.Test;
 class DisruptionPassTest {
   KubernetesClient kube;
   private final TestCluster cluster = new TestCluster();
-  private final MovingClock clock = new MovingClock();
+  private final MovingClock clock = new MovingClock(TestCluster.T0);
   private final KarpenterMetrics metrics = new KarpenterMetrics();
   private Recorder events;
   private Disruption disruption;
-
-  /** A clock the test sets. */
-  private static final class MovingClock extends Clock {
-    private Instant now = TestCluster.T0;
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  }
 
   /** The NodePools as an informer's cache would hold them: the cluster's one. */
   private final class Pools implements Store<NodePool> {
@@ -175,7 +153,7 @@ class DisruptionPassTest {
 
   /** One pass, over what the API server holds now, at {@code at}. */
   private void pass(Instant at) throws Exception {
-    clock.now = at;
+    clock.set(at);
     List<Pod> pods = kube.pods().inAnyNamespace().list().getItems();
     List<Node> nodes = kube.nodes().list().getItems();
     List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();

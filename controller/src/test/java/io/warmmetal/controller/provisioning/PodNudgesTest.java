@@ -3,35 +3,16 @@ package io.warmmetal.controller.provisioning;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import java.time.Clock;
+import io.warmmetal.controller.testing.MovingClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** When a pending pod is touched for its initialized node, and when it is left alone. */
 class PodNudgesTest {
-  private Instant now = Instant.parse("2026-12-02T12:00:00Z");
-  private final Clock clock =
-      new Clock() {
-        @Override
-        public Instant instant() {
-          return now;
-        }
-
-        @Override
-        public ZoneOffset getZone() {
-          return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-          return this;
-        }
-      };
+  private final MovingClock clock = new MovingClock(Instant.parse("2026-12-02T12:00:00Z"));
   private final PodNudges nudges = new PodNudges(null, new KarpenterMetrics(), clock);
 
   @AfterEach
@@ -43,13 +24,13 @@ class PodNudgesTest {
   void aPodIsTouchedAtOnceForItsNodeThenAtMostOnceASecondUpToThreeTimes() {
     assertThat(nudges.due("pod-a", "wm-1")).isTrue();
     assertThat(nudges.due("pod-a", "wm-1")).as("the same pass, again").isFalse();
-    now = now.plus(PodNudges.AGAIN_AFTER).minusMillis(1);
+    clock.advance(PodNudges.AGAIN_AFTER.minusMillis(1));
     assertThat(nudges.due("pod-a", "wm-1")).as("within a second").isFalse();
-    now = now.plusMillis(1);
+    clock.advance(Duration.ofMillis(1));
     assertThat(nudges.due("pod-a", "wm-1")).as("a second later").isTrue();
-    now = now.plus(PodNudges.AGAIN_AFTER);
+    clock.advance(PodNudges.AGAIN_AFTER);
     assertThat(nudges.due("pod-a", "wm-1")).as("the third").isTrue();
-    now = now.plus(Duration.ofMinutes(1));
+    clock.advance(Duration.ofMinutes(1));
     assertThat(nudges.due("pod-a", "wm-1")).as("a fourth: the pod has another reason").isFalse();
   }
 

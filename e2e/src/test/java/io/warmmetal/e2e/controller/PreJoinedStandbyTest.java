@@ -145,19 +145,21 @@ class PreJoinedStandbyTest {
     // a standby node joined again.
     Node dead = standby.get(0);
     cluster.kubelets.remove(dead.getMetadata().getName());
-    kube.nodes()
-        .withName(dead.getMetadata().getName())
-        .editStatus(
-            n -> {
-              for (NodeCondition c : n.getStatus().getConditions()) {
-                if ("Ready".equals(c.getType())) {
-                  c.setStatus("False");
-                  c.setReason("KubeletNotReady");
-                  c.setLastTransitionTime(Instant.now().toString());
-                }
-              }
-              return n;
-            });
+    Fleet.retrying(
+        () ->
+            kube.nodes()
+                .withName(dead.getMetadata().getName())
+                .editStatus(
+                    n -> {
+                      for (NodeCondition c : n.getStatus().getConditions()) {
+                        if ("Ready".equals(c.getType())) {
+                          c.setStatus("False");
+                          c.setReason("KubeletNotReady");
+                          c.setLastTransitionTime(Instant.now().toString());
+                        }
+                      }
+                      return n;
+                    }));
     String deadMachine = dead.getSpec().getProviderID().substring("warmmetal://".length());
     Await.until(
         "the dead node's standby instance terminated",

@@ -1,0 +1,39 @@
+package io.warmmetal.controller.testing;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+
+/** A clock a test sets and moves: time passes only when the test says so. */
+public final class MovingClock extends Clock {
+  private volatile Instant now;
+
+  public MovingClock(Instant start) {
+    this.now = start;
+  }
+
+  public void set(Instant at) {
+    now = at;
+  }
+
+  public void advance(Duration by) {
+    now = now.plus(by);
+  }
+
+  @Override
+  public ZoneId getZone() {
+    return ZoneOffset.UTC;
+  }
+
+  @Override
+  public Clock withZone(ZoneId zone) {
+    return this;
+  }
+
+  @Override
+  public Instant instant() {
+    return now;
+  }
+}
