@@ -112,8 +112,7 @@ final class NodePoolBudgets {
         if (b.schedule != null
             && !Cron.parse(b.schedule)
                 .activeAt(
-                    now.atZone(ZoneOffset.UTC),
-                    GoDuration.parse(b.duration, Duration.ZERO).toMinutes())) {
+                    now.atZone(ZoneOffset.UTC), GoDuration.parse(b.duration, Duration.ZERO))) {
           continue;
         }
       } catch (IllegalArgumentException e) {

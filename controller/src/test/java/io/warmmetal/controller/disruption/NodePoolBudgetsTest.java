@@ -52,10 +52,15 @@ class NodePoolBudgetsTest {
             NodePoolBudgets.allowed(
                 pool, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z"))) // Sunday
         .isEqualTo(5);
-    // A schedule it cannot read (names are not supported) stops disruption in that pool rather than
-    // being ignored.
+    // Upstream's docs write weekdays by name.
+    NodePool named = pool(budget("50%", null, null), budget("1", "0 9 * * mon-fri", "8h"));
+    assertThat(NodePoolBudgets.allowed(named, "Empty", 10, 0, noon)).isEqualTo(1);
     assertThat(
-            NodePoolBudgets.allowed(pool(budget("5", "0 9 * * MON", "1h")), "Empty", 10, 0, noon))
+            NodePoolBudgets.allowed(named, "Empty", 10, 0, Instant.parse("2026-11-29T12:00:00Z")))
+        .isEqualTo(5);
+    // A schedule it cannot read (one the API server's validation let through) stops disruption in
+    // that pool rather than being ignored.
+    assertThat(NodePoolBudgets.allowed(pool(budget("5", "0 9 * * 7", "1h")), "Empty", 10, 0, noon))
         .isZero();
   }
 }
