@@ -32,6 +32,7 @@ import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.standby.PreJoinedStandby;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.DisruptionBudgets;
+import io.warmmetal.controller.termination.NodeFinalizer;
 import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
 import java.time.Clock;
@@ -434,6 +435,7 @@ public final class Controller implements AutoCloseable {
         () -> standby.reconcile(classInformer.getStore().list(), nodes, listed));
     step("disruption", () -> disruption.reconcile(withBuffers, nodes, listed, pdbs.list()));
     step("garbage collection", () -> orphans.reconcile(listed, classInformer.getStore().list()));
+    step("node finalizers", () -> NodeFinalizer.releaseUnclaimed(kube, nodes, listed));
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));

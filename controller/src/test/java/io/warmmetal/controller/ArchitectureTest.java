@@ -70,7 +70,9 @@ class ArchitectureTest {
             "scheduling",
             "state"));
     ALLOWED.put("buffers", Set.of("karpenter", "events", "scheduling", "state"));
-    ALLOWED.put("registration", Set.of("karpenter", "claims", "metrics", "pools", "state"));
+    // Registration puts termination's finalizer on the Node.
+    ALLOWED.put(
+        "registration", Set.of("karpenter", "claims", "metrics", "pools", "state", "termination"));
     ALLOWED.put(
         "lifecycle",
         Set.of(
@@ -81,7 +83,8 @@ class ArchitectureTest {
             "provisioning",
             "queue",
             "registration",
-            "state"));
+            "state",
+            "termination"));
     ALLOWED.put("standby", Set.of("karpenter", "cloudprovider", "events", "nodeclass"));
     ALLOWED.put(
         "termination",

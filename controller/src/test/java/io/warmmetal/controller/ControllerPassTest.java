@@ -2,6 +2,8 @@ package io.warmmetal.controller;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
@@ -14,6 +16,7 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
@@ -187,5 +190,51 @@ class ControllerPassTest {
     await("the claim gone", () -> claims().isEmpty());
     assertThat(cloud.createCalls).hasSize(1);
     assertThat(cloud.instances()).isEmpty();
+  }
+
+  @Test
+  void aNodeDeletedByHandTakesItsClaimAndInstanceWithIt() throws Exception {
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    String instance = cloud.instances().get(0).id();
+    kube.nodes()
+        .resource(
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName("wm-1")
+                .endMetadata()
+                .withNewSpec()
+                .withProviderID(claim.getStatus().providerID)
+                .endSpec()
+                .withNewStatus()
+                .addNewCondition()
+                .withType("Ready")
+                .withStatus("True")
+                .endCondition()
+                .withAllocatable(Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")))
+                .endStatus()
+                .build())
+        .create();
+    await(
+        "registered, the Node carrying the termination finalizer",
+        () -> {
+          Node node = kube.nodes().withName("wm-1").get();
+          return node.getMetadata().getFinalizers() != null
+              && node.getMetadata().getFinalizers().contains(WellKnown.TERMINATION_FINALIZER);
+        });
+
+    kube.nodes().withName("wm-1").delete(); // kubectl delete node
+    assertThat(kube.nodes().withName("wm-1").get())
+        .as("held by its finalizer until termination is done")
+        .isNotNull();
+    passUntil(
+        "the Node and its claim gone",
+        () ->
+            kube.nodes().withName("wm-1").get() == null
+                && kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get()
+                    == null);
+    assertThat(cloud.terminated).containsExactly(instance);
   }
 }

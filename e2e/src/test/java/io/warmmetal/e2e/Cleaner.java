@@ -1,8 +1,11 @@
 package io.warmmetal.e2e;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesResourceList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.warmmetal.api.testing.Await;
@@ -13,10 +16,10 @@ import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.util.List;
 
 /**
- * Returns the shared control plane to how a test found it: no NodeClaims (their finalizers dropped:
- * no controller is left to honour them), NodePools, node classes, Nodes, workloads in {@code
- * default} (CapacityBuffers and PodTemplates among them), bootstrap tokens or leases of ours. The
- * CRDs and RBAC stay: installing them again is idempotent.
+ * Returns the shared control plane to how a test found it: no NodeClaims or Nodes (their finalizers
+ * dropped: no controller is left to honour them), NodePools, node classes, Nodes, workloads in
+ * {@code default} (CapacityBuffers and PodTemplates among them), bootstrap tokens or leases of
+ * ours. The CRDs and RBAC stay: installing them again is idempotent.
  */
 final class Cleaner {
   private Cleaner() {}
@@ -41,22 +44,10 @@ final class Cleaner {
       Await.until(
           "the cluster empty",
           () -> {
-            quietly(
-                () ->
-                    kube.resources(NodeClaim.class)
-                        .list()
-                        .getItems()
-                        .forEach(
-                            c ->
-                                quietly(
-                                    () ->
-                                        kube.resources(NodeClaim.class)
-                                            .withName(c.getMetadata().getName())
-                                            .patch(
-                                                PatchContext.of(PatchType.JSON_MERGE),
-                                                "{\"metadata\": {\"finalizers\": null}}"))));
+            dropFinalizers(kube.resources(NodeClaim.class));
             quietly(() -> kube.resources(NodeClaim.class).delete());
             quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
+            dropFinalizers(kube.nodes());
             quietly(() -> kube.nodes().delete());
             quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
             return kube.resources(NodeClaim.class).list().getItems().isEmpty()
@@ -75,6 +66,23 @@ final class Cleaner {
               + ", Nodes "
               + names(kube.nodes().list().getItems()));
     }
+  }
+
+  /** Drops every object's finalizers: no controller is left to honour them. */
+  private static <T extends HasMetadata> void dropFinalizers(
+      NonNamespaceOperation<T, ? extends KubernetesResourceList<T>, ? extends Resource<T>> kind) {
+    quietly(
+        () ->
+            kind.list()
+                .getItems()
+                .forEach(
+                    i ->
+                        quietly(
+                            () ->
+                                kind.withName(i.getMetadata().getName())
+                                    .patch(
+                                        PatchContext.of(PatchType.JSON_MERGE),
+                                        "{\"metadata\": {\"finalizers\": null}}"))));
   }
 
   private static String names(List<? extends HasMetadata> items) {

@@ -118,6 +118,9 @@ public final class NodeClaims {
    * is gone (the API server deleted it as it answered).
    */
   void wrote(NodeClaim claim) {
+    if (claim == null) {
+      return; // answered with no object (fabric8's mock server, as it deletes one): nothing to lay
+    }
     if (claim.getMetadata().getDeletionTimestamp() != null
         && (claim.getMetadata().getFinalizers() == null
             || claim.getMetadata().getFinalizers().isEmpty())) {

@@ -110,7 +110,12 @@ final class ShapesCache implements AutoCloseable {
 
   /** Reads the node class again now (a launch changed what its fleet has free). */
   void refresh(WarmMetalNodeClass nodeClass) {
-    read(entry(nodeClass));
+    Entry entry = entries.get(nodeClass.getMetadata().getName());
+    if (entry == null || !fingerprint(nodeClass).equals(entry.fingerprint)) {
+      entry(nodeClass); // new, or its settings changed: read now (once)
+    } else {
+      read(entry);
+    }
   }
 
   private Entry entry(WarmMetalNodeClass nodeClass) {

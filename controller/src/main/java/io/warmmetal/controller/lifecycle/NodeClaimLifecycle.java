@@ -10,12 +10,15 @@ import io.warmmetal.controller.provisioning.Launcher;
 import io.warmmetal.controller.queue.WorkQueue;
 import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.termination.NodeFinalizer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
@@ -26,11 +29,14 @@ import org.slf4j.MDC;
  * (drain, instance, finalizer: the {@link Terminator}). One reconcile per claim at a time, many
  * claims at once, on a {@link WorkQueue}: a burst's claims are launched and registered side by
  * side, and none waits for another's — nor for the provisioner's plan. Woken by the claim's and its
- * Node's informer events; a claim being deleted is termination's.
+ * Node's informer events; a claim being deleted is termination's, and so is one whose Node was
+ * deleted (by hand: the Node's finalizer keeps it until termination is done).
  */
 public final class NodeClaimLifecycle implements AutoCloseable {
   private final NodeClaims claims;
   private final Function<String, Node> nodeByProvider;
+  private static final Logger LOG = LoggerFactory.getLogger(NodeClaimLifecycle.class);
+  private final NodeClaimWriter writer;
   private final Launcher launcher;
   private final Registration registration;
   private final Liveness liveness;
@@ -80,6 +86,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       int workers) {
     this.claims = claims;
     this.nodeByProvider = nodeByProvider;
+    this.writer = writer;
     this.launcher = launcher;
     this.registration = registration;
     this.terminator = terminator;
@@ -163,13 +170,19 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     }
     MDC.put("nodeclaim", name);
     try {
-      if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
-        return null;
-      }
       Node node =
           claim.getStatus().providerID == null
               ? null
               : nodeByProvider.apply(claim.getStatus().providerID);
+      if (node != null && NodeFinalizer.deleting(node)) {
+        // Deleted by hand: its claim goes too, and termination drains it, as upstream's.
+        LOG.info("NodeClaim {}: its Node {} was deleted", name, node.getMetadata().getName());
+        writer.delete(claim);
+        return null;
+      }
+      if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
+        return null;
+      }
       if (node != null) {
         registration.reconcile(claim, node);
       }

@@ -17,6 +17,7 @@ import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.termination.NodeFinalizer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -31,11 +32,12 @@ import org.slf4j.LoggerFactory;
 /**
  * A launched NodeClaim meets its Node, matched by providerID, as Karpenter's lifecycle does:
  * Registered (the Node gets the NodeClaim's labels and annotations and {@code
- * karpenter.sh/registered=true}, its taints and startup taints, an owner reference to the
- * NodeClaim, and the unregistered taint comes off), then Initialized once the Node is Ready, its
- * startup taints and the known ephemeral taints (not-ready, unreachable, network-unavailable, an
- * uninitialized cloud provider) are gone and every extended resource the NodeClaim asked for is
- * allocatable — the Node then gets {@code karpenter.sh/initialized=true}.
+ * karpenter.sh/registered=true}, its taints and startup taints, an owner reference to the NodeClaim
+ * and the {@code karpenter.sh/termination} finalizer, and the unregistered taint comes off), then
+ * Initialized once the Node is Ready, its startup taints and the known ephemeral taints (not-ready,
+ * unreachable, network-unavailable, an uninitialized cloud provider) are gone and every extended
+ * resource the NodeClaim asked for is allocatable — the Node then gets {@code
+ * karpenter.sh/initialized=true}.
  */
 public final class Registration {
   private static final Logger LOG = LoggerFactory.getLogger(Registration.class);
@@ -233,6 +235,8 @@ public final class Registration {
                         .build());
               }
               n.getMetadata().setOwnerReferences(owners);
+              // A Node deleted by hand waits for its claim's termination (drain, instance).
+              NodeFinalizer.add(n);
               return n;
             });
     LOG.info(

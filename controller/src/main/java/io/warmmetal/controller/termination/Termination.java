@@ -37,9 +37,9 @@ import org.slf4j.MDC;
  * karpenter.sh/disrupted:NoSchedule}, drain it by eviction — PodDisruptionBudgets honoured, {@code
  * karpenter.sh/do-not-disrupt} pods left alone — until nothing but DaemonSet and mirror pods is
  * left, then terminate the instance (the machine resets and goes back to its pool), delete the Node
- * and let the NodeClaim go. Past the claim's {@code terminationGracePeriod} the drain stops
- * waiting: whatever is left is deleted, budgets and do-not-disrupt notwithstanding, as in
- * Karpenter.
+ * (and drop its own finalizer, {@link NodeFinalizer}) and let the NodeClaim go. Past the claim's
+ * {@code terminationGracePeriod} the drain stops waiting: whatever is left is deleted, budgets and
+ * do-not-disrupt notwithstanding, as in Karpenter.
  */
 public final class Termination {
   private static final Logger LOG = LoggerFactory.getLogger(Termination.class);
@@ -147,7 +147,7 @@ public final class Termination {
       return false;
     }
     if (node != null) {
-      kube.nodes().withName(nodeName).delete();
+      NodeFinalizer.deleteAndRelease(kube, node);
     }
     try {
       writer.edit(

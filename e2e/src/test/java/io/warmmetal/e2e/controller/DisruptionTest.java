@@ -14,6 +14,7 @@ import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.time.Duration;
@@ -135,6 +136,30 @@ class DisruptionTest {
         pool -> pool.getSpec().disruption.budgets.clear()); // Karpenter's default: 10 %, at least 1
     Await.until("the empty node's claim is gone", () -> claimOf(node) == null);
     assertThat(kube.nodes().withName(node).get()).isNull();
+    assertThat(instanceState(claim)).isIn("shutting-down", "terminated");
+    Await.until("its machine reset and warm again", () -> cluster.warm() == 2);
+  }
+
+  @Test
+  void aNodeDeletedByHandIsDrainedAndItsClaimAndInstanceGoToo(
+      Vertx vertx, ControlPlane controlPlane) throws Exception {
+    start(vertx, controlPlane, 2, pool -> disruption(pool, "WhenEmpty", "Never", null));
+    String node = nodeFor(Fleet.pod("web", "2"));
+    NodeClaim claim = claimOf(node);
+    assertThat(kube.nodes().withName(node).get().getMetadata().getFinalizers())
+        .as("registered with upstream's termination finalizer")
+        .contains(WellKnown.TERMINATION_FINALIZER);
+
+    kube.nodes().withName(node).delete(); // kubectl delete node
+
+    Await.until(
+        "the Node, its claim and its instance gone",
+        () ->
+            kube.nodes().withName(node).get() == null
+                && kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get()
+                    == null,
+        60_000);
+    assertThat(cluster.controllerEvent("Evicted", "web")).as("drained, not dropped").isTrue();
     assertThat(instanceState(claim)).isIn("shutting-down", "terminated");
     Await.until("its machine reset and warm again", () -> cluster.warm() == 2);
   }
