@@ -30,7 +30,8 @@ params="$work/params.json"
 ( umask 077; cat > "$params" )
 
 # The parameters are JoinParams (protocol/…/commands/JoinParams.java); the Python below reads them as p, the join as
-# k, a taint as t: ProtocolContractTest checks that what it reads is what the record and the contract define.
+# k, a taint as t, the kubelet's settings as kl: ProtocolContractTest checks that what it reads is what the record and
+# the contract define.
 if python3 -c "import json,sys; p = json.load(open(sys.argv[1]))['params']; sys.exit(0 if 'userData' in p else 1)" "$params"; then
   echo "::step user-data"
   script="$work/user-data"
@@ -104,6 +105,19 @@ registration = {
 }
 if not fast_status:
     registration["kubeletExtraArgs"]["node-status-update-frequency"] = "1s"
+# The node class's kubelet settings, as flags (kubeadm's per-node way at every version): the Node then reports the
+# allocatable the controller planned with. Checked again here: a value is a quantity, so no flag can be smuggled in.
+kl = k.get("kubelet") or {}
+quantity = re.compile(r"^\+?[0-9.]+[eEinumkKMGTP]*[-+]?[0-9]*$")
+if kl.get("maxPods") is not None:
+    registration["kubeletExtraArgs"]["max-pods"] = str(int(kl["maxPods"]))
+for flag, reserved in (("system-reserved", kl.get("systemReserved") or {}),
+                       ("kube-reserved", kl.get("kubeReserved") or {})):
+    for resource, amount in reserved.items():
+        if resource not in ("cpu", "memory", "ephemeral-storage", "pid") or not quantity.match(str(amount)):
+            sys.exit("refusing kubelet --%s %r=%r" % (flag, resource, amount))
+    if reserved:
+        registration["kubeletExtraArgs"][flag] = ",".join("%s=%s" % kv for kv in sorted(reserved.items()))
 if node_name:
     registration["name"] = node_name
 if node_ip:

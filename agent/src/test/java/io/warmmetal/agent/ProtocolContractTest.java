@@ -13,6 +13,7 @@ import io.warmmetal.protocol.channel.Welcome;
 import io.warmmetal.protocol.commands.CommandKind;
 import io.warmmetal.protocol.commands.CommandParams;
 import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubeletSettings;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import io.warmmetal.protocol.commands.Taint;
 import java.io.IOException;
@@ -51,7 +52,8 @@ class ProtocolContractTest {
               "abcdef.0123456789abcdef",
               Map.of("team", "ml"),
               List.of(new Taint("gpu", "yes", "NoSchedule")),
-              "v1.20.2"),
+              "v1.20.2",
+              new KubeletSettings(58, Map.of("cpu", "100m"), Map.of("memory", "512Mi"))),
           "IyEvYmluL3NoCg==");
 
   @Test
@@ -65,6 +67,10 @@ class ProtocolContractTest {
     agree(JoinParams.class, properties(agentSchemas, "JoinParams"), keysRead(script, "p"));
     agree(KubernetesJoin.class, properties(publicSchemas, "KubernetesJoin"), keysRead(script, "k"));
     agree(Taint.class, properties(publicSchemas, "Taint"), keysRead(script, "t"));
+    agree(
+        KubeletSettings.class,
+        properties(publicSchemas, "KubeletSettings"),
+        keysRead(script, "kl"));
     // And the records write what they declare (no key spelled otherwise on the wire).
     assertThat(JOIN.toJson().fieldNames())
         .containsExactlyInAnyOrderElementsOf(components(JoinParams.class));
@@ -72,6 +78,12 @@ class ProtocolContractTest {
         .containsExactlyInAnyOrderElementsOf(components(KubernetesJoin.class));
     assertThat(JOIN.kubernetes().taints().get(0).toJson().fieldNames())
         .containsExactlyInAnyOrderElementsOf(components(Taint.class));
+    assertThat(JOIN.kubernetes().kubelet().toJson().fieldNames())
+        .containsExactlyInAnyOrderElementsOf(components(KubeletSettings.class));
+    assertThat(KubeletSettings.RESERVABLE)
+        .as("the resources a reservation names, in the record and the contract")
+        .containsExactlyInAnyOrderElementsOf(
+            properties(publicSchemas, "ReservedResources").keySet());
   }
 
   @Test

@@ -8,6 +8,7 @@ import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.commands.CommandKind;
 import io.warmmetal.protocol.commands.CommandParams;
 import io.warmmetal.protocol.commands.JoinParams;
+import io.warmmetal.protocol.commands.KubeletSettings;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import io.warmmetal.protocol.commands.Taint;
 import java.nio.charset.StandardCharsets;
@@ -318,5 +319,45 @@ class ScriptExecutorTest {
             .getJsonObject("kubeletExtraArgs");
     assertThat(args.getString("cgroup-driver")).isEqualTo("systemd");
     assertThat(args.getString("node-ip")).isEqualTo("10.0.0.9");
+    assertThat(args.containsKey("max-pods"))
+        .as("no kubelet settings: the cluster's configuration stands")
+        .isFalse();
+
+    // The node class's kubelet settings reach the kubelet as its flags.
+    params
+        .getJsonObject("kubernetes")
+        .put(
+            "kubelet",
+            new KubeletSettings(
+                    58, Map.of("cpu", "100m", "memory", "256Mi"), Map.of("memory", "512Mi"))
+                .toJson());
+    Process tuned = pb.start();
+    try (var in = tuned.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    said = new String(tuned.getInputStream().readAllBytes());
+    assertThat(tuned.waitFor()).as(said).isZero();
+    args =
+        new JsonObject(Files.readString(seen))
+            .getJsonObject("nodeRegistration")
+            .getJsonObject("kubeletExtraArgs");
+    assertThat(args.getString("max-pods")).isEqualTo("58");
+    assertThat(args.getString("system-reserved")).isEqualTo("cpu=100m,memory=256Mi");
+    assertThat(args.getString("kube-reserved")).isEqualTo("memory=512Mi");
+
+    // A reservation that would smuggle in another flag is refused, whoever sent it.
+    Files.deleteIfExists(seen);
+    params
+        .getJsonObject("kubernetes")
+        .getJsonObject("kubelet")
+        .put("kubeReserved", new JsonObject().put("memory", "1Gi,--anonymous-auth=true"));
+    Process smuggled = pb.start();
+    try (var in = smuggled.getOutputStream()) {
+      in.write(new JsonObject().put("command", "join").put("params", params).encode().getBytes());
+    }
+    said = new String(smuggled.getInputStream().readAllBytes());
+    assertThat(smuggled.waitFor()).as(said).isNotZero();
+    assertThat(said).contains("refusing kubelet --kube-reserved");
+    assertThat(seen).as("kubeadm was not run").doesNotExist();
   }
 }

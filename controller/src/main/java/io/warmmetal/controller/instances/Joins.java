@@ -3,6 +3,8 @@ package io.warmmetal.controller.instances;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.protocol.MalformedFrame;
+import io.warmmetal.protocol.commands.KubeletSettings;
 import io.warmmetal.protocol.commands.KubernetesJoin;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +39,20 @@ public final class Joins {
                                     : t.getValue(),
                                 t.getEffect()))
                     .toList(),
-                controlPlaneVersion)
+                controlPlaneVersion,
+                kubelet(nodeClass))
             .toJson());
+  }
+
+  /**
+   * The node class's kubelet settings as the join passes them (null: none).
+   *
+   * @throws MalformedFrame if the node class's settings are not ones a kubelet takes
+   */
+  static KubeletSettings kubelet(WarmMetalNodeClass nodeClass) {
+    var kubelet = nodeClass.getSpec().kubelet;
+    return kubelet == null
+        ? null
+        : new KubeletSettings(kubelet.maxPods, kubelet.systemReserved, kubelet.kubeReserved);
   }
 }

@@ -1,12 +1,15 @@
 package io.warmmetal.controller.instances;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.protocol.MalformedFrame;
+import io.warmmetal.protocol.commands.KubeletSettings;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -48,6 +51,38 @@ final class ShapeTypes {
         + (standby ? counts.path("standby").asInt(0) : 0);
   }
 
+  /**
+   * What the node class's kubelet reserves for the system and for Kubernetes (its {@code
+   * systemReserved} and {@code kubeReserved}, summed): a node's allocatable is its capacity less
+   * this, as the kubelet will report it. A value that is no quantity reserves nothing here (the
+   * launch refuses the node class, saying why).
+   */
+  static Resources reserved(WarmMetalNodeClass nodeClass) {
+    KubeletSettings kubelet;
+    try {
+      kubelet = nodeClass == null ? null : Joins.kubelet(nodeClass);
+    } catch (MalformedFrame e) {
+      return Resources.NONE;
+    }
+    if (kubelet == null) {
+      return Resources.NONE;
+    }
+    Map<String, Quantity> reserved = new HashMap<>();
+    for (Map<String, String> amounts : List.of(kubelet.systemReserved(), kubelet.kubeReserved())) {
+      amounts.forEach(
+          (resource, amount) -> {
+            if (!"pid".equals(resource)) {
+              reserved.merge(resource, new Quantity(amount), Quantity::add);
+            }
+          });
+    }
+    try {
+      return PodRequests.of(reserved);
+    } catch (IllegalArgumentException | ArithmeticException notAQuantity) {
+      return Resources.NONE;
+    }
+  }
+
   /** The kubelet's default pods per node, as upstream assumes without a node class setting. */
   static final int DEFAULT_MAX_PODS = 110;
 
@@ -56,6 +91,7 @@ final class ShapeTypes {
    * (default 110), and each counts one against a NodePool's {@code nodes} limit.
    */
   static List<InstanceType> of(JsonNode shapes, WarmMetalNodeClass nodeClass) {
+    Resources reserved = reserved(nodeClass);
     int maxPods =
         nodeClass == null
                 || nodeClass.getSpec().kubelet == null
@@ -87,7 +123,8 @@ final class ShapeTypes {
       Resources allocatable =
           Resources.of(cpus * 1000L, memGiB * GIB)
               .with(PodRequests.PODS, maxPods)
-              .with(InstanceTypes.NODES, 1);
+              .with(InstanceTypes.NODES, 1)
+              .minus(Resources.of(reserved.cpuMilli(), reserved.memoryBytes()));
       if (gpus > 0) {
         allocatable = allocatable.with("nvidia.com/gpu", gpus);
       }
@@ -100,7 +137,9 @@ final class ShapeTypes {
         // them.
         allocatable =
             allocatable.with(
-                InstanceTypes.EPHEMERAL_STORAGE, s.get("diskGiB").asLong() * GIB / 10 * 9);
+                InstanceTypes.EPHEMERAL_STORAGE,
+                s.get("diskGiB").asLong() * GIB / 10 * 9
+                    - reserved.extended().getOrDefault(InstanceTypes.EPHEMERAL_STORAGE, 0L));
       }
       double price =
           s.hasNonNull("pricePerHour")

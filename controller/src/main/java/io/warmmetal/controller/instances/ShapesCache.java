@@ -147,7 +147,9 @@ final class ShapesCache implements AutoCloseable {
         spec.zoneLabelOrDefault(),
         spec.regionLabelOrDefault(),
         String.valueOf(spec.launchesFromStandby()),
-        String.valueOf(spec.kubelet == null ? null : spec.kubelet.maxPods));
+        String.valueOf(spec.kubelet == null ? null : spec.kubelet.maxPods),
+        String.valueOf(spec.kubelet == null ? null : spec.kubelet.systemReserved),
+        String.valueOf(spec.kubelet == null ? null : spec.kubelet.kubeReserved));
   }
 
   private void refreshAll() {

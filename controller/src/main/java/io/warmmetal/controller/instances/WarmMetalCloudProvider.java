@@ -21,6 +21,7 @@ import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
 import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
+import io.warmmetal.protocol.MalformedFrame;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -105,6 +106,12 @@ public final class WarmMetalCloudProvider implements CloudProvider, AutoCloseabl
     }
     if (pool == null) {
       throw new NodeClassNotReady("NodePool " + poolName + " is not found or not valid");
+    }
+    try {
+      Joins.kubelet(nodeClass);
+    } catch (MalformedFrame e) {
+      throw new NodeClassNotReady(
+          "WarmMetalNodeClass " + nodeClass.getMetadata().getName() + ": " + e.getMessage());
     }
     InstancesApi api = credentials.api(nodeClass);
     ObjectNode request = InstancesApi.object();

@@ -42,6 +42,14 @@ public final class Scheduler {
   }
 
   /**
+   * What a registered node of the type has for pods, from what it reports allocatable (the
+   * kubelet's reservations are out of that already): less its DaemonSets' pods.
+   */
+  public Resources usableOn(NodePoolView pool, InstanceType type, Resources allocatable) {
+    return allocatable.minus(pool.daemonOverhead(labels(pool, type)));
+  }
+
+  /**
    * A node to launch: its pool, its instance type and the pods meant for it — or, offered to {@link
    * #schedule} as on its way or there, the pods it runs already.
    */

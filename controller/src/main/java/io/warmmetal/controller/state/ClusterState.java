@@ -2,6 +2,7 @@ package io.warmmetal.controller.state;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
@@ -157,17 +158,40 @@ public final class ClusterState {
           if (nodeName != null) {
             labels.put(WellKnown.HOSTNAME_LABEL, nodeName);
           }
+          Node node = nodeName == null ? null : nodesByName.get(nodeName);
+          // A registered Node says what it has (the kubelet's reservations, its max pods); one on
+          // its way has what its shape promises.
+          Resources usable =
+              node == null
+                  ? scheduler.usable(view, type)
+                  : scheduler.usableOn(view, type, allocatable(type, node));
           state.nodes.put(
               claim,
               new Scheduler.PlannedNode(
-                  view,
-                  type,
-                  running,
-                  scheduler.usable(view, type).minus(bound),
-                  labels,
-                  taints(claim, nodesByName.get(nodeName), view)));
+                  view, type, running, usable.minus(bound), labels, taints(claim, node, view)));
         });
     return state;
+  }
+
+  /**
+   * What the Node reports allocatable, over what its type promises: each resource the kubelet
+   * reports is as it reports it (its reservations and max pods applied); those it does not report
+   * yet stay as promised.
+   */
+  static Resources allocatable(InstanceType type, Node node) {
+    Map<String, Quantity> reported =
+        node.getStatus() == null ? null : node.getStatus().getAllocatable();
+    if (reported == null || reported.isEmpty()) {
+      return type.allocatable();
+    }
+    Resources promised = type.allocatable();
+    Resources real = PodRequests.of(reported);
+    Map<String, Long> extended = new HashMap<>(promised.extended());
+    extended.putAll(real.extended());
+    return new Resources(
+        reported.containsKey("cpu") ? real.cpuMilli() : promised.cpuMilli(),
+        reported.containsKey("memory") ? real.memoryBytes() : promised.memoryBytes(),
+        extended);
   }
 
   public NodePoolView view(String pool) {

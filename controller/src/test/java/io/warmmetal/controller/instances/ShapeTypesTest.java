@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ShapeTypesTest {
@@ -38,5 +39,21 @@ class ShapeTypesTest {
             new InstanceType.Offering("r2", null, 1, 0));
     nodeClass.getSpec().launchFromStandby = false;
     assertThat(ShapeTypes.of(shapes, nodeClass).get(0).available()).isEqualTo(2);
+
+    // What the kubelet will reserve (the node class's, passed to it by the join) is not planned
+    // for pods: the allocatable the Node will report.
+    nodeClass.getSpec().kubelet.systemReserved =
+        Map.of("cpu", "100m", "memory", "1Gi", "pid", "1000");
+    nodeClass.getSpec().kubelet.kubeReserved =
+        Map.of("cpu", "200m", "memory", "512Mi", "ephemeral-storage", "10Gi");
+    var reserved = ShapeTypes.of(shapes, nodeClass).get(0).allocatable();
+    assertThat(reserved.cpuMilli()).isEqualTo(15_700);
+    assertThat(reserved.memoryBytes()).isEqualTo((64L << 30) - (1536L << 20));
+    assertThat(reserved.extended())
+        .containsEntry("ephemeral-storage", (900L << 30) - (10L << 30))
+        .containsEntry("pods", 50L);
+    // Settings no kubelet takes reserve nothing here: the launch refuses the node class instead.
+    nodeClass.getSpec().kubelet.kubeReserved = Map.of("gpu", "1");
+    assertThat(ShapeTypes.of(shapes, nodeClass).get(0).allocatable().cpuMilli()).isEqualTo(16_000);
   }
 }

@@ -11,9 +11,9 @@ import java.util.Map;
 /**
  * How a host joins a cluster with kubeadm, as a launch's {@code kubernetes} ({@code KubernetesJoin}
  * in openapi.yaml): the control-plane endpoint, its CA's hash, a bootstrap token, the Node's labels
- * and taints, and the control plane's version if known (the join refuses a kubelet the version skew
- * policy does not allow). The token is a secret: null where it is withheld (stored, or shown back
- * to a client).
+ * and taints, the control plane's version if known (the join refuses a kubelet the version skew
+ * policy does not allow), and the kubelet's settings if any ({@link KubeletSettings}). The token is
+ * a secret: null where it is withheld (stored, or shown back to a client).
  */
 public record KubernetesJoin(
     String apiServer,
@@ -21,7 +21,8 @@ public record KubernetesJoin(
     String bootstrapToken,
     Map<String, String> nodeLabels,
     List<Taint> taints,
-    String controlPlaneVersion) {
+    String controlPlaneVersion,
+    KubeletSettings kubelet) {
 
   /** A join that does not say the control plane's version. */
   public KubernetesJoin(
@@ -33,12 +34,26 @@ public record KubernetesJoin(
     this(apiServer, caCertHash, bootstrapToken, nodeLabels, taints, null);
   }
 
+  /** A join that leaves the kubelet's settings to the cluster's configuration. */
+  public KubernetesJoin(
+      String apiServer,
+      String caCertHash,
+      String bootstrapToken,
+      Map<String, String> nodeLabels,
+      List<Taint> taints,
+      String controlPlaneVersion) {
+    this(apiServer, caCertHash, bootstrapToken, nodeLabels, taints, controlPlaneVersion, null);
+  }
+
   public KubernetesJoin {
     if (apiServer == null || caCertHash == null) {
       throw new MalformedFrame("a join has an apiServer and a caCertHash");
     }
     nodeLabels = Map.copyOf(nodeLabels == null ? Map.of() : nodeLabels);
     taints = List.copyOf(taints == null ? List.of() : taints);
+    if (kubelet != null && kubelet.isEmpty()) {
+      kubelet = null; // nothing to say: the cluster's configuration stands
+    }
   }
 
   public static KubernetesJoin fromJson(JsonObject json) {
@@ -59,7 +74,10 @@ public record KubernetesJoin(
         Fields.optionalString(json, "bootstrapToken"),
         Fields.strings(json, "nodeLabels"),
         taints,
-        Fields.optionalString(json, "controlPlaneVersion"));
+        Fields.optionalString(json, "controlPlaneVersion"),
+        json.getValue("kubelet") == null
+            ? null
+            : KubeletSettings.fromJson(Fields.object(json, "kubelet")));
   }
 
   /**
@@ -67,7 +85,7 @@ public record KubernetesJoin(
    */
   public KubernetesJoin withBootstrapToken(String token) {
     return new KubernetesJoin(
-        apiServer, caCertHash, token, nodeLabels, taints, controlPlaneVersion);
+        apiServer, caCertHash, token, nodeLabels, taints, controlPlaneVersion, kubelet);
   }
 
   public JsonObject toJson() {
@@ -79,6 +97,9 @@ public record KubernetesJoin(
     taints.forEach(t -> taintList.add(t.toJson()));
     if (controlPlaneVersion != null) {
       json.put("controlPlaneVersion", controlPlaneVersion);
+    }
+    if (kubelet != null) {
+      json.put("kubelet", kubelet.toJson());
     }
     return json.put("nodeLabels", Fields.toObject(nodeLabels)).put("taints", taintList);
   }
