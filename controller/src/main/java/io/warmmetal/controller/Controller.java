@@ -31,6 +31,8 @@ import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.standby.PreJoinedStandby;
 import io.warmmetal.controller.state.Definitions;
+import io.warmmetal.controller.state.VolumeInformers;
+import io.warmmetal.controller.state.VolumeTopology;
 import io.warmmetal.controller.termination.DisruptionBudgets;
 import io.warmmetal.controller.termination.NodeFinalizer;
 import io.warmmetal.controller.termination.Orphans;
@@ -141,6 +143,8 @@ public final class Controller implements AutoCloseable {
   private BufferInformers bufferInformers;
   private SharedIndexInformer<Pod> pods;
   private DisruptionBudgets pdbs;
+  private VolumeInformers volumes;
+  private VolumeTopology volumeTopology;
   private final SharedIndexInformer<NodePool> poolInformer;
   private final SharedIndexInformer<WarmMetalNodeClass> classInformer;
   private final SharedIndexInformer<Node> nodeInformer;
@@ -305,6 +309,8 @@ public final class Controller implements AutoCloseable {
           }
         });
     pdbs = DisruptionBudgets.inform(kube, wake);
+    volumes = VolumeInformers.inform(kube, wake);
+    volumeTopology = new VolumeTopology(volumes);
     bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
@@ -396,7 +402,9 @@ public final class Controller implements AutoCloseable {
   private void pass() {
     scheduled.set(false);
     long passStart = System.nanoTime();
-    List<Pod> allPods = pods.getStore().list();
+    // Pods as plans see them: each pinned where its volumes can be attached (upstream's
+    // VolumeTopology).
+    List<Pod> allPods = volumeTopology.inject(pods.getStore().list());
     // The informer's claims with this controller's own writes over them: a claim created a moment
     // ago is counted (its pods are not planned twice) though the informer may not have it yet.
     List<NodeClaim> listed = nodeClaims.list();
@@ -514,6 +522,7 @@ public final class Controller implements AutoCloseable {
       pods.close();
       daemonSetInformer.close();
       pdbs.close();
+      volumes.close();
       poolInformer.close();
       classInformer.close();
       nodeInformer.close();

@@ -18,10 +18,14 @@ import java.util.List;
 /**
  * Returns the shared control plane to how a test found it: no NodeClaims or Nodes (their finalizers
  * dropped: no controller is left to honour them), NodePools, node classes, Nodes, workloads in
- * {@code default} (CapacityBuffers and PodTemplates among them), bootstrap tokens or leases of
- * ours. The CRDs and RBAC stay: installing them again is idempotent.
+ * {@code default} (CapacityBuffers, PodTemplates and PersistentVolumeClaims among them), volumes
+ * and storage classes labelled {@link #TEST_LABEL}, bootstrap tokens or leases of ours. The CRDs
+ * and RBAC stay: installing them again is idempotent.
  */
-final class Cleaner {
+public final class Cleaner {
+  /** On cluster-scoped objects a test makes (volumes, storage classes): removed after it. */
+  public static final String TEST_LABEL = "warmmetal.io/e2e";
+
   private Cleaner() {}
 
   static void clean(KubernetesClient kube) {
@@ -47,11 +51,16 @@ final class Cleaner {
             dropFinalizers(kube.resources(NodeClaim.class));
             quietly(() -> kube.resources(NodeClaim.class).delete());
             quietly(() -> kube.pods().inNamespace("default").withGracePeriod(0).delete());
+            quietly(() -> kube.persistentVolumeClaims().inNamespace("default").delete());
+            quietly(() -> kube.persistentVolumes().withLabel(TEST_LABEL).delete());
+            quietly(() -> kube.storage().v1().storageClasses().withLabel(TEST_LABEL).delete());
             dropFinalizers(kube.nodes());
             quietly(() -> kube.nodes().delete());
             quietly(() -> kube.leases().inNamespace("kube-node-lease").delete());
             return kube.resources(NodeClaim.class).list().getItems().isEmpty()
                 && kube.pods().inNamespace("default").list().getItems().isEmpty()
+                && kube.persistentVolumeClaims().inNamespace("default").list().getItems().isEmpty()
+                && kube.persistentVolumes().withLabel(TEST_LABEL).list().getItems().isEmpty()
                 && kube.nodes().list().getItems().isEmpty();
           });
     } catch (InterruptedException e) {

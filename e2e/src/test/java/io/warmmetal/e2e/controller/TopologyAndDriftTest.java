@@ -3,10 +3,16 @@ package io.warmmetal.e2e.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.PersistentVolume;
+import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.TopologySelectorTermBuilder;
+import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.DeploymentBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -16,6 +22,7 @@ import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.e2e.Cleaner;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
 import java.util.List;
@@ -100,6 +107,131 @@ class TopologyAndDriftTest {
   private static void neverConsolidate(NodePool pool) {
     pool.getSpec().disruption = new NodePool.Disruption();
     pool.getSpec().disruption.consolidateAfter = "Never";
+  }
+
+  /** A volume on a disk of one rack, for the claim of that name (or any, of the class). */
+  private PersistentVolume rackDisk(String name, String zone, String storageClass, String claim) {
+    PersistentVolumeBuilder volume =
+        new PersistentVolumeBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withLabels(Map.of(Cleaner.TEST_LABEL, "true"))
+            .endMetadata()
+            .withNewSpec()
+            .withCapacity(Map.of("storage", new Quantity("1Gi")))
+            .withAccessModes("ReadWriteOnce")
+            .withStorageClassName(storageClass)
+            .withNewHostPath()
+            .withPath("/var/lib/" + name)
+            .endHostPath()
+            .withNewNodeAffinity()
+            .withNewRequired()
+            .addNewNodeSelectorTerm()
+            .addNewMatchExpression()
+            .withKey("topology.kubernetes.io/zone")
+            .withOperator("In")
+            .withValues(zone)
+            .endMatchExpression()
+            .endNodeSelectorTerm()
+            .endRequired()
+            .endNodeAffinity()
+            .endSpec();
+    if (claim != null) {
+      volume
+          .editSpec()
+          .withNewClaimRef()
+          .withNamespace("default")
+          .withName(claim)
+          .endClaimRef()
+          .endSpec();
+    }
+    return kube.persistentVolumes().resource(volume.build()).create();
+  }
+
+  private void volumeClaim(String name, String storageClass, String volume) {
+    kube.persistentVolumeClaims()
+        .inNamespace("default")
+        .resource(
+            new PersistentVolumeClaimBuilder()
+                .withNewMetadata()
+                .withName(name)
+                .withNamespace("default")
+                .endMetadata()
+                .withNewSpec()
+                .withAccessModes("ReadWriteOnce")
+                .withStorageClassName(storageClass)
+                .withVolumeName(volume)
+                .withNewResources()
+                .addToRequests("storage", new Quantity("1Gi"))
+                .endResources()
+                .endSpec()
+                .build())
+        .create();
+  }
+
+  private static Pod using(Pod pod, String claim) {
+    pod.getSpec()
+        .setVolumes(
+            List.of(
+                new VolumeBuilder()
+                    .withName("data")
+                    .withNewPersistentVolumeClaim()
+                    .withClaimName(claim)
+                    .endPersistentVolumeClaim()
+                    .build()));
+    return pod;
+  }
+
+  @Test
+  void podsGetNodesInTheRacksTheirVolumesAreIn(Vertx vertx, ControlPlane controlPlane)
+      throws Exception {
+    cluster =
+        Fleet.start(
+            vertx,
+            controlPlane,
+            List.of(rack("r1"), rack("r2"), rack("r3")),
+            TopologyAndDriftTest::neverConsolidate,
+            nodeClass -> nodeClass.getSpec().zoneLabel = RACK);
+    kube = cluster.kube;
+    // A claim bound to a volume on a disk in rack r2 (its node affinity says so).
+    rackDisk("r2-disk", "r2", "manual", "data");
+    volumeClaim("data", "manual", "r2-disk");
+    // A claim of a WaitForFirstConsumer class that only rack r3 serves (its allowed topologies):
+    // bound when its pod is placed.
+    kube.storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("r3-only")
+                .withLabels(Map.of(Cleaner.TEST_LABEL, "true"))
+                .endMetadata()
+                .withProvisioner("kubernetes.io/no-provisioner")
+                .withVolumeBindingMode("WaitForFirstConsumer")
+                .withAllowedTopologies(
+                    new TopologySelectorTermBuilder()
+                        .addNewMatchLabelExpression()
+                        .withKey("topology.kubernetes.io/zone")
+                        .withValues("r3")
+                        .endMatchLabelExpression()
+                        .build())
+                .build())
+        .create();
+    rackDisk("r3-disk", "r3", "r3-only", null);
+    volumeClaim("scratch", "r3-only", null);
+
+    // Two small pods would share one node in any rack; their volumes put them in r2 and r3.
+    cluster.create(using(Fleet.pod("db", "1"), "data"));
+    cluster.create(using(Fleet.pod("cache", "1"), "scratch"));
+    for (String[] pod : List.of(new String[] {"db", "r2"}, new String[] {"cache", "r3"})) {
+      String node = cluster.awaitScheduled(pod[0]);
+      NodeClaim claim = cluster.claimOf(node);
+      assertThat(claim.getMetadata().getLabels())
+          .as(pod[0])
+          .containsEntry("topology.kubernetes.io/zone", pod[1]);
+    }
+    assertThat(cluster.claims()).hasSize(2);
   }
 
   @Test
