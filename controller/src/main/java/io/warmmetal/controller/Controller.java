@@ -464,6 +464,14 @@ public final class Controller implements AutoCloseable {
   }
 
   /**
+   * NodeClaim lifecycle reconciles finished so far: a test counts them to know its claims were
+   * looked at again.
+   */
+  public long lifecycleReconciles() {
+    return lifecycle.reconciled();
+  }
+
+  /**
    * Passes this controller has run to the end (one that could not list the NodeClaims is not
    * counted). Tests wait for a number of them — "three passes later, still no second node" — rather
    * than for seconds.

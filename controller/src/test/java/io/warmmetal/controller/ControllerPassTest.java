@@ -91,6 +91,10 @@ class ControllerPassTest {
   }
 
   private void pending(String name, String cpu) {
+    pending(name, Map.of("cpu", new Quantity(cpu)));
+  }
+
+  private void pending(String name, Map<String, Quantity> requests) {
     Pod pod =
         new PodBuilder()
             .withNewMetadata()
@@ -102,7 +106,7 @@ class ControllerPassTest {
             .withName("app")
             .withImage("busybox")
             .withNewResources()
-            .addToRequests("cpu", new Quantity(cpu))
+            .addToRequests(requests)
             .endResources()
             .endContainer()
             .endSpec()
@@ -192,18 +196,13 @@ class ControllerPassTest {
     assertThat(cloud.instances()).isEmpty();
   }
 
-  @Test
-  void aNodeDeletedByHandTakesItsClaimAndInstanceWithIt() throws Exception {
-    pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
-    NodeClaim claim = claims().get(0);
-    String instance = cloud.instances().get(0).id();
+  /** What a kubelet does for a launched claim: its Node, Ready, with this allocatable. */
+  private void nodeRegisters(String name, NodeClaim claim, Map<String, Quantity> allocatable) {
     kube.nodes()
         .resource(
             new NodeBuilder()
                 .withNewMetadata()
-                .withName("wm-1")
+                .withName(name)
                 .endMetadata()
                 .withNewSpec()
                 .withProviderID(claim.getStatus().providerID)
@@ -213,10 +212,68 @@ class ControllerPassTest {
                 .withType("Ready")
                 .withStatus("True")
                 .endCondition()
-                .withAllocatable(Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")))
+                .withAllocatable(allocatable)
                 .endStatus()
                 .build())
         .create();
+  }
+
+  @Test
+  void aGpuClaimIsInitializedOnlyOnceItsNodeOffersTheGpu() throws Exception {
+    String gpuShape = "x86-8c-64g-1gpu";
+    cloud.offer(
+        "default",
+        new InstanceType(
+            gpuShape,
+            Map.of("node.kubernetes.io/instance-type", gpuShape),
+            Resources.of(8_000, 64L << 30)
+                .with(PodRequests.PODS, 110)
+                .with("nodes", 1)
+                .with("nvidia.com/gpu", 1),
+            2.5,
+            1,
+            List.of(new InstanceType.Offering("rack-1", "room-1", 1, 1))));
+    pending("trainer", Map.of("cpu", new Quantity("2"), "nvidia.com/gpu", new Quantity("1")));
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    assertThat(claim.getSpec().resources.requests)
+        .as("what its pods request, the GPU among it")
+        .containsKeys("cpu", "memory", "pods", "nvidia.com/gpu");
+
+    // Ready, but its device plugin has not registered the GPU yet.
+    nodeRegisters("wm-gpu", claim, Map.of("cpu", new Quantity("8"), "pods", new Quantity("110")));
+    await(
+        "registered",
+        () -> Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.REGISTERED));
+    long before = controller.lifecycleReconciles();
+    while (controller.lifecycleReconciles() < before + 3) {
+      controller.passNow(); // each pass looks at a claim not initialized yet
+    }
+    assertThat(Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.INITIALIZED))
+        .as("no GPU allocatable yet")
+        .isFalse();
+
+    kube.nodes()
+        .withName("wm-gpu")
+        .editStatus(
+            n -> {
+              n.getStatus().getAllocatable().put("nvidia.com/gpu", new Quantity("1"));
+              return n;
+            });
+    await(
+        "initialized once the GPU is allocatable",
+        () -> Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.INITIALIZED));
+  }
+
+  @Test
+  void aNodeDeletedByHandTakesItsClaimAndInstanceWithIt() throws Exception {
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    String instance = cloud.instances().get(0).id();
+    nodeRegisters("wm-1", claim, Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")));
     await(
         "registered, the Node carrying the termination finalizer",
         () -> {

@@ -40,6 +40,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
@@ -485,16 +486,31 @@ public final class Provisioner {
               }
             });
     claim.getSpec().requirements = requirements;
-    claim.getSpec().resources.requests =
-        Map.of(
-            "cpu",
-            new Quantity(requested.cpuMilli() + "m"),
-            "memory",
-            new Quantity(String.valueOf(requested.memoryBytes())));
+    claim.getSpec().resources.requests = requests(requested);
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
     NodeClaim created = writer.create(claim);
     metrics.nodeClaimCreated(pool.getMetadata().getName(), reason);
     return created;
+  }
+
+  /**
+   * What the claim's pods request, as upstream's claims carry it: cpu, memory and every other
+   * resource they ask for — pods, ephemeral storage, GPUs (registration waits for an extended one
+   * to be allocatable before the claim is Initialized).
+   */
+  static Map<String, Quantity> requests(Resources requested) {
+    Map<String, Quantity> requests = new TreeMap<>();
+    requests.put("cpu", new Quantity(requested.cpuMilli() + "m"));
+    requests.put("memory", new Quantity(String.valueOf(requested.memoryBytes())));
+    requested
+        .extended()
+        .forEach(
+            (resource, amount) -> {
+              if (amount > 0 && !InstanceTypes.NODES.equals(resource)) {
+                requests.put(resource, new Quantity(String.valueOf(amount)));
+              }
+            });
+    return requests;
   }
 
   /**

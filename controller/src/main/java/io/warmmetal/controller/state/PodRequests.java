@@ -201,8 +201,8 @@ public final class PodRequests {
   /**
    * What the pod needs of a node, as Kubernetes computes it: its containers' requests together with
    * its restartable init containers (sidecars, which run alongside them), or — if more — the
-   * largest init container with the sidecars started before it; plus the pod's overhead (its
-   * RuntimeClass's).
+   * largest init container with the sidecars started before it — or its pod-level cpu and memory,
+   * where it says them; plus the pod's overhead (its RuntimeClass's).
    */
   static Resources effectiveRequests(Pod pod) {
     Resources running = Resources.NONE;
@@ -226,6 +226,19 @@ public final class PodRequests {
       }
     }
     Resources requests = running.max(initPeak);
+    // Pod-level resources (Kubernetes 1.32+): where the pod says its cpu or memory, that is its
+    // request for it, whatever its containers say.
+    var podLevel = pod.getSpec().getResources();
+    if (podLevel != null && podLevel.getRequests() != null) {
+      Resources own = of(podLevel.getRequests());
+      requests =
+          new Resources(
+              podLevel.getRequests().containsKey("cpu") ? own.cpuMilli() : requests.cpuMilli(),
+              podLevel.getRequests().containsKey("memory")
+                  ? own.memoryBytes()
+                  : requests.memoryBytes(),
+              requests.extended());
+    }
     if (pod.getSpec().getOverhead() != null) {
       requests = requests.plus(of(pod.getSpec().getOverhead()));
     }

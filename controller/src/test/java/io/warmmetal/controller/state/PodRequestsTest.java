@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.ResourceRequirementsBuilder;
 import io.warmmetal.controller.scheduling.Resources;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +88,33 @@ class PodRequestsTest {
             null);
     assertThat(PodRequests.effectiveRequests(pod))
         .isEqualTo(Resources.of(1500, 400 * MI).with("pods", 1));
+  }
+
+  @Test
+  void podLevelResourcesAreThePodsRequestForWhatTheyName() {
+    // Kubernetes 1.32+: the pod's own cpu and memory stand for its containers'; what it does not
+    // name (a GPU) is still its containers'; the overhead comes on top.
+    Pod pod =
+        pod(
+            List.of(),
+            List.of(
+                new ContainerBuilder()
+                    .withName("a")
+                    .withNewResources()
+                    .addToRequests("cpu", new Quantity("100m"))
+                    .addToRequests("nvidia.com/gpu", new Quantity("1"))
+                    .endResources()
+                    .build(),
+                new ContainerBuilder().withName("b").build()),
+            Map.of("cpu", new Quantity("250m")));
+    pod.getSpec()
+        .setResources(
+            new ResourceRequirementsBuilder()
+                .addToRequests("cpu", new Quantity("2"))
+                .addToRequests("memory", new Quantity("1Gi"))
+                .build());
+    assertThat(PodRequests.effectiveRequests(pod))
+        .isEqualTo(Resources.of(2250, 1024 * MI).with("nvidia.com/gpu", 1).with("pods", 1));
   }
 
   @Test
