@@ -243,7 +243,7 @@ public final class Controller implements AutoCloseable {
         new Disruption(kube, writer, defs, scheduler, provisioner, events, metrics, clock);
     this.nodeClassReadiness = new NodeClassReadiness(kube, cloud, standby::status);
     this.nodePoolStatus = new NodePoolStatus(kube, defs, metrics, health);
-    this.orphans = new Orphans(cloud, Orphans.GRACE, Orphans.EVERY);
+    this.orphans = new Orphans(cloud, writer, clock, Orphans.GRACE, Orphans.EVERY);
     this.buffers =
         new CapacityBuffers(
             kube,
