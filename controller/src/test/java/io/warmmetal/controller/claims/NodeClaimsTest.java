@@ -2,15 +2,13 @@ package io.warmmetal.controller.claims;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.testing.MapStore;
 import io.warmmetal.controller.testing.MovingClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -22,38 +20,10 @@ import org.junit.jupiter.api.Test;
  */
 class NodeClaimsTest {
   /** An informer's store the test moves by hand. */
-  private final Map<String, NodeClaim> informer = new LinkedHashMap<>();
-
-  private final Store<NodeClaim> store =
-      new Store<>() {
-        @Override
-        public List<NodeClaim> list() {
-          return new ArrayList<>(informer.values());
-        }
-
-        @Override
-        public List<String> listKeys() {
-          return new ArrayList<>(informer.keySet());
-        }
-
-        @Override
-        public NodeClaim get(NodeClaim claim) {
-          return informer.get(claim.getMetadata().getName());
-        }
-
-        @Override
-        public NodeClaim getByKey(String key) {
-          return informer.get(key);
-        }
-
-        @Override
-        public String getKey(NodeClaim claim) {
-          return claim.getMetadata().getName();
-        }
-      };
+  private final MapStore<NodeClaim> informer = new MapStore<>();
 
   private final MovingClock clock = new MovingClock(Instant.parse("2026-12-02T10:00:00Z"));
-  private final NodeClaims claims = new NodeClaims(store, clock);
+  private final NodeClaims claims = new NodeClaims(informer, clock);
 
   private static NodeClaim claim(String name, String version, String kind) {
     NodeClaim claim = new NodeClaim();
@@ -77,17 +47,17 @@ class NodeClaimsTest {
         .containsExactly("default-a");
     assertThat(claims.get("default-a")).isNotNull();
 
-    informer.put("default-a", ours("default-a", "10"));
-    claims.seen(informer.get("default-a"), false);
+    informer.put(ours("default-a", "10"));
+    claims.seen(informer.getByKey("default-a"), false);
     NodeClaim newer = ours("default-a", "12");
     newer.getMetadata().setLabels(Map.of("by", "informer"));
-    informer.put("default-a", newer);
+    informer.put(newer);
     assertThat(claims.get("default-a").getMetadata().getLabels()).containsEntry("by", "informer");
   }
 
   @Test
   void aWriteNewerThanTheInformersViewWinsUntilTheInformerCatchesUp() {
-    informer.put("default-a", ours("default-a", "10"));
+    informer.put(ours("default-a", "10"));
     NodeClaim launched = ours("default-a", "11");
     launched.getMetadata().setLabels(Map.of("launched", "yes"));
     claims.wrote(launched);
@@ -98,7 +68,7 @@ class NodeClaimsTest {
 
     NodeClaim caughtUp = ours("default-a", "11");
     caughtUp.getMetadata().setLabels(Map.of("launched", "yes", "seen", "yes"));
-    informer.put("default-a", caughtUp);
+    informer.put(caughtUp);
     claims.seen(caughtUp, false);
     assertThat(claims.get("default-a").getMetadata().getLabels()).containsEntry("seen", "yes");
   }
@@ -106,7 +76,7 @@ class NodeClaimsTest {
   @Test
   void aClaimDeletedIsPlannedWithoutUntilTheInformerSaysSo() {
     NodeClaim live = ours("default-a", "10");
-    informer.put("default-a", live);
+    informer.put(live);
     claims.deleting(live);
     assertThat(claims.get("default-a").getMetadata().getDeletionTimestamp()).isNotNull();
 
@@ -121,7 +91,7 @@ class NodeClaimsTest {
     NodeClaim deleting = ours("default-a", "20");
     deleting.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
     deleting.getMetadata().setFinalizers(List.of("karpenter.sh/termination"));
-    informer.put("default-a", deleting);
+    informer.put(deleting);
     NodeClaim finished = ours("default-a", "21");
     finished.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
     claims.wrote(finished); // termination dropped the finalizer
@@ -138,7 +108,7 @@ class NodeClaimsTest {
     NodeClaim deleting = ours("default-a", "20");
     deleting.getMetadata().setDeletionTimestamp("2026-12-02T10:00:00Z");
     deleting.getMetadata().setFinalizers(List.of("karpenter.sh/termination"));
-    informer.put("default-a", deleting);
+    informer.put(deleting);
     // Termination's write takes the finalizer off; the informer's deletion comes before its answer.
     informer.remove("default-a");
     claims.seen(deleting, true);
@@ -156,7 +126,7 @@ class NodeClaimsTest {
   @Test
   void aClaimOfTheSameNameMadeAfterOneWasDeletedIsReadAsNew() {
     NodeClaim old = ours("default-a", "20");
-    informer.put("default-a", old);
+    informer.put(old);
     informer.remove("default-a");
     claims.seen(old, true);
 
@@ -179,8 +149,8 @@ class NodeClaimsTest {
 
   @Test
   void readsAreCopiesAndOnlyOursAreListed() {
-    informer.put("default-a", ours("default-a", "10"));
-    informer.put("karpenter-b", claim("karpenter-b", "11", "EC2NodeClass"));
+    informer.put(ours("default-a", "10"));
+    informer.put(claim("karpenter-b", "11", "EC2NodeClass"));
     NodeClaim read = claims.get("default-a");
     read.getMetadata().setLabels(Map.of("changed", "by a caller"));
     assertThat(claims.get("default-a").getMetadata().getLabels()).isNullOrEmpty();

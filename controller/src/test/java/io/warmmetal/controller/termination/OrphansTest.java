@@ -3,7 +3,6 @@ package io.warmmetal.controller.termination;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.claims.NodeClaims;
@@ -14,6 +13,7 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.testing.MapStore;
 import io.warmmetal.controller.testing.MovingClock;
 import java.time.Duration;
 import java.time.Instant;
@@ -36,41 +36,13 @@ class OrphansTest {
   private final WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
   private Orphans orphans;
 
-  /** An informer's store with nothing in it: the writer's own writes are what is read. */
-  private static final class Empty implements Store<NodeClaim> {
-    @Override
-    public List<NodeClaim> list() {
-      return List.of();
-    }
-
-    @Override
-    public List<String> listKeys() {
-      return List.of();
-    }
-
-    @Override
-    public NodeClaim get(NodeClaim claim) {
-      return null;
-    }
-
-    @Override
-    public NodeClaim getByKey(String key) {
-      return null;
-    }
-
-    @Override
-    public String getKey(NodeClaim claim) {
-      return claim.getMetadata().getName();
-    }
-  }
-
   @BeforeEach
   void start() {
     nodeClass.getMetadata().setName("default");
     orphans =
         new Orphans(
             cloud,
-            new NodeClaimWriter(kube, new NodeClaims(new Empty(), clock)),
+            new NodeClaimWriter(kube, new NodeClaims(new MapStore<>(), clock)),
             clock,
             Orphans.GRACE,
             Duration.ZERO);
