@@ -110,8 +110,9 @@ class ActiveCapacityTest {
 
   /**
    * What kubelets do for launched NodeClaims: each gets its Node (named as the claim, 16 CPU and 64
-   * GiB, Ready), which the controller then registers and initializes. Returns once all are
-   * initialized.
+   * GiB, Ready; allocatable what is left after the kubelet's reservation, as much as the
+   * controller's reserve here), which the controller then registers and initializes. Returns once
+   * all are initialized.
    */
   private void nodesJoin() throws InterruptedException {
     for (NodeClaim claim : claims()) {
@@ -139,7 +140,14 @@ class ActiveCapacityTest {
                   .endSpec()
                   .withNewStatus()
                   .withCapacity(capacity)
-                  .withAllocatable(capacity)
+                  .withAllocatable(
+                      Map.of(
+                          "cpu",
+                          new Quantity("15900m"),
+                          "memory",
+                          new Quantity("65280Mi"),
+                          "pods",
+                          new Quantity("110")))
                   .addNewCondition()
                   .withType("Ready")
                   .withStatus("True")
