@@ -20,6 +20,8 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.lifecycle.NodeClaimLifecycle;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
+import io.warmmetal.controller.metrics.MeteredCloudProvider;
+import io.warmmetal.controller.metrics.PodTimes;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.pools.NodePoolStatus;
 import io.warmmetal.controller.pools.RegistrationHealth;
@@ -128,7 +130,9 @@ public final class Controller implements AutoCloseable {
    */
   private final AtomicLong passes = new AtomicLong();
 
-  private final CloudProvider cloud;
+  private final MeteredCloudProvider cloud;
+  private final KarpenterMetrics metrics;
+  private final Clock clock;
   private final Recorder events;
   private final Provisioner provisioner;
   private final Registration registration;
@@ -196,7 +200,9 @@ public final class Controller implements AutoCloseable {
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());
     RegistrationHealth health = new RegistrationHealth();
-    this.cloud = cloudProviders.create(defs, this::trigger);
+    this.metrics = metrics;
+    this.clock = clock;
+    this.cloud = new MeteredCloudProvider(cloudProviders.create(defs, this::trigger), metrics);
     this.standby = new PreJoinedStandby(kube, cloud, events, settings.standbyUnhealthyAfter());
     this.claimInformer = kube.resources(NodeClaim.class).runnableInformer(0);
     claimInformer.addIndexers(Map.of(BY_PROVIDER, Controller::claimProvider));
@@ -220,7 +226,10 @@ public final class Controller implements AutoCloseable {
             defs,
             health,
             clock,
-            settings.launchParallelism());
+            settings.launchParallelism(),
+            (queue, took, result) -> metrics.reconciled(queue.replace('-', '.'), took, result));
+    metrics.workQueue("nodeclaim.launch", lifecycle::launchDepth);
+    metrics.workQueue("nodeclaim.lifecycle", lifecycle::lifecycleDepth);
     this.provisioner =
         new Provisioner(
             kube,
@@ -273,6 +282,7 @@ public final class Controller implements AutoCloseable {
           }
         };
     pods = kube.pods().inAnyNamespace().inform(cast(wake));
+    pods.addEventHandler(new PodTimes(metrics, clock));
     nodeInformer.addEventHandler(
         new ResourceEventHandler<>() {
           @Override
@@ -309,7 +319,7 @@ public final class Controller implements AutoCloseable {
           }
         });
     pdbs = DisruptionBudgets.inform(kube, wake);
-    volumes = VolumeInformers.inform(kube, wake);
+    volumes = new VolumeInformers(kube, wake);
     volumeTopology = new VolumeTopology(volumes);
     bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
@@ -447,6 +457,7 @@ public final class Controller implements AutoCloseable {
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));
+    step("metrics", () -> metrics.observeCluster(nodes, pods.getStore().list()));
     passes.incrementAndGet();
     LOG.debug("Pass: done in {} ms", millisSince(passStart));
   }
@@ -484,14 +495,23 @@ public final class Controller implements AutoCloseable {
     void run() throws Exception;
   }
 
-  /** One part of a pass; its failure does not keep the others from running. */
-  private static void step(String name, Step step) {
+  /**
+   * One part of a pass; its failure does not keep the others from running. Each is a controller as
+   * controller-runtime's metrics count them ({@code controller_runtime_reconcile_*}).
+   */
+  private void step(String name, Step step) {
     long start = System.nanoTime();
+    String result = "success";
     try {
       step.run();
     } catch (Exception e) {
+      result = "error";
       LOG.warn("Reconcile ({}) failed: {}", name, e.getMessage(), e);
     }
+    metrics.reconciled(
+        name.replace(' ', '.').replace("-", ""),
+        Duration.ofNanos(System.nanoTime() - start),
+        result);
     // Where a pass's time goes (PodToNodeBenchmark reads these): each step's duration.
     LOG.debug("Step {}: {} ms", name, millisSince(start));
   }
@@ -518,7 +538,7 @@ public final class Controller implements AutoCloseable {
     provisioner.close();
     disruption.close();
     lifecycle.close();
-    if (cloud instanceof AutoCloseable closeable) {
+    if (cloud.metered() instanceof AutoCloseable closeable) {
       try {
         closeable.close();
       } catch (Exception e) {

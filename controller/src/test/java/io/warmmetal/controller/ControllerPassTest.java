@@ -43,6 +43,7 @@ class ControllerPassTest {
   private static final String SHAPE = "x86-16c-64g";
   KubernetesClient kube;
   private final FakeCloudProvider cloud = new FakeCloudProvider();
+  private final KarpenterMetrics metrics = new KarpenterMetrics();
   private Controller controller;
 
   @BeforeEach
@@ -77,7 +78,7 @@ class ControllerPassTest {
                 4,
                 false,
                 Duration.ofMinutes(2)),
-            new KarpenterMetrics(),
+            metrics,
             Clock.systemUTC(),
             (defs, onChange) -> cloud);
     controller.start();
@@ -164,6 +165,15 @@ class ControllerPassTest {
     assertThat(controller.passesFinished()).isGreaterThanOrEqualTo(before + 2);
     assertThat(claims()).as("the pod is planned onto the claim on its way").hasSize(1);
     assertThat(cloud.createCalls).containsExactly(claim.getMetadata().getUid());
+    // As upstream's dashboards read it: the launch timed, each controller's reconciles counted.
+    String scraped = metrics.scrape();
+    assertThat(scraped)
+        .contains(
+            "karpenter_cloudprovider_duration_seconds_count{controller=\"\",method=\"Create\","
+                + "provider=\"warmmetal\",} 1.0")
+        .contains("controller_runtime_reconcile_total{controller=\"nodeclaim.launch\"")
+        .contains("controller_runtime_reconcile_total{controller=\"provisioning\"")
+        .contains("workqueue_depth{controller=\"nodeclaim.lifecycle\"");
   }
 
   @Test

@@ -9,6 +9,7 @@ import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.termination.DisruptedTaint;
+import io.warmmetal.controller.termination.Termination;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
@@ -30,7 +31,7 @@ import org.slf4j.LoggerFactory;
 final class Commands {
   private static final Logger LOG = LoggerFactory.getLogger(Commands.class);
   static final String REPLACED_BY = "warmmetal.io/replaced-by";
-  static final String REASON = "warmmetal.io/disruption-reason";
+  static final String REASON = Termination.DISRUPTION_REASON;
   static final String STARTED = "warmmetal.io/disruption-started";
 
   /** Upstream waits ten minutes for replacements to initialize. */

@@ -18,6 +18,7 @@ import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
 import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -155,6 +156,7 @@ public final class Disruption {
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
+    metrics.allowedDisruptions(NodePoolBudgets.allowedByReason(pools.values(), claims, now));
     // A CapacityBuffer's virtual pods (among the pending ones) are in no PodDisruptionBudget.
     PodBudgets budgets =
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
@@ -199,8 +201,15 @@ public final class Disruption {
       return; // nothing drifted or consolidatable: consolidation's last fruitless cluster stays
     }
     for (Method method : methods) {
-      if (method.computeCommands(
-          eligible.get(method), new NodePoolBudgets(method.reason(), claims, now), pass)) {
+      long evaluating = System.nanoTime();
+      boolean started =
+          method.computeCommands(
+              eligible.get(method), new NodePoolBudgets(method.reason(), claims, now), pass);
+      metrics.decisionEvaluated(
+          method.reason().toLowerCase(Locale.ROOT),
+          method.consolidationType(),
+          Duration.ofNanos(System.nanoTime() - evaluating));
+      if (started) {
         return; // one kind of disruption per pass: the next sees the cluster as it is then
       }
     }
@@ -248,7 +257,11 @@ public final class Disruption {
       }
       commands.start(candidates, launched, method.reason(), nodes, now);
     }
-    metrics.disruptionDecision(command.decision(), why, method.consolidationType());
+    metrics.disruptionDecision(
+        command.candidates().stream().map(Candidate::poolName).distinct().toList(),
+        command.decision(),
+        why,
+        method.consolidationType());
     return true;
   }
 

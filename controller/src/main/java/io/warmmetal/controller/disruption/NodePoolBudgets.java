@@ -7,6 +7,7 @@ import io.warmmetal.controller.karpenter.NodePool;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -83,16 +84,35 @@ final class NodePoolBudgets {
         name -> {
           List<NodeClaim> ofPool =
               claims.stream().filter(c -> name.equals(Candidate.poolOf(c))).toList();
-          int disrupting =
-              (int)
-                  ofPool.stream()
-                      .filter(
-                          c ->
-                              c.getMetadata().getDeletionTimestamp() != null
-                                  || Commands.underway(c))
-                      .count();
+          int disrupting = (int) ofPool.stream().filter(NodePoolBudgets::disrupting).count();
           return allowed(pool, reason, ofPool.size(), disrupting, now);
         });
+  }
+
+  /**
+   * How many more nodes each NodePool may disrupt now, per reason: upstream's {@code
+   * karpenter_nodepools_allowed_disruptions}.
+   */
+  static Map<String, Map<String, Integer>> allowedByReason(
+      Collection<NodePool> pools, List<NodeClaim> claims, Instant now) {
+    Map<String, Map<String, Integer>> allowed = new HashMap<>();
+    for (NodePool pool : pools) {
+      String name = pool.getMetadata().getName();
+      List<NodeClaim> ofPool =
+          claims.stream().filter(c -> name.equals(Candidate.poolOf(c))).toList();
+      int disrupting = (int) ofPool.stream().filter(NodePoolBudgets::disrupting).count();
+      Map<String, Integer> byReason = new HashMap<>();
+      for (String reason : REASONS) {
+        int n = allowed(pool, reason, ofPool.size(), disrupting, now);
+        byReason.put(reason, n == Integer.MAX_VALUE ? ofPool.size() : n);
+      }
+      allowed.put(name, byReason);
+    }
+    return allowed;
+  }
+
+  private static boolean disrupting(NodeClaim claim) {
+    return claim.getMetadata().getDeletionTimestamp() != null || Commands.underway(claim);
   }
 
   /** How many more of the pool's {@code nodes} may be disrupted for {@code reason} now. */

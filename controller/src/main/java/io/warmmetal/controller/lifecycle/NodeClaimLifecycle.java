@@ -83,7 +83,8 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       Definitions defs,
       RegistrationHealth health,
       Clock clock,
-      int workers) {
+      int workers,
+      WorkQueue.Observer observer) {
     this.claims = claims;
     this.nodeByProvider = nodeByProvider;
     this.writer = writer;
@@ -98,14 +99,16 @@ public final class NodeClaimLifecycle implements AutoCloseable {
             workers,
             Duration.ofMillis(100),
             Duration.ofSeconds(30),
-            this::launch);
+            this::launch,
+            observer);
     this.nodes =
         new WorkQueue<>(
             "nodeclaim-lifecycle",
             workers,
             Duration.ofMillis(100),
             Duration.ofSeconds(30),
-            this::reconcile);
+            this::reconcile,
+            observer);
   }
 
   /** The claim changed (or its Node did): reconcile it soon. */
@@ -125,6 +128,16 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   /** Claims waiting or being reconciled. */
   public int depth() {
     return launches.depth() + nodes.depth();
+  }
+
+  /** Claims waiting to launch, or launching. */
+  public int launchDepth() {
+    return launches.depth();
+  }
+
+  /** Claims waiting for (or in) everything after their launch. */
+  public int lifecycleDepth() {
+    return nodes.depth();
   }
 
   /** Reconciles finished so far: what a test counts to know a claim was looked at again. */

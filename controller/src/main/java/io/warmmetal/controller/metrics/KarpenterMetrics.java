@@ -1,17 +1,24 @@
 package io.warmmetal.controller.metrics;
 
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheus.PrometheusConfig;
 import io.micrometer.prometheus.PrometheusMeterRegistry;
+import io.prometheus.client.Collector;
+import io.prometheus.client.CollectorRegistry;
+import io.prometheus.client.GaugeMetricFamily;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * Karpenter's Prometheus metrics under upstream's names and labels ({@code pkg/metrics}, the
@@ -38,8 +45,26 @@ public final class KarpenterMetrics {
   private final MultiGauge usage;
   private final MultiGauge limit;
   private final MultiGauge eligible;
+  private final MultiGauge allowedDisruptions;
+  private final ClusterMetrics cluster;
+  private final GoSummary podStartup =
+      new GoSummary(
+          "karpenter_pods_startup_duration_seconds",
+          "The time from pod creation until the pod is running.");
+  private final GoSummary nodeTermination =
+      new GoSummary(
+          "karpenter_nodes_termination_duration_seconds",
+          "The time taken between a node's deletion request and the removal of its finalizer",
+          "nodepool");
 
   public KarpenterMetrics() {
+    this(Clock.systemUTC());
+  }
+
+  /**
+   * @param clock what the cluster's gauges count ages and waits with
+   */
+  public KarpenterMetrics(Clock clock) {
     Duration[] slos =
         Arrays.stream(BUCKETS)
             .mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
@@ -75,6 +100,189 @@ public final class KarpenterMetrics {
             .description(
                 "Number of nodes eligible for disruption by Karpenter. Labeled by disruption reason.")
             .register(registry);
+    allowedDisruptions =
+        MultiGauge.builder("karpenter.nodepools.allowed_disruptions")
+            .description(
+                "The number of nodes for a given NodePool that can be concurrently disrupting at a"
+                    + " point in time. Labeled by NodePool. Note that allowed disruptions can change"
+                    + " very rapidly, as new nodes may be created and others may be deleted at any"
+                    + " point.")
+            .register(registry);
+    registry.gauge("karpenter.cluster_state.unsynced_time_seconds", Tags.empty(), new AtomicLong());
+    registry.gauge("karpenter.scheduler.ignored_pods_count", Tags.empty(), new AtomicLong());
+    registry.gauge(
+        "karpenter.scheduler.unfinished_work_seconds",
+        Tags.of("controller", "provisioner", "scheduling_id", ""),
+        new AtomicLong());
+    cluster = new ClusterMetrics(clock);
+    CollectorRegistry collectors = registry.getPrometheusRegistry();
+    collectors.register(cluster);
+    collectors.register(podStartup);
+    collectors.register(nodeTermination);
+    collectors.register(new BuildInfo());
+  }
+
+  /** {@code karpenter_build_info}: 1, labelled with what this controller was built from. */
+  private static final class BuildInfo extends Collector {
+    @Override
+    public List<MetricFamilySamples> collect() {
+      String version = KarpenterMetrics.class.getPackage().getImplementationVersion();
+      GaugeMetricFamily info =
+          new GaugeMetricFamily(
+              "karpenter_build_info",
+              "A metric with a constant '1' value labeled by version from which karpenter was"
+                  + " built.",
+              List.of("version", "goversion", "goarch", "commit"));
+      info.addMetric(
+          List.of(
+              version == null ? "dev" : version,
+              "java" + Runtime.version().feature(),
+              System.getProperty("os.arch"),
+              ""),
+          1);
+      return List.of(info);
+    }
+  }
+
+  /**
+   * The cluster as a pass saw it, for the cluster-state gauges (nodes' resources, pods' state),
+   * taken in at most every few seconds.
+   */
+  public void observeCluster(List<Node> nodes, List<Pod> pods) {
+    cluster.observe(nodes, pods);
+  }
+
+  /** A pod running: how long after its creation. */
+  public void podStarted(Duration sinceCreation) {
+    podStartup.observe(seconds(sinceCreation));
+  }
+
+  /** A pod bound to a node: how long after its creation. */
+  public void podBound(Duration sinceCreation) {
+    timer(
+            "karpenter.pods.bound_duration",
+            "The time from pod creation until the pod is bound.",
+            BUCKETS)
+        .record(sinceCreation);
+  }
+
+  /** A Node let go: how long after its deletion was asked. */
+  public void nodeTerminationDuration(String nodePool, Duration sinceDeletion) {
+    nodeTermination.observe(seconds(sinceDeletion), str(nodePool));
+  }
+
+  /** A NodeClaim let go: how long after its deletion was asked. */
+  public void nodeClaimTerminationDuration(String nodePool, Duration took) {
+    timer(
+            "karpenter.nodeclaims.termination_duration",
+            "Duration of NodeClaim termination in seconds.",
+            exponential(12),
+            "nodepool",
+            nodePool)
+        .record(took);
+  }
+
+  /** An instance terminated through the cloud provider: how long the call took. */
+  public void instanceTerminationDuration(String nodePool, Duration took) {
+    timer(
+            "karpenter.nodeclaims.instance_termination_duration",
+            "Duration of CloudProvider Instance termination in seconds.",
+            exponential(11),
+            "nodepool",
+            nodePool)
+        .record(took);
+  }
+
+  /** A node gone: how long it lived. */
+  public void nodeLifetime(String nodePool, Duration lived) {
+    timer(
+            "karpenter.nodes.lifetime_duration",
+            "The lifetime duration of the nodes since creation.",
+            LIFETIME_BUCKETS,
+            "nodepool",
+            nodePool)
+        .record(lived);
+  }
+
+  public void nodeDrained(String nodePool) {
+    counter("karpenter.nodes.drained", "nodepool", nodePool).increment();
+  }
+
+  /** A pod drained off a node being terminated: why ({@code reason} as upstream's). */
+  public void podDrained(String reason) {
+    counter("karpenter.pods.drained", "reason", reason).increment();
+  }
+
+  /** An eviction asked of the API server: its answer's code. */
+  public void evictionRequested(int code) {
+    counter("karpenter.pods.eviction_requests", "code", String.valueOf(code)).increment();
+  }
+
+  /** A call of the cloud provider: how long it took, and its error's kind if it failed. */
+  public void cloudProviderCall(String method, Duration took, String error) {
+    timer(
+            "karpenter.cloudprovider.duration",
+            "Duration of cloud provider method calls. Labeled by the controller, method name and"
+                + " provider.",
+            DEF_BUCKETS,
+            "controller",
+            "",
+            "method",
+            method,
+            "provider",
+            PROVIDER)
+        .record(took);
+    if (error != null) {
+      counter(
+              "karpenter.cloudprovider.errors",
+              "controller",
+              "",
+              "method",
+              method,
+              "provider",
+              PROVIDER,
+              "error",
+              error)
+          .increment();
+    }
+  }
+
+  /**
+   * One reconcile of a controller (controller-runtime's metrics, which upstream's dashboards read):
+   * its time and result — success, error, requeue_after.
+   */
+  public void reconciled(String controller, Duration took, String result) {
+    counter("controller_runtime.reconcile", "controller", controller, "result", result).increment();
+    if ("error".equals(result)) {
+      counter("controller_runtime.reconcile_errors", "controller", controller).increment();
+    }
+    timer(
+            "controller_runtime.reconcile_time",
+            "Length of time per reconciliation per controller",
+            RECONCILE_BUCKETS,
+            "controller",
+            controller)
+        .record(took);
+  }
+
+  /** A work queue's depth, read when scraped. */
+  public void workQueue(String name, Supplier<Number> depth) {
+    registry.gauge(
+        "workqueue.depth",
+        Tags.of("name", name, "controller", name, "priority", ""),
+        depth,
+        d -> d.get().doubleValue());
+  }
+
+  /** How many more nodes each NodePool may disrupt now, by reason. */
+  public void allowedDisruptions(Map<String, Map<String, Integer>> byPool) {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    byPool.forEach(
+        (pool, byReason) ->
+            byReason.forEach(
+                (reason, n) ->
+                    rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "reason", reason), n))));
+    allowedDisruptions.register(rows, true);
   }
 
   /** The text Prometheus scrapes. */
@@ -133,9 +341,23 @@ public final class KarpenterMetrics {
 
   /**
    * A voluntary disruption decision: {@code decision} delete or replace, for a reason (empty,
-   * underutilized…).
+   * underutilized…), of nodes of these NodePools.
    */
-  public void disruptionDecision(String decision, String reason, String consolidationType) {
+  public void disruptionDecision(
+      List<String> nodePools, String decision, String reason, String consolidationType) {
+    for (String nodePool : nodePools) {
+      counter(
+              "karpenter.voluntary_disruption.decisions_by_nodepool",
+              "nodepool",
+              nodePool,
+              "decision",
+              decision,
+              "reason",
+              reason,
+              "consolidation_type",
+              consolidationType)
+          .increment();
+    }
     counter(
             "karpenter.voluntary_disruption.decisions",
             "decision",
@@ -145,6 +367,20 @@ public final class KarpenterMetrics {
             "consolidation_type",
             consolidationType)
         .increment();
+  }
+
+  /** How long a disruption method took to decide (whether or not it started a command). */
+  public void decisionEvaluated(String reason, String consolidationType, Duration took) {
+    timer(
+            "karpenter.voluntary_disruption.decision_evaluation_duration",
+            "Duration of the disruption decision evaluation process in seconds. Labeled by method"
+                + " and consolidation type.",
+            BUCKETS,
+            "reason",
+            reason,
+            "consolidation_type",
+            consolidationType)
+        .record(took);
   }
 
   /** How long one scheduling simulation took. */
@@ -193,6 +429,55 @@ public final class KarpenterMetrics {
    */
   public void podNudged(String nodePool) {
     counter("warmmetal.pods.nudged", "nodepool", nodePool).increment();
+  }
+
+  private static final double[] DEF_BUCKETS = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
+  };
+
+  /** controller-runtime's reconcile buckets. */
+  private static final double[] RECONCILE_BUCKETS = Arrays.copyOf(BUCKETS, 40);
+
+  /** Upstream's node lifetime buckets: 15 minutes to 30 days. */
+  private static final double[] LIFETIME_BUCKETS = {
+    900, 1800, 2700, 3600, 7200, 14400, 21600, 28800, 36000, 43200, 57600, 72000, 86400, 172800,
+    259200, 432000, 864000, 1296000, 1728000, 2160000, 2592000
+  };
+
+  /** The provider upstream's cloud-provider metrics name. */
+  static final String PROVIDER = "warmmetal";
+
+  /** prometheus.ExponentialBuckets(1, 2, n). */
+  private static double[] exponential(int n) {
+    double[] buckets = new double[n];
+    for (int i = 0; i < n; i++) {
+      buckets[i] = 1L << i;
+    }
+    return buckets;
+  }
+
+  private Timer timer(String name, String help, double[] buckets, String... tags) {
+    for (int i = 1; i < tags.length; i += 2) {
+      if (tags[i] == null) {
+        tags[i] = "";
+      }
+    }
+    return Timer.builder(name)
+        .description(help)
+        .tags(tags)
+        .serviceLevelObjectives(
+            Arrays.stream(buckets)
+                .mapToObj(b -> Duration.ofNanos((long) (b * 1e9)))
+                .toArray(Duration[]::new))
+        .register(registry);
+  }
+
+  private static double seconds(Duration d) {
+    return d.toNanos() / 1e9;
+  }
+
+  private static String str(String value) {
+    return value == null ? "" : value;
   }
 
   private Counter counter(String name, String... tags) {

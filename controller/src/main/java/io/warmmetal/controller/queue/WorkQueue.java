@@ -34,8 +34,20 @@ public final class WorkQueue<K> implements AutoCloseable {
     Duration reconcile(K key) throws Exception;
   }
 
+  /** Told of every reconcile: how long it took and how it ended (controller-runtime's metrics). */
+  @FunctionalInterface
+  public interface Observer {
+    Observer NONE = (queue, took, result) -> {};
+
+    /**
+     * @param result success, error or requeue_after (looked at again after a delay)
+     */
+    void reconciled(String queue, Duration took, String result);
+  }
+
   private final String name;
   private final Reconciler<K> reconciler;
+  private final Observer observer;
   private final Duration baseDelay;
   private final Duration maxDelay;
   private final ExecutorService workers;
@@ -59,8 +71,22 @@ public final class WorkQueue<K> implements AutoCloseable {
    */
   public WorkQueue(
       String name, int workers, Duration baseDelay, Duration maxDelay, Reconciler<K> reconciler) {
+    this(name, workers, baseDelay, maxDelay, reconciler, Observer.NONE);
+  }
+
+  /**
+   * @param observer told of each reconcile
+   */
+  public WorkQueue(
+      String name,
+      int workers,
+      Duration baseDelay,
+      Duration maxDelay,
+      Reconciler<K> reconciler,
+      Observer observer) {
     this.name = name;
     this.reconciler = reconciler;
+    this.observer = observer;
     this.baseDelay = baseDelay;
     this.maxDelay = maxDelay;
     this.workers = Executors.newFixedThreadPool(workers, threads(name));
@@ -125,14 +151,20 @@ public final class WorkQueue<K> implements AutoCloseable {
       running.add(key);
     }
     Duration again = null;
+    long start = System.nanoTime();
+    String result = "success";
     try {
       again = reconciler.reconcile(key);
       synchronized (this) {
         failures.remove(key);
       }
+      if (again != null) {
+        result = "requeue_after";
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {
+      result = "error";
       int failed;
       synchronized (this) {
         failed = failures.merge(key, 1, Integer::sum);
@@ -140,6 +172,7 @@ public final class WorkQueue<K> implements AutoCloseable {
       again = backoff(failed);
       LOG.warn("{} {}: {} (again in {})", name, key, e.toString(), again);
     } finally {
+      observer.reconciled(name, Duration.ofNanos(System.nanoTime() - start), result);
       reconciled.incrementAndGet();
       boolean rerun;
       synchronized (this) {

@@ -204,7 +204,7 @@ public final class PodRequests {
    * largest init container with the sidecars started before it — or its pod-level cpu and memory,
    * where it says them; plus the pod's overhead (its RuntimeClass's).
    */
-  static Resources effectiveRequests(Pod pod) {
+  public static Resources effectiveRequests(Pod pod) {
     Resources running = Resources.NONE;
     for (Container c : pod.getSpec().getContainers()) {
       running = running.plus(requestsOf(c));
@@ -243,6 +243,17 @@ public final class PodRequests {
       requests = requests.plus(of(pod.getSpec().getOverhead()));
     }
     return requests.with(PODS, 1); // one of the node's pods
+  }
+
+  /** What the pod's containers may use at most (their limits, summed; init containers aside). */
+  public static Resources limits(Pod pod) {
+    Resources limits = Resources.NONE;
+    for (Container c : pod.getSpec().getContainers()) {
+      if (c.getResources() != null && c.getResources().getLimits() != null) {
+        limits = limits.plus(of(c.getResources().getLimits()));
+      }
+    }
+    return limits;
   }
 
   /**

@@ -9,52 +9,63 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 
 /**
  * The cluster's PersistentVolumeClaims, PersistentVolumes and StorageClasses, as informers have
- * them: what {@link VolumeTopology} looks a pod's volumes up in. A change to any brings a pass (a
- * claim bound to a volume changes where its pods may go).
+ * them: what {@link VolumeTopology} looks a pod's volumes up in. Started when a pod's volume is
+ * first looked up (a cluster whose pods claim no volumes is not watched for them), the first lookup
+ * waiting for their lists; a change to any then brings a pass (a claim bound to a volume changes
+ * where its pods may go).
  */
 public final class VolumeInformers implements VolumeTopology.Lookup, AutoCloseable {
-  private final SharedIndexInformer<PersistentVolumeClaim> claims;
-  private final SharedIndexInformer<PersistentVolume> volumes;
-  private final SharedIndexInformer<StorageClass> classes;
+  private final KubernetesClient kube;
+  private final ResourceEventHandler<?> handler;
+  private SharedIndexInformer<PersistentVolumeClaim> claims;
+  private SharedIndexInformer<PersistentVolume> volumes;
+  private SharedIndexInformer<StorageClass> classes;
+  private boolean closed;
 
-  private VolumeInformers(
-      SharedIndexInformer<PersistentVolumeClaim> claims,
-      SharedIndexInformer<PersistentVolume> volumes,
-      SharedIndexInformer<StorageClass> classes) {
-    this.claims = claims;
-    this.volumes = volumes;
-    this.classes = classes;
+  public VolumeInformers(KubernetesClient kube, ResourceEventHandler<?> handler) {
+    this.kube = kube;
+    this.handler = handler;
   }
 
   @SuppressWarnings("unchecked")
-  public static VolumeInformers inform(KubernetesClient kube, ResourceEventHandler<?> handler) {
-    return new VolumeInformers(
+  private synchronized void started() {
+    if (claims != null || closed) {
+      return;
+    }
+    claims =
         kube.persistentVolumeClaims()
             .inAnyNamespace()
-            .inform((ResourceEventHandler<PersistentVolumeClaim>) handler),
-        kube.persistentVolumes().inform((ResourceEventHandler<PersistentVolume>) handler),
-        kube.storage().v1().storageClasses().inform((ResourceEventHandler<StorageClass>) handler));
+            .inform((ResourceEventHandler<PersistentVolumeClaim>) handler);
+    volumes = kube.persistentVolumes().inform((ResourceEventHandler<PersistentVolume>) handler);
+    classes =
+        kube.storage().v1().storageClasses().inform((ResourceEventHandler<StorageClass>) handler);
   }
 
   @Override
   public PersistentVolumeClaim claim(String namespace, String name) {
-    return claims.getStore().getByKey(namespace + "/" + name);
+    started();
+    return claims == null ? null : claims.getStore().getByKey(namespace + "/" + name);
   }
 
   @Override
   public PersistentVolume volume(String name) {
-    return volumes.getStore().getByKey(name);
+    started();
+    return volumes == null ? null : volumes.getStore().getByKey(name);
   }
 
   @Override
   public StorageClass storageClass(String name) {
-    return classes.getStore().getByKey(name);
+    started();
+    return classes == null ? null : classes.getStore().getByKey(name);
   }
 
   @Override
-  public void close() {
-    claims.close();
-    volumes.close();
-    classes.close();
+  public synchronized void close() {
+    closed = true;
+    if (claims != null) {
+      claims.close();
+      volumes.close();
+      classes.close();
+    }
   }
 }

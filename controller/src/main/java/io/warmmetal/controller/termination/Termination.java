@@ -25,6 +25,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -44,6 +45,9 @@ import org.slf4j.MDC;
 public final class Termination {
   private static final Logger LOG = LoggerFactory.getLogger(Termination.class);
   private static final Duration EVICTION_MEMORY = Duration.ofMinutes(2);
+
+  /** Where a disruption under way says why on its claims (disruption's own bookkeeping). */
+  public static final String DISRUPTION_REASON = "warmmetal.io/disruption-reason";
 
   private final KubernetesClient kube;
   private final NodeClaimWriter writer;
@@ -129,7 +133,7 @@ public final class Termination {
         for (Pod pod : left) {
           if (pod.getMetadata().getDeletionTimestamp() == null
               && !evicted.containsKey(pod.getMetadata().getUid())) {
-            drain(pod, forced, budgets, deadline);
+            drain(pod, forced, budgets, deadline, disruptionReason(claim));
           }
         }
       }
@@ -141,11 +145,17 @@ public final class Termination {
             claim, Conditions.DRAINED, "Unknown", "Draining", left.size() + " pod(s) to go");
         return false; // looked at again: pods take their time to go
       }
+      if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.DRAINED)) {
+        metrics.nodeDrained(poolOf(claim));
+      }
       writer.condition(claim, Conditions.DRAINED, "True", Conditions.DRAINED, "");
     }
+    long terminating = System.nanoTime();
     if (!terminateInstance(claim)) {
       return false;
     }
+    metrics.instanceTerminationDuration(
+        poolOf(claim), Duration.ofNanos(System.nanoTime() - terminating));
     if (node != null) {
       NodeFinalizer.deleteAndRelease(kube, node);
     }
@@ -175,8 +185,19 @@ public final class Termination {
     String pool = labels.get(WellKnown.NODEPOOL_LABEL);
     metrics.nodeClaimTerminated(
         pool, labels.get(WellKnown.CAPACITY_TYPE_LABEL), labels.get(WellKnown.ZONE_LABEL));
+    Instant now = Instant.now();
+    Instant deleted = Instant.parse(claim.getMetadata().getDeletionTimestamp());
+    metrics.nodeClaimTerminationDuration(pool, Duration.between(deleted, now));
     if (node != null) {
       metrics.nodeTerminated(pool, labels.get(WellKnown.ZONE_LABEL));
+      // From the Node's own deletion if it was deleted first (by hand), else its claim's.
+      String nodeDeleted = node.getMetadata().getDeletionTimestamp();
+      metrics.nodeTerminationDuration(
+          pool, Duration.between(nodeDeleted == null ? deleted : Instant.parse(nodeDeleted), now));
+      if (node.getMetadata().getCreationTimestamp() != null) {
+        metrics.nodeLifetime(
+            pool, Duration.between(Instant.parse(node.getMetadata().getCreationTimestamp()), now));
+      }
     }
     return true;
   }
@@ -186,6 +207,19 @@ public final class Termination {
    * minute past its deletion: its kubelet is gone, as on a dead server), nor one that tolerates the
    * disrupted taint (it would come straight back).
    */
+  /** Why the claim is being taken away, where a disruption said so on it ("" otherwise). */
+  private static String disruptionReason(NodeClaim claim) {
+    var annotations = claim.getMetadata().getAnnotations();
+    String reason = annotations == null ? null : annotations.get(DISRUPTION_REASON);
+    return reason == null ? "" : reason.toLowerCase(Locale.ROOT);
+  }
+
+  private static String poolOf(NodeClaim claim) {
+    return claim.getMetadata().getLabels() == null
+        ? ""
+        : claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
+  }
+
   private static boolean drainable(Pod pod) {
     if (pod.getMetadata().getDeletionTimestamp() != null
         && Instant.parse(pod.getMetadata().getDeletionTimestamp())
@@ -207,7 +241,7 @@ public final class Termination {
                             || WellKnown.DISRUPTED_TAINT.equals(t.getKey())));
   }
 
-  private void drain(Pod pod, boolean forced, PodBudgets budgets, Instant deadline) {
+  private void drain(Pod pod, boolean forced, PodBudgets budgets, Instant deadline, String reason) {
     String name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     var client =
         kube.pods()
@@ -248,7 +282,10 @@ public final class Termination {
           name + ": PodDisruptionBudget " + budgets.blocking(pod) + " allows no disruption now");
       return;
     }
-    if (client.evict()) {
+    boolean accepted = client.evict();
+    metrics.evictionRequested(accepted ? 200 : 429);
+    if (accepted) {
+      metrics.podDrained(reason);
       evicted.put(pod.getMetadata().getUid(), Instant.now());
       budgets.evicted(pod);
       LOG.info("Evicted {}", name);

@@ -2,6 +2,11 @@ package io.warmmetal.controller.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -9,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -28,7 +34,7 @@ class KarpenterMetricsTest {
     metrics.nodeClaimDisrupted("empty", "default", "WhenEmptyOrUnderutilized", "graceful");
     metrics.nodeCreated("default", "rack-1");
     metrics.nodeTerminated("default", "rack-1");
-    metrics.disruptionDecision("delete", "underutilized", "single");
+    metrics.disruptionDecision(List.of("default"), "delete", "underutilized", "single");
     metrics.scheduled(Duration.ofMillis(3));
     metrics.pending(7, 2);
     metrics.clusterNodes(4);
@@ -114,6 +120,114 @@ class KarpenterMetricsTest {
     // A pool gone is gone from the gauges.
     metrics.nodePools(Map.of(), Map.of());
     assertThat(metrics.scrape()).doesNotContain("karpenter_nodepools_usage{");
+  }
+
+  @Test
+  void theClusterGaugesSayWhatEachNodeHasAndRunsAndEachPodsState() {
+    Node node =
+        new NodeBuilder()
+            .withNewMetadata()
+            .withName("wm-1")
+            .withLabels(Map.of("karpenter.sh/nodepool", "default", "kubernetes.io/arch", "amd64"))
+            .endMetadata()
+            .withNewStatus()
+            .withCapacity(Map.of("cpu", new Quantity("16"), "memory", new Quantity("64Gi")))
+            .withAllocatable(Map.of("cpu", new Quantity("15900m"), "memory", new Quantity("63Gi")))
+            .endStatus()
+            .build();
+    metrics.observeCluster(
+        List.of(node), List.of(pod("web", "ReplicaSet", "wm-1"), pod("logs", "DaemonSet", "wm-1")));
+    String text = metrics.scrape();
+    String[] wm1 = {
+      "nodepool",
+      "default",
+      "zone",
+      "",
+      "region",
+      "",
+      "instance_type",
+      "",
+      "arch",
+      "amd64",
+      "os",
+      "",
+      "capacity_type",
+      "",
+      "windows_build",
+      "",
+      "node_name",
+      "wm-1",
+      "phase",
+      "",
+      "managed",
+      "true"
+    };
+    expect(text, 15.9, "karpenter_nodes_allocatable", with(wm1, "resource_type", "cpu"));
+    expect(text, 1.0, "karpenter_nodes_total_pod_requests", with(wm1, "resource_type", "cpu"));
+    expect(text, 0.5, "karpenter_nodes_total_daemon_requests", with(wm1, "resource_type", "cpu"));
+    expect(text, 0.1, "karpenter_nodes_system_overhead", with(wm1, "resource_type", "cpu"));
+    expect(
+        text,
+        1.0,
+        "karpenter_pods_state",
+        "name",
+        "web",
+        "namespace",
+        "default",
+        "owner",
+        "ReplicaSet/web",
+        "node",
+        "wm-1",
+        "scheduled",
+        "true",
+        "nodepool",
+        "default",
+        "zone",
+        "",
+        "arch",
+        "amd64",
+        "capacity_type",
+        "",
+        "instance_type",
+        "",
+        "phase",
+        "Running",
+        "ready",
+        "false",
+        "managed",
+        "true");
+  }
+
+  private static String[] with(String[] labels, String... more) {
+    String[] all = Arrays.copyOf(labels, labels.length + more.length);
+    System.arraycopy(more, 0, all, labels.length, more.length);
+    return all;
+  }
+
+  private static Pod pod(String name, String ownerKind, String node) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("default")
+        .addNewOwnerReference()
+        .withKind(ownerKind)
+        .withName(name)
+        .withController(true)
+        .endOwnerReference()
+        .endMetadata()
+        .withNewSpec()
+        .withNodeName(node)
+        .addNewContainer()
+        .withName("app")
+        .withNewResources()
+        .addToRequests("cpu", new Quantity("500m"))
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .withNewStatus()
+        .withPhase("Running")
+        .endStatus()
+        .build();
   }
 
   private static void expect(String text, double value, String name, String... labels) {

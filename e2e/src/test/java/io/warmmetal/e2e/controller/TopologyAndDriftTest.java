@@ -196,6 +196,20 @@ class TopologyAndDriftTest {
     // A claim bound to a volume on a disk in rack r2 (its node affinity says so).
     rackDisk("r2-disk", "r2", "manual", "data");
     volumeClaim("data", "manual", "r2-disk");
+    // kube-scheduler holds a pod whose (immediately bound) claim is not Bound yet; the binder
+    // binds it within its sync period.
+    Await.until(
+        "the claim bound to its volume",
+        () ->
+            "Bound"
+                .equals(
+                    kube.persistentVolumeClaims()
+                        .inNamespace("default")
+                        .withName("data")
+                        .get()
+                        .getStatus()
+                        .getPhase()),
+        60_000);
     // A claim of a WaitForFirstConsumer class that only rack r3 serves (its allowed topologies):
     // bound when its pod is placed.
     kube.storage()
