@@ -89,10 +89,30 @@ public final class Controller implements AutoCloseable {
       int launchParallelism,
       boolean nudgePods,
       Duration standbyUnhealthyAfter,
-      Duration shapesRefresh) {
+      Duration shapesRefresh,
+      boolean minValuesBestEffort) {
 
     /** How often each node class's shapes are read again, unless told: every second. */
     public static final Duration SHAPES_REFRESH = Duration.ofSeconds(1);
+
+    public Settings(
+        Duration batchIdle,
+        Duration batchMax,
+        Resources reserve,
+        int launchParallelism,
+        boolean nudgePods,
+        Duration standbyUnhealthyAfter,
+        Duration shapesRefresh) {
+      this(
+          batchIdle,
+          batchMax,
+          reserve,
+          launchParallelism,
+          nudgePods,
+          standbyUnhealthyAfter,
+          shapesRefresh,
+          false);
+    }
 
     public Settings(
         Duration batchIdle,
@@ -195,7 +215,7 @@ public final class Controller implements AutoCloseable {
     this.kube = kube;
     this.events = new Recorder(kube);
     this.settings = settings;
-    Scheduler scheduler = new Scheduler(settings.reserve());
+    Scheduler scheduler = new Scheduler(settings.reserve(), settings.minValuesBestEffort());
     this.poolInformer = kube.resources(NodePool.class).runnableInformer(0);
     this.classInformer = kube.resources(WarmMetalNodeClass.class).runnableInformer(0);
     Definitions defs = new Definitions(poolInformer.getStore(), classInformer.getStore());

@@ -98,6 +98,20 @@ public final class Main implements Callable<Integer> {
   long reservedMemoryMiB;
 
   @Option(
+      names = "--min-values-policy",
+      defaultValue = "${env:WARMMETAL_CONTROLLER_MIN_VALUES_POLICY:-Strict}",
+      description =
+          "Strict: a NodePool whose instance types cannot meet a requirement's minValues gets no"
+              + " node; BestEffort: it gets one, its NodeClaim's minValues relaxed (as upstream's)")
+  MinValuesPolicy minValuesPolicy;
+
+  /** Upstream's {@code --min-values-policy}. */
+  enum MinValuesPolicy {
+    Strict,
+    BestEffort
+  }
+
+  @Option(
       names = "--metrics-port",
       defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
       description =
@@ -159,7 +173,8 @@ public final class Main implements Callable<Integer> {
                           launchParallelism,
                           nudgePods,
                           standbyUnhealthyAfter,
-                          shapesRefresh),
+                          shapesRefresh,
+                          minValuesPolicy == MinValuesPolicy.BestEffort),
                       metrics);
               running.set(controller);
               controller.start();

@@ -16,6 +16,7 @@ import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
+import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -226,6 +227,47 @@ class ControllerPassTest {
                 .endStatus()
                 .build())
         .create();
+  }
+
+  @Test
+  void underBestEffortAPoolWhoseTypesCannotMeetItsMinValuesGetsARelaxedClaim() throws Exception {
+    controller.close();
+    kube.resources(NodePool.class)
+        .withName("default")
+        .edit(
+            p -> {
+              Requirement flexible =
+                  new Requirement("node.kubernetes.io/instance-type", "Exists", List.of());
+              flexible.setMinValues(2); // the fleet offers one shape
+              p.getSpec().template.spec.requirements.add(flexible);
+              return p;
+            });
+    controller =
+        new Controller(
+            kube,
+            new Controller.Settings(
+                Duration.ofMillis(5),
+                Duration.ofMillis(100),
+                Resources.NONE,
+                4,
+                false,
+                Duration.ofMinutes(2),
+                Controller.Settings.SHAPES_REFRESH,
+                true),
+            metrics,
+            Clock.systemUTC(),
+            (defs, onChange) -> cloud);
+    controller.start();
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    NodeClaim claim = claims().get(0);
+    assertThat(claim.getMetadata().getAnnotations())
+        .containsEntry("karpenter.sh/nodeclaim-min-values-relaxed", "true");
+    assertThat(claim.getSpec().requirements)
+        .filteredOn(r -> "Exists".equals(r.getOperator()))
+        .singleElement()
+        .satisfies(r -> assertThat(r.getMinValues()).as("what the types give").isEqualTo(1));
+    assertThat(metrics.scrape()).contains("min_values_relaxed=\"true\"");
   }
 
   @Test

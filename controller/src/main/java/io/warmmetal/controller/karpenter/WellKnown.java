@@ -24,6 +24,11 @@ public final class WellKnown {
   public static final String ARCH_LABEL = "kubernetes.io/arch";
   public static final String OS_LABEL = "kubernetes.io/os";
   public static final String HOSTNAME_LABEL = "kubernetes.io/hostname";
+
+  /** On a NodeClaim whose NodePool's minValues were relaxed (--min-values-policy=BestEffort). */
+  public static final String MIN_VALUES_RELAXED_ANNOTATION =
+      "karpenter.sh/nodeclaim-min-values-relaxed";
+
   public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
 
   /**

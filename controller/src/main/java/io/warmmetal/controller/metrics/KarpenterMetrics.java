@@ -291,6 +291,11 @@ public final class KarpenterMetrics {
   }
 
   public void nodeClaimCreated(String nodePool, String reason) {
+    nodeClaimCreated(nodePool, reason, false);
+  }
+
+  /** A NodeClaim created; {@code minValuesRelaxed} when its pool's minValues were relaxed. */
+  public void nodeClaimCreated(String nodePool, String reason, boolean minValuesRelaxed) {
     counter(
             "karpenter.nodeclaims.created",
             "reason",
@@ -298,7 +303,7 @@ public final class KarpenterMetrics {
             "nodepool",
             nodePool,
             "min_values_relaxed",
-            "false")
+            String.valueOf(minValuesRelaxed))
         .increment();
   }
 

@@ -468,9 +468,22 @@ public final class Provisioner {
     claim.getSpec().terminationGracePeriod = template.terminationGracePeriod;
     Resources requested =
         node.pods().stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
-    List<Requirement> requirements = new ArrayList<>(template.requirements);
-    requirements.add(
-        new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable(node, types, requested)));
+    List<String> acceptable = acceptable(node, types, requested);
+    // Under --min-values-policy=BestEffort a node whose types cannot give a requirement its
+    // minValues is planned anyway: its claim asks for what they can give, and says it was relaxed.
+    List<InstanceType> options = types.stream().filter(t -> acceptable.contains(t.name())).toList();
+    boolean relaxed =
+        !scheduler.minValuesStrict()
+            && node.pool().hasMinValues()
+            && !node.pool().minValuesMet(options);
+    List<Requirement> requirements = new ArrayList<>();
+    for (Requirement r : template.requirements) {
+      requirements.add(relaxed ? relaxedTo(r, options) : r);
+    }
+    if (relaxed) {
+      claim.getMetadata().getAnnotations().put(WellKnown.MIN_VALUES_RELAXED_ANNOTATION, "true");
+    }
+    requirements.add(new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable));
     // Labels chosen for this node beyond its pool's and type's — its zone and region (its machine
     // must be there: the
     // launch asks for its machine labels), values of the pool's keys its pods asked for — narrow
@@ -489,8 +502,30 @@ public final class Provisioner {
     claim.getSpec().resources.requests = requests(requested);
     LOG.info("NodeClaim {}: {} for {} pod(s)", name, node.type().name(), node.pods().size());
     NodeClaim created = writer.create(claim);
-    metrics.nodeClaimCreated(pool.getMetadata().getName(), reason);
+    metrics.nodeClaimCreated(pool.getMetadata().getName(), reason, relaxed);
     return created;
+  }
+
+  /**
+   * The requirement with its {@code minValues} lowered to the distinct values of its key these
+   * types offer, where they offer fewer (upstream's BestEffort relaxation).
+   */
+  private static Requirement relaxedTo(Requirement r, List<InstanceType> types) {
+    if (r.getMinValues() == null) {
+      return r;
+    }
+    long offered =
+        types.stream()
+            .map(t -> t.labels().get(r.getKey()))
+            .filter(v -> v != null)
+            .distinct()
+            .count();
+    if (offered == 0 || offered >= r.getMinValues()) {
+      return r; // a key no type defines rules nothing out
+    }
+    Requirement lowered = new Requirement(r.getKey(), r.getOperator(), r.getValues());
+    lowered.setMinValues((int) offered);
+    return lowered;
   }
 
   /**

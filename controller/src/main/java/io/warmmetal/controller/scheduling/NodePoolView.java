@@ -109,12 +109,6 @@ public record NodePoolView(
     return requirements.stream().anyMatch(r -> r.getMinValues() != null);
   }
 
-  /**
-   * Whether the types a node could be of offer as many kinds as each requirement's {@code
-   * minValues} asks (distinct values of its key), as upstream's flexibility guard: a pool that asks
-   * for five instance types to choose from is not served by one. As with requirements, a key the
-   * types do not define is not held against them.
-   */
   /** The host ports the DaemonSets that would run on a node with these labels bind there. */
   public List<HostPort> daemonPorts(Map<String, String> nodeLabels) {
     return daemons.stream()
@@ -124,6 +118,12 @@ public record NodePoolView(
         .toList();
   }
 
+  /**
+   * Whether the types a node could be of offer as many kinds as each requirement's {@code
+   * minValues} asks (distinct values of its key), as upstream's flexibility guard: a pool that asks
+   * for five instance types to choose from is not served by one. As with requirements, a key the
+   * types do not define is not held against them.
+   */
   public boolean minValuesMet(List<InstanceType> candidates) {
     for (Requirement r : requirements) {
       if (r.getMinValues() == null) {

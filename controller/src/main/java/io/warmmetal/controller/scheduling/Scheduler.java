@@ -24,13 +24,29 @@ public final class Scheduler {
   static final Set<String> TOPOLOGY_KEYS = Set.of(WellKnown.ZONE_LABEL, WellKnown.REGION_LABEL);
 
   private final Resources reserve;
+  private final boolean minValuesBestEffort;
 
   /**
    * @param reserve what every node gives up besides its DaemonSets (system daemons that are not
    *     pods, say)
    */
   public Scheduler(Resources reserve) {
+    this(reserve, false);
+  }
+
+  /**
+   * @param minValuesBestEffort upstream's {@code --min-values-policy=BestEffort}: a node whose
+   *     pool's {@code minValues} its types cannot meet is still planned (its claim says so), rather
+   *     than the pool left out
+   */
+  public Scheduler(Resources reserve, boolean minValuesBestEffort) {
     this.reserve = reserve;
+    this.minValuesBestEffort = minValuesBestEffort;
+  }
+
+  /** Whether a pool's {@code minValues} its types cannot meet keeps it out ({@code Strict}). */
+  public boolean minValuesStrict() {
+    return !minValuesBestEffort;
   }
 
   /**

@@ -49,6 +49,9 @@ final class Solve {
   /** Numbers the plan's nodes (their hostname domain until they have a name). */
   private long planned;
 
+  /** Whether a pool whose types cannot meet its {@code minValues} is left out. */
+  private final boolean strictMinValues;
+
   Solve(
       Scheduler scheduler,
       List<PodRequest> pending,
@@ -57,6 +60,7 @@ final class Solve {
       List<PlannedNode> inFlight) {
     this.pending = pending;
     this.types = types;
+    this.strictMinValues = scheduler.minValuesStrict();
     pods = new ArrayList<>(pending);
     pods.sort(
         Comparator.comparingLong((PodRequest p) -> p.requests().cpuMilli())
@@ -276,6 +280,7 @@ final class Solve {
         }
       }
       if (best != null
+          && strictMinValues
           && pool.hasMinValues()
           && !pool.minValuesMet(
               types.stream().filter(t -> catalog.suits(pool, t, pod, labels)).toList())) {
@@ -343,7 +348,8 @@ final class Solve {
             best = type;
           }
         }
-        if (best == null || (pool.hasMinValues() && !pool.minValuesMet(byZone.get(zone)))) {
+        if (best == null
+            || (strictMinValues && pool.hasMinValues() && !pool.minValuesMet(byZone.get(zone)))) {
           continue;
         }
         // The node's labels are its best type's (its first option) and its id the next: whether

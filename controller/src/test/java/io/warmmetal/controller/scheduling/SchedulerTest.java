@@ -380,6 +380,12 @@ class SchedulerTest {
     assertThat(
             scheduler.schedule(List.of(pod("big", 60000, 8)), List.of(pool), fleet).unschedulable())
         .hasSize(1);
+    // Under --min-values-policy=BestEffort the pool still gets its node (the claim says so).
+    assertThat(
+            new Scheduler(Resources.NONE, true)
+                .schedule(List.of(pod("big", 60000, 8)), List.of(pool), fleet)
+                .nodes())
+        .hasSize(1);
     // A key no type defines is not held against them, as requirements are not.
     Requirement foreign = new Requirement("karpenter.k8s.aws/instance-family", "Exists", List.of());
     foreign.setMinValues(5);
