@@ -4,6 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
@@ -172,14 +177,69 @@ class MonitoringFilesTest {
     metrics.nodeClaimDisrupted("empty", "default", "WhenEmpty", "graceful");
     metrics.nodeCreated("default", "rack-1");
     metrics.nodeTerminated("default", "rack-1");
-    metrics.disruptionDecision("delete", "empty", "single");
+    metrics.disruptionDecision(List.of("default"), "delete", "empty", "single");
     metrics.scheduled(Duration.ofMillis(3));
     metrics.pending(1, 1);
     metrics.clusterNodes(1);
     metrics.nodePools(
         Map.of("default", Map.of("cpu", 8.0)), Map.of("default", Map.of("cpu", 64.0)));
     metrics.eligibleNodes(Map.of("empty", 1));
+    metrics.podStarted(Duration.ofSeconds(3));
+    metrics.podBound(Duration.ofSeconds(1));
+    metrics.nodeTerminationDuration("default", Duration.ofSeconds(30));
+    metrics.nodeClaimTerminationDuration("default", Duration.ofSeconds(30));
+    metrics.instanceTerminationDuration("default", Duration.ofSeconds(1));
+    metrics.nodeLifetime("default", Duration.ofHours(1));
+    metrics.nodeDrained("default");
+    metrics.podDrained("empty");
+    metrics.evictionRequested(200);
+    metrics.cloudProviderCall("Create", Duration.ofMillis(40), "InsufficientCapacityError");
+    metrics.reconciled("provisioning", Duration.ofMillis(3), "error");
+    metrics.workQueue("nodeclaim.lifecycle", () -> 0);
+    metrics.allowedDisruptions(Map.of("default", Map.of("Empty", 1)));
+    metrics.decisionEvaluated("empty", "empty", Duration.ofMillis(1));
+    Pod pending = pod();
+    pending.getMetadata().setName("pending");
+    pending.getSpec().setNodeName(null);
+    metrics.observeCluster(List.of(node()), List.of(pod(), pending));
     return metrics.scrape();
+  }
+
+  private static Node node() {
+    return new NodeBuilder()
+        .withNewMetadata()
+        .withName("wm-1")
+        .withCreationTimestamp("2026-12-02T12:00:00Z")
+        .withLabels(Map.of("karpenter.sh/nodepool", "default"))
+        .endMetadata()
+        .withNewStatus()
+        .withCapacity(Map.of("cpu", new Quantity("16")))
+        .withAllocatable(Map.of("cpu", new Quantity("15")))
+        .endStatus()
+        .build();
+  }
+
+  private static Pod pod() {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName("web")
+        .withNamespace("default")
+        .withCreationTimestamp("2026-12-02T12:00:00Z")
+        .endMetadata()
+        .withNewSpec()
+        .withNodeName("wm-1")
+        .addNewContainer()
+        .withName("app")
+        .withNewResources()
+        .addToRequests("cpu", new Quantity("1"))
+        .addToLimits("cpu", new Quantity("2"))
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .withNewStatus()
+        .withPhase("Pending")
+        .endStatus()
+        .build();
   }
 
   private static Set<String> matches(Pattern pattern, String text) {
@@ -243,14 +303,16 @@ class MonitoringFilesTest {
 
     // Every family the code exports has a panel (a new metric needs one); a timer's _max gauge goes
     // with its timer.
+    List<String> withoutPanel = new ArrayList<>();
     for (String family : families) {
       if (family.endsWith("_max") && families.contains(family.substring(0, family.length() - 4))) {
         continue;
       }
-      assertThat(onDashboards)
-          .as("a dashboard panel for %s", family)
-          .anyMatch(n -> n.startsWith(family));
+      if (onDashboards.stream().noneMatch(n -> n.startsWith(family))) {
+        withoutPanel.add(family);
+      }
     }
+    assertThat(withoutPanel).as("families without a dashboard panel").isEmpty();
   }
 
   @Test

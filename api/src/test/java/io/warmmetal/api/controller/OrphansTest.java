@@ -9,12 +9,15 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.controller.claims.NodeClaimWriter;
+import io.warmmetal.controller.claims.NodeClaims;
 import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.termination.Orphans;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -88,7 +91,13 @@ class OrphansTest {
               kube.resources(WarmMetalNodeClass.class).runnableInformer(0).getStore());
       try (WarmMetalCloudProvider cloud =
           new WarmMetalCloudProvider(kube, defs, Duration.ofHours(1), () -> {})) {
-        new Orphans(cloud, Duration.ZERO, Duration.ZERO)
+        NodeClaimWriter writer =
+            new NodeClaimWriter(
+                kube,
+                new NodeClaims(
+                    kube.resources(NodeClaim.class).runnableInformer(0).getStore(),
+                    Clock.systemUTC()));
+        new Orphans(cloud, writer, Clock.systemUTC(), Duration.ZERO, Duration.ZERO)
             .reconcile(List.of(live), List.of(nodeClass));
       }
 

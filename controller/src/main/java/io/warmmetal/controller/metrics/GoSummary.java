@@ -35,6 +35,9 @@ final class GoSummary extends Collector {
     for (MetricFamilySamples family : summary.collect()) {
       List<MetricFamilySamples.Sample> samples = new ArrayList<>();
       for (MetricFamilySamples.Sample s : family.samples) {
+        if (s.name.endsWith("_created")) {
+          continue; // Java's client adds a creation time Go's does not
+        }
         List<String> values = new ArrayList<>(s.labelValues);
         int q = s.labelNames.indexOf("quantile");
         if (q >= 0) {
