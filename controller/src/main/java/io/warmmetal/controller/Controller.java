@@ -434,7 +434,8 @@ public final class Controller implements AutoCloseable {
     long passStart = System.nanoTime();
     // Pods as plans see them: each pinned where its volumes can be attached (upstream's
     // VolumeTopology).
-    List<Pod> allPods = volumeTopology.inject(pods.getStore().list());
+    List<Pod> informed = pods.getStore().list();
+    List<Pod> allPods = volumeTopology.inject(informed);
     // The informer's claims with this controller's own writes over them: a claim created a moment
     // ago is counted (its pods are not planned twice) though the informer may not have it yet.
     List<NodeClaim> listed = nodeClaims.list();
@@ -477,7 +478,7 @@ public final class Controller implements AutoCloseable {
     // Status last: it reports what this pass did, and a slow instances API delays no launch.
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));
-    step("metrics", () -> metrics.observeCluster(nodes, pods.getStore().list()));
+    step("metrics", () -> metrics.observeCluster(nodes, informed));
     passes.incrementAndGet();
     LOG.debug("Pass: done in {} ms", millisSince(passStart));
   }

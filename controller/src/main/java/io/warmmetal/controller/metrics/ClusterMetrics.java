@@ -239,8 +239,9 @@ final class ClusterMetrics extends Collector {
             "karpenter_cluster_utilization_percent",
             "Utilization of allocatable resources by pod requests",
             List.of("resource_type"));
+    Map<String, Double> requestedAmounts = amounts(requestedSum);
     for (Map.Entry<String, Double> e : amounts(allocatableSum).entrySet()) {
-      Double requested = amounts(requestedSum).get(e.getKey());
+      Double requested = requestedAmounts.get(e.getKey());
       if (e.getValue() > 0) {
         utilization.addMetric(
             List.of(e.getKey()), 100 * (requested == null ? 0 : requested) / e.getValue());

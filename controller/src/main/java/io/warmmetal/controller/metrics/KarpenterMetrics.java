@@ -65,16 +65,12 @@ public final class KarpenterMetrics {
    * @param clock what the cluster's gauges count ages and waits with
    */
   public KarpenterMetrics(Clock clock) {
-    Duration[] slos =
-        Arrays.stream(BUCKETS)
-            .mapToObj(s -> Duration.ofNanos((long) (s * 1e9)))
-            .toArray(Duration[]::new);
     schedulingDuration =
         Timer.builder("karpenter.scheduler.scheduling_duration")
             .description(
                 "Duration of scheduling simulations used for deprovisioning and provisioning in seconds.")
             .tag("controller", "provisioner")
-            .serviceLevelObjectives(slos)
+            .serviceLevelObjectives(DURATION_SLOS)
             .register(registry);
     registry.gauge(
         "karpenter.scheduler.queue_depth",
@@ -162,7 +158,7 @@ public final class KarpenterMetrics {
     timer(
             "karpenter.pods.bound_duration",
             "The time from pod creation until the pod is bound.",
-            BUCKETS)
+            DURATION_SLOS)
         .record(sinceCreation);
   }
 
@@ -176,7 +172,7 @@ public final class KarpenterMetrics {
     timer(
             "karpenter.nodeclaims.termination_duration",
             "Duration of NodeClaim termination in seconds.",
-            exponential(12),
+            EXPONENTIAL_12,
             "nodepool",
             nodePool)
         .record(took);
@@ -187,7 +183,7 @@ public final class KarpenterMetrics {
     timer(
             "karpenter.nodeclaims.instance_termination_duration",
             "Duration of CloudProvider Instance termination in seconds.",
-            exponential(11),
+            EXPONENTIAL_11,
             "nodepool",
             nodePool)
         .record(took);
@@ -198,7 +194,7 @@ public final class KarpenterMetrics {
     timer(
             "karpenter.nodes.lifetime_duration",
             "The lifetime duration of the nodes since creation.",
-            LIFETIME_BUCKETS,
+            LIFETIME_SLOS,
             "nodepool",
             nodePool)
         .record(lived);
@@ -224,7 +220,7 @@ public final class KarpenterMetrics {
             "karpenter.cloudprovider.duration",
             "Duration of cloud provider method calls. Labeled by the controller, method name and"
                 + " provider.",
-            DEF_BUCKETS,
+            DEF_SLOS,
             "controller",
             "",
             "method",
@@ -259,7 +255,7 @@ public final class KarpenterMetrics {
     timer(
             "controller_runtime.reconcile_time",
             "Length of time per reconciliation per controller",
-            RECONCILE_BUCKETS,
+            RECONCILE_SLOS,
             "controller",
             controller)
         .record(took);
@@ -380,7 +376,7 @@ public final class KarpenterMetrics {
             "karpenter.voluntary_disruption.decision_evaluation_duration",
             "Duration of the disruption decision evaluation process in seconds. Labeled by method"
                 + " and consolidation type.",
-            BUCKETS,
+            DURATION_SLOS,
             "reason",
             reason,
             "consolidation_type",
@@ -436,23 +432,32 @@ public final class KarpenterMetrics {
     counter("warmmetal.pods.nudged", "nodepool", nodePool).increment();
   }
 
-  private static final double[] DEF_BUCKETS = {
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
-  };
+  /** Upstream's DurationBuckets(), as a Timer's service level objectives. */
+  private static final Duration[] DURATION_SLOS = slos(BUCKETS);
+
+  /** Prometheus' DefBuckets. */
+  private static final Duration[] DEF_SLOS =
+      slos(new double[] {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10});
 
   /** controller-runtime's reconcile buckets. */
-  private static final double[] RECONCILE_BUCKETS = Arrays.copyOf(BUCKETS, 40);
+  private static final Duration[] RECONCILE_SLOS = slos(Arrays.copyOf(BUCKETS, 40));
 
   /** Upstream's node lifetime buckets: 15 minutes to 30 days. */
-  private static final double[] LIFETIME_BUCKETS = {
-    900, 1800, 2700, 3600, 7200, 14400, 21600, 28800, 36000, 43200, 57600, 72000, 86400, 172800,
-    259200, 432000, 864000, 1296000, 1728000, 2160000, 2592000
-  };
+  private static final Duration[] LIFETIME_SLOS =
+      slos(
+          new double[] {
+            900, 1800, 2700, 3600, 7200, 14400, 21600, 28800, 36000, 43200, 57600, 72000, 86400,
+            172800, 259200, 432000, 864000, 1296000, 1728000, 2160000, 2592000
+          });
+
+  /** prometheus.ExponentialBuckets(1, 2, 11) and (1, 2, 12). */
+  private static final Duration[] EXPONENTIAL_11 = slos(exponential(11));
+
+  private static final Duration[] EXPONENTIAL_12 = slos(exponential(12));
 
   /** The provider upstream's cloud-provider metrics name. */
   static final String PROVIDER = "warmmetal";
 
-  /** prometheus.ExponentialBuckets(1, 2, n). */
   private static double[] exponential(int n) {
     double[] buckets = new double[n];
     for (int i = 0; i < n; i++) {
@@ -461,19 +466,18 @@ public final class KarpenterMetrics {
     return buckets;
   }
 
-  private Timer timer(String name, String help, double[] buckets, String... tags) {
-    for (int i = 1; i < tags.length; i += 2) {
-      if (tags[i] == null) {
-        tags[i] = "";
-      }
-    }
+  /** Bucket bounds in seconds as durations, worked out once (a Timer takes them each lookup). */
+  private static Duration[] slos(double[] seconds) {
+    return Arrays.stream(seconds)
+        .mapToObj(b -> Duration.ofNanos((long) (b * 1e9)))
+        .toArray(Duration[]::new);
+  }
+
+  private Timer timer(String name, String help, Duration[] buckets, String... tags) {
     return Timer.builder(name)
         .description(help)
-        .tags(tags)
-        .serviceLevelObjectives(
-            Arrays.stream(buckets)
-                .mapToObj(b -> Duration.ofNanos((long) (b * 1e9)))
-                .toArray(Duration[]::new))
+        .tags(present(tags))
+        .serviceLevelObjectives(buckets)
         .register(registry);
   }
 
@@ -486,11 +490,16 @@ public final class KarpenterMetrics {
   }
 
   private Counter counter(String name, String... tags) {
+    return registry.counter(name, present(tags));
+  }
+
+  /** The tags with an absent value as an empty one (Prometheus has no null label). */
+  private static String[] present(String... tags) {
     for (int i = 1; i < tags.length; i += 2) {
       if (tags[i] == null) {
         tags[i] = "";
       }
     }
-    return registry.counter(name, tags);
+    return tags;
   }
 }

@@ -36,6 +36,20 @@ public final class MeteredCloudProvider implements CloudProvider {
     T run() throws CloudProviderException;
   }
 
+  @FunctionalInterface
+  private interface Action {
+    void run() throws CloudProviderException;
+  }
+
+  private void timed(String method, Action action) throws CloudProviderException {
+    timed(
+        method,
+        () -> {
+          action.run();
+          return null;
+        });
+  }
+
   private <T> T timed(String method, Call<T> call) throws CloudProviderException {
     long start = System.nanoTime();
     String error = null;
@@ -69,12 +83,7 @@ public final class MeteredCloudProvider implements CloudProvider {
 
   @Override
   public void delete(NodeClaim claim) throws CloudProviderException {
-    timed(
-        "Delete",
-        () -> {
-          cloud.delete(claim);
-          return null;
-        });
+    timed("Delete", () -> cloud.delete(claim));
   }
 
   @Override
@@ -96,21 +105,11 @@ public final class MeteredCloudProvider implements CloudProvider {
   @Override
   public void terminate(WarmMetalNodeClass nodeClass, String instanceId)
       throws CloudProviderException {
-    timed(
-        "Terminate",
-        () -> {
-          cloud.terminate(nodeClass, instanceId);
-          return null;
-        });
+    timed("Terminate", () -> cloud.terminate(nodeClass, instanceId));
   }
 
   @Override
   public void check(WarmMetalNodeClass nodeClass) throws CloudProviderException {
-    timed(
-        "Check",
-        () -> {
-          cloud.check(nodeClass);
-          return null;
-        });
+    timed("Check", () -> cloud.check(nodeClass));
   }
 }
