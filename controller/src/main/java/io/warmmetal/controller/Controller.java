@@ -81,6 +81,8 @@ public final class Controller implements AutoCloseable {
    *     before its machine is reset and another joined
    * @param shapesRefresh how often each node class's shapes (instance types and their free
    *     machines) are read again in the background: plans read them from memory
+   * @param minValuesBestEffort upstream's {@code --min-values-policy=BestEffort}
+   * @param featureGates upstream's {@code --feature-gates}
    */
   public record Settings(
       Duration batchIdle,
@@ -90,7 +92,43 @@ public final class Controller implements AutoCloseable {
       boolean nudgePods,
       Duration standbyUnhealthyAfter,
       Duration shapesRefresh,
-      boolean minValuesBestEffort) {
+      boolean minValuesBestEffort,
+      FeatureGates featureGates) {
+
+    public Settings(
+        Duration batchIdle,
+        Duration batchMax,
+        Resources reserve,
+        int launchParallelism,
+        boolean nudgePods,
+        Duration standbyUnhealthyAfter,
+        Duration shapesRefresh,
+        boolean minValuesBestEffort) {
+      this(
+          batchIdle,
+          batchMax,
+          reserve,
+          launchParallelism,
+          nudgePods,
+          standbyUnhealthyAfter,
+          shapesRefresh,
+          minValuesBestEffort,
+          FeatureGates.DEFAULT);
+    }
+
+    /** These settings with other feature gates. */
+    public Settings withFeatureGates(FeatureGates gates) {
+      return new Settings(
+          batchIdle,
+          batchMax,
+          reserve,
+          launchParallelism,
+          nudgePods,
+          standbyUnhealthyAfter,
+          shapesRefresh,
+          minValuesBestEffort,
+          gates);
+    }
 
     /** How often each node class's shapes are read again, unless told: every second. */
     public static final Duration SHAPES_REFRESH = Duration.ofSeconds(1);

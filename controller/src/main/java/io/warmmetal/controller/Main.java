@@ -112,6 +112,15 @@ public final class Main implements Callable<Integer> {
   }
 
   @Option(
+      names = "--feature-gates",
+      defaultValue =
+          "${env:WARMMETAL_CONTROLLER_FEATURE_GATES:-NodeRepair=false,NodeOverlay=false}",
+      description =
+          "upstream's feature gates, Name=true|false comma separated: NodeRepair (replace unhealthy"
+              + " nodes), NodeOverlay (NodeOverlays' prices and capacity); off by default")
+  String featureGates;
+
+  @Option(
       names = "--metrics-port",
       defaultValue = "${env:WARMMETAL_CONTROLLER_METRICS_PORT:-8080}",
       description =
@@ -147,6 +156,13 @@ public final class Main implements Callable<Integer> {
             + "-"
             + UUID.randomUUID().toString().substring(0, 8);
     Resources reserve = Resources.of(reservedCpu, reservedMemoryMiB << 20);
+    FeatureGates gates;
+    try {
+      gates = FeatureGates.parse(featureGates);
+    } catch (IllegalArgumentException bad) {
+      throw new CommandLine.ParameterException(
+          new CommandLine(this), "--feature-gates: " + bad.getMessage());
+    }
     KarpenterMetrics metrics =
         new KarpenterMetrics(); // one per process: counts survive a change of leader
     AtomicReference<Controller> running = new AtomicReference<>();
@@ -174,7 +190,8 @@ public final class Main implements Callable<Integer> {
                           nudgePods,
                           standbyUnhealthyAfter,
                           shapesRefresh,
-                          minValuesPolicy == MinValuesPolicy.BestEffort),
+                          minValuesPolicy == MinValuesPolicy.BestEffort,
+                          gates),
                       metrics);
               running.set(controller);
               controller.start();
