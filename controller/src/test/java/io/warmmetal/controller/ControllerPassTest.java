@@ -97,30 +97,32 @@ class ControllerPassTest {
   }
 
   private void pending(String name, Map<String, Quantity> requests) {
-    Pod pod =
-        new PodBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace("default")
-            .endMetadata()
-            .withNewSpec()
-            .addNewContainer()
-            .withName("app")
-            .withImage("busybox")
-            .withNewResources()
-            .addToRequests(requests)
-            .endResources()
-            .endContainer()
-            .endSpec()
-            .withNewStatus()
-            .addNewCondition()
-            .withType("PodScheduled")
-            .withStatus("False")
-            .withReason("Unschedulable")
-            .endCondition()
-            .endStatus()
-            .build();
-    kube.pods().inNamespace("default").resource(pod).create();
+    kube.pods().inNamespace("default").resource(pendingPod(name, requests)).create();
+  }
+
+  private static Pod pendingPod(String name, Map<String, Quantity> requests) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace("default")
+        .endMetadata()
+        .withNewSpec()
+        .addNewContainer()
+        .withName("app")
+        .withImage("busybox")
+        .withNewResources()
+        .addToRequests(requests)
+        .endResources()
+        .endContainer()
+        .endSpec()
+        .withNewStatus()
+        .addNewCondition()
+        .withType("PodScheduled")
+        .withStatus("False")
+        .withReason("Unschedulable")
+        .endCondition()
+        .endStatus()
+        .build();
   }
 
   private List<NodeClaim> claims() {
@@ -316,6 +318,63 @@ class ControllerPassTest {
     await(
         "initialized once the GPU is allocatable",
         () -> Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.INITIALIZED));
+  }
+
+  @Test
+  void podsOnANodeNoNodePoolMadeCountForTopologySpread() throws Exception {
+    cloud.offer(
+        "default",
+        new InstanceType(
+            SHAPE,
+            Map.of("node.kubernetes.io/instance-type", SHAPE),
+            Resources.of(16_000, 64L << 30).with(PodRequests.PODS, 110),
+            0.5,
+            4,
+            List.of(
+                new InstanceType.Offering("rack-1", "room-1", 2, 2),
+                new InstanceType.Offering("rack-2", "room-1", 2, 2))));
+    kube.nodes()
+        .resource(
+            new NodeBuilder()
+                .withNewMetadata()
+                .withName("on-prem-1")
+                .addToLabels(WellKnown.ZONE_LABEL, "rack-1")
+                .endMetadata()
+                .build())
+        .create();
+    Pod running = webPod("web-0", "1");
+    running.getSpec().setNodeName("on-prem-1");
+    running.setStatus(null);
+    kube.pods().inNamespace("default").resource(running).create();
+    kube.pods().inNamespace("default").resource(webPod("web-1", "1")).create();
+
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    assertThat(claims().get(0).getSpec().requirements)
+        .as("rack-1 has a web pod already, on a node not ours: the new one goes to rack-2")
+        .anySatisfy(
+            r -> {
+              assertThat(r.getKey()).isEqualTo(WellKnown.ZONE_LABEL);
+              assertThat(r.getValues()).containsExactly("rack-2");
+            });
+  }
+
+  /** A pending pod of app web, spread over zones with a skew of at most one. */
+  private static Pod webPod(String name, String cpu) {
+    return new PodBuilder(pendingPod(name, Map.of("cpu", new Quantity(cpu))))
+        .editMetadata()
+        .addToLabels("app", "web")
+        .endMetadata()
+        .editSpec()
+        .addNewTopologySpreadConstraint()
+        .withTopologyKey(WellKnown.ZONE_LABEL)
+        .withMaxSkew(1)
+        .withWhenUnsatisfiable("DoNotSchedule")
+        .withNewLabelSelector()
+        .addToMatchLabels("app", "web")
+        .endLabelSelector()
+        .endTopologySpreadConstraint()
+        .endSpec()
+        .build();
   }
 
   @Test

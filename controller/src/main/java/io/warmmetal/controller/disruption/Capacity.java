@@ -25,6 +25,11 @@ interface Capacity {
   /** The types a new node can be of now. */
   List<InstanceType> launchable();
 
+  /** The nodes pods are not planned onto, whose pods count for topology and affinity. */
+  default List<Scheduler.Bystander> bystanders() {
+    return List.of();
+  }
+
   /**
    * Creates and launches a NodeClaim for each node planned, its fallback shapes each cheaper than
    * {@code priceBelow}. Returns them all, or null if one could not be launched.
@@ -57,6 +62,11 @@ interface Capacity {
     @Override
     public List<InstanceType> launchable() {
       return provisioner.launchable(state);
+    }
+
+    @Override
+    public List<Scheduler.Bystander> bystanders() {
+      return state.bystanders;
     }
 
     @Override

@@ -92,7 +92,8 @@ final class Simulation {
     List<Scheduler.PlannedNode> others = absorb(destinations(names), settled);
     candidates.forEach(c -> c.pods().stream().map(PodRequests::of).forEach(moving::add));
     Scheduler.Plan plan =
-        scheduler.schedule(moving, capacity.pools(), capacity.launchable(), others);
+        scheduler.schedule(
+            moving, capacity.pools(), capacity.launchable(), others, capacity.bystanders());
     double price =
         candidates.stream().mapToDouble(c -> capacity.nodes().get(c.claim()).type().price()).sum();
     return new Result(plan, price);

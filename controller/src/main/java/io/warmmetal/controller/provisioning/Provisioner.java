@@ -197,7 +197,8 @@ public final class Provisioner {
     // launch nothing.
     long started = System.nanoTime();
     Scheduler.Plan plan =
-        scheduler.schedule(pending, state.views, launchable, List.copyOf(state.nodes.values()));
+        scheduler.schedule(
+            pending, state.views, launchable, List.copyOf(state.nodes.values()), state.bystanders);
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
     planListener.planned(pendingPods, plan);

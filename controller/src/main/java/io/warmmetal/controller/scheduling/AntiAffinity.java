@@ -1,5 +1,6 @@
 package io.warmmetal.controller.scheduling;
 
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -36,26 +37,31 @@ final class AntiAffinity {
    * The counts for a plan of these pods over these nodes; null when no pod, to place or placed, has
    * anti-affinity held to on another key than the hostname (nothing to count).
    */
-  static AntiAffinity over(Collection<PodRequest> pending, Collection<? extends OpenNode> nodes) {
+  static AntiAffinity over(
+      Collection<PodRequest> pending,
+      Collection<? extends OpenNode> nodes,
+      Collection<? extends Topology.Node> bystanders) {
+    List<Topology.Node> all = new ArrayList<>(nodes);
+    all.addAll(bystanders);
     boolean needed =
-        Stream.concat(pending.stream(), nodes.stream().flatMap(n -> n.pods().stream()))
+        Stream.concat(pending.stream(), all.stream().flatMap(n -> n.pods().stream()))
             .anyMatch(
                 p ->
                     p.allAntiAffinity().stream()
                         .anyMatch(t -> !t.topologyKey().equals(PodAffinityTerm.HOSTNAME)));
-    return needed ? new AntiAffinity(pending, nodes) : null;
+    return needed ? new AntiAffinity(pending, all) : null;
   }
 
-  private AntiAffinity(Collection<PodRequest> pending, Collection<? extends OpenNode> nodes) {
+  private AntiAffinity(Collection<PodRequest> pending, Collection<Topology.Node> nodes) {
     for (PodRequest pod : pending) {
       pod.antiAffinity().forEach(this::track);
       pod.placement().preferredAntiAffinity().forEach(this::track);
       pod.antiAffinity().forEach(this::trackHeld);
     }
-    for (OpenNode node : nodes) {
+    for (Topology.Node node : nodes) {
       node.pods().forEach(p -> p.antiAffinity().forEach(this::trackHeld));
     }
-    for (OpenNode node : nodes) {
+    for (Topology.Node node : nodes) {
       node.pods().forEach(p -> count(p, node.labels(), 1, true));
     }
   }

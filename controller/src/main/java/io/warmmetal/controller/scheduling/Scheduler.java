@@ -94,6 +94,25 @@ public final class Scheduler {
   }
 
   /**
+   * A node pods are not planned onto — one no NodePool of ours made, or a node of ours going away —
+   * whose pods still count where pods count wherever they are: topology spread, pod affinity and
+   * anti-affinity across a topology key (upstream counts every pod in the cluster).
+   */
+  public record Bystander(
+      String name, Map<String, String> labels, List<Taint> taints, List<PodRequest> pods)
+      implements Topology.Node {
+    @Override
+    public String id() {
+      return name;
+    }
+
+    @Override
+    public boolean tolerates(PodRequest pod) {
+      return pod.tolerates(taints);
+    }
+  }
+
+  /**
    * The nodes to launch (not those already there), the pods no node can take, and the pods that go
    * onto a node already there or on its way (which of those offered to {@link #schedule}).
    */
@@ -120,7 +139,20 @@ public final class Scheduler {
       List<NodePoolView> pools,
       List<InstanceType> types,
       List<PlannedNode> inFlight) {
-    return new Solve(this, pending, pools, types, inFlight).plan();
+    return schedule(pending, pools, types, inFlight, List.of());
+  }
+
+  /**
+   * As {@link #schedule(List, List, List, List)}, with the pods on nodes pods are not planned onto
+   * ({@code bystanders}) counted for topology and affinity.
+   */
+  public Plan schedule(
+      List<PodRequest> pending,
+      List<NodePoolView> pools,
+      List<InstanceType> types,
+      List<PlannedNode> inFlight,
+      List<Bystander> bystanders) {
+    return new Solve(this, pending, pools, types, inFlight, bystanders).plan();
   }
 
   /**

@@ -57,7 +57,8 @@ final class Solve {
       List<PodRequest> pending,
       List<NodePoolView> pools,
       List<InstanceType> types,
-      List<PlannedNode> inFlight) {
+      List<PlannedNode> inFlight,
+      List<Scheduler.Bystander> bystanders) {
     this.pending = pending;
     this.types = types;
     this.strictMinValues = scheduler.minValuesStrict();
@@ -80,8 +81,8 @@ final class Solve {
             .anyMatch(
                 p -> p.taints().stream().anyMatch(t -> "PreferNoSchedule".equals(t.getEffect())));
     catalog = new Catalog(scheduler, pools, types);
-    topology = new Topology(pods, open, potentialDomains(types));
-    antiAffinity = AntiAffinity.over(pods, open);
+    topology = new Topology(pods, open, bystanders, potentialDomains(types));
+    antiAffinity = AntiAffinity.over(pods, open, bystanders);
   }
 
   /** The zones and regions with machines to be had: domains a new node could be in. */

@@ -10,9 +10,10 @@ import java.util.Set;
 /**
  * Pod counts per topology domain, for pod affinity and topology spread, as upstream's topology
  * groups keep them: one group per term (selector, namespaces, key) of the pods being planned,
- * counting the pods it selects on every node in the plan (those there and those planned), updated
- * as pods are placed. A node's domain for a key is its label's value — for {@code
- * kubernetes.io/hostname}, the node itself (a new node is a new, empty domain).
+ * counting the pods it selects on every node in the plan (those there and those planned) and on the
+ * nodes pods are not planned onto (bystanders: nodes not ours), updated as pods are placed. A
+ * node's domain for a key is its label's value — for {@code kubernetes.io/hostname}, the node
+ * itself (a new node is a new, empty domain).
  */
 final class Topology {
   /** A node as topology sees it: its identity (its hostname domain), its labels, its pods. */
@@ -34,16 +35,24 @@ final class Topology {
    */
   private final Map<String, Set<String>> potential;
 
+  /** Nodes pods are not planned onto: their pods and domains count all the same. */
+  private final Collection<? extends Node> bystanders;
+
   Topology(
       Collection<PodRequest> pending,
       Collection<? extends Node> nodes,
+      Collection<? extends Node> bystanders,
       Map<String, Set<String>> potential) {
     this.potential = potential;
+    this.bystanders = bystanders;
     for (PodRequest pod : pending) {
       pod.placement().allAffinity().forEach(t -> counts.putIfAbsent(t, new HashMap<>()));
       pod.placement().spread().forEach(s -> counts.putIfAbsent(s.term(), new HashMap<>()));
     }
     for (Node node : nodes) {
+      node.pods().forEach(p -> placed(p, node));
+    }
+    for (Node node : bystanders) {
       node.pods().forEach(p -> placed(p, node));
     }
   }
@@ -124,7 +133,7 @@ final class Topology {
       }
       Map<String, Integer> byDomain = counts.get(spread.term());
       int count = byDomain.getOrDefault(domain, 0) + (spread.term().selects(pod) ? 1 : 0);
-      if (count - minimum(pod, spread, byDomain, nodes, potential) > spread.maxSkew()) {
+      if (count - minimum(pod, spread, byDomain, nodes) > spread.maxSkew()) {
         return false;
       }
     }
@@ -136,24 +145,17 @@ final class Topology {
    * Otherwise over the domains of the nodes the constraint's policies let count; fewer domains than
    * {@code minDomains} count as zero.
    */
-  private static int minimum(
+  private int minimum(
       PodRequest pod,
       SpreadConstraint spread,
       Map<String, Integer> byDomain,
-      Collection<? extends Node> nodes,
-      Map<String, Set<String>> potential) {
+      Collection<? extends Node> nodes) {
     if (spread.topologyKey().equals(PodAffinityTerm.HOSTNAME)) {
       return 0;
     }
     Set<String> domains = new HashSet<>();
-    for (Node n : nodes) {
-      String d = n.labels().get(spread.topologyKey());
-      if (d != null
-          && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
-          && (!spread.honorTaints() || n.tolerates(pod))) {
-        domains.add(d);
-      }
-    }
+    addEligibleDomains(pod, spread, nodes, domains);
+    addEligibleDomains(pod, spread, bystanders, domains);
     for (String d : potential.getOrDefault(spread.topologyKey(), Set.of())) {
       if (!spread.honorNodeAffinity() || pod.admits(spread.topologyKey(), d)) {
         domains.add(d); // a zone with machines to be had and no node yet: a domain of zero
@@ -163,5 +165,21 @@ final class Topology {
       return 0;
     }
     return domains.stream().mapToInt(d -> byDomain.getOrDefault(d, 0)).min().orElse(0);
+  }
+
+  /** The domains of those nodes the constraint's policies let count for the pod. */
+  private static void addEligibleDomains(
+      PodRequest pod,
+      SpreadConstraint spread,
+      Collection<? extends Node> nodes,
+      Set<String> domains) {
+    for (Node n : nodes) {
+      String d = n.labels().get(spread.topologyKey());
+      if (d != null
+          && (!spread.honorNodeAffinity() || pod.accepts(n.labels()))
+          && (!spread.honorTaints() || n.tolerates(pod))) {
+        domains.add(d);
+      }
+    }
   }
 }

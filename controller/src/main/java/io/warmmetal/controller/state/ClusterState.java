@@ -59,6 +59,12 @@ public final class ClusterState {
   /** Each NodeClaim not being deleted, as a node the scheduler can place pods on. */
   public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
 
+  /**
+   * Every other Node (not ours, or ours going away): its pods count for topology and affinity as
+   * upstream counts every pod in the cluster, though no pod is planned onto it.
+   */
+  public final List<Scheduler.Bystander> bystanders = new ArrayList<>();
+
   private ClusterState() {}
 
   /**
@@ -170,6 +176,23 @@ public final class ClusterState {
               new Scheduler.PlannedNode(
                   view, type, running, usable.minus(bound), labels, taints(claim, node, view)));
         });
+    Set<String> planned = new HashSet<>();
+    state.nodes.keySet().stream()
+        .filter(c -> c.getStatus() != null && c.getStatus().nodeName != null)
+        .forEach(c -> planned.add(c.getStatus().nodeName));
+    for (Node node : nodeList) {
+      String name = node.getMetadata().getName();
+      if (!planned.contains(name)) {
+        Map<String, String> labels = new HashMap<>();
+        labels.put(WellKnown.HOSTNAME_LABEL, name); // as upstream: the kubelet may not have set it
+        if (node.getMetadata().getLabels() != null) {
+          labels.putAll(node.getMetadata().getLabels());
+        }
+        state.bystanders.add(
+            new Scheduler.Bystander(
+                name, labels, ownTaints(node), podsByNode.getOrDefault(name, List.of())));
+      }
+    }
     return state;
   }
 
@@ -208,6 +231,14 @@ public final class ClusterState {
         || claim.getStatus() == null
         || !Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
       return view.taints();
+    }
+    return ownTaints(node);
+  }
+
+  /** The Node's taints, a cordon among them. */
+  private static List<Taint> ownTaints(Node node) {
+    if (node.getSpec() == null) {
+      return List.of();
     }
     List<Taint> taints =
         new ArrayList<>(

@@ -507,6 +507,58 @@ class SchedulerTest {
   }
 
   @Test
+  void podsOnANodeNotOursCountForTheSpreadOfNewPods() {
+    // Upstream counts every pod in the cluster: two web pods already run in rack-a on a node no
+    // NodePool made, so the next two go to the other racks.
+    Scheduler.Bystander onPrem =
+        new Scheduler.Bystander(
+            "on-prem-1",
+            Map.of("topology.kubernetes.io/zone", "rack-a", "kubernetes.io/hostname", "on-prem-1"),
+            List.of(),
+            List.of(spreadOverZones("old1"), spreadOverZones("old2")));
+    Scheduler.Plan plan =
+        scheduler.schedule(
+            List.of(spreadOverZones("w1"), spreadOverZones("w2")),
+            List.of(pool("any", 0, List.of(), null)),
+            List.of(racked()),
+            List.of(),
+            List.of(onPrem));
+    assertThat(plan.unschedulable()).isEmpty();
+    assertThat(plan.nodes())
+        .extracting(n -> n.labels().get("topology.kubernetes.io/zone"))
+        .containsExactlyInAnyOrder("rack-b", "rack-c");
+    assertThat(plan.onExisting()).as("no pod is planned onto a node not ours").isEmpty();
+  }
+
+  @Test
+  void aPodOnANodeNotOursKeepsPodsItRepelsOutOfItsZone() {
+    LabelSelector db = new LabelSelectorBuilder().addToMatchLabels("app", "db").build();
+    PodAffinityTerm awayFromDb =
+        new PodAffinityTerm(db, Set.of("default"), "topology.kubernetes.io/zone");
+    Scheduler.Bystander onPrem =
+        new Scheduler.Bystander(
+            "on-prem-1",
+            Map.of("topology.kubernetes.io/zone", "rack-a"),
+            List.of(),
+            List.of(pod("db-0", 1000, 1).withIdentity("default", Map.of("app", "db"))));
+    PodRequest replica =
+        pod("db-1", 1000, 1)
+            .withIdentity("default", Map.of("app", "db"))
+            .withAntiAffinity(List.of(awayFromDb));
+    Scheduler.Plan plan =
+        scheduler.schedule(
+            List.of(replica),
+            List.of(pool("any", 0, List.of(), null)),
+            List.of(racked()),
+            List.of(),
+            List.of(onPrem));
+    assertThat(plan.nodes())
+        .singleElement()
+        .extracting(n -> n.labels().get("topology.kubernetes.io/zone"))
+        .isNotEqualTo("rack-a");
+  }
+
+  @Test
   void aZoneTheSelectorOrThePoolNamesIsTheZoneTheNodeIsIn() {
     PodRequest inB =
         new PodRequest(
