@@ -35,6 +35,7 @@ import io.warmmetal.controller.standby.PreJoinedStandby;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.VolumeInformers;
 import io.warmmetal.controller.state.VolumeTopology;
+import io.warmmetal.controller.state.VolumeUsage;
 import io.warmmetal.controller.termination.DisruptionBudgets;
 import io.warmmetal.controller.termination.NodeFinalizer;
 import io.warmmetal.controller.termination.Orphans;
@@ -379,6 +380,7 @@ public final class Controller implements AutoCloseable {
     pdbs = DisruptionBudgets.inform(kube, wake);
     volumes = new VolumeInformers(kube, wake);
     volumeTopology = new VolumeTopology(volumes);
+    provisioner.countVolumes(new VolumeUsage(volumes));
     bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));

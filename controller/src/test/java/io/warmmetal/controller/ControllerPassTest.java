@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.storage.CSINodeBuilder;
+import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
@@ -373,6 +376,93 @@ class ControllerPassTest {
         .addToMatchLabels("app", "web")
         .endLabelSelector()
         .endTopologySpreadConstraint()
+        .endSpec()
+        .build();
+  }
+
+  @Test
+  void aPodWhoseVolumeANodesCsiDriverCannotAttachGetsANewNode() throws Exception {
+    kube.storage()
+        .v1()
+        .storageClasses()
+        .resource(
+            new StorageClassBuilder()
+                .withNewMetadata()
+                .withName("ceph")
+                .endMetadata()
+                .withProvisioner("rbd.csi.ceph.com")
+                .build())
+        .create();
+    Pod first = mountingClaim("db-0", "data-0");
+    kube.pods().inNamespace("default").resource(first).create();
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    nodeRegisters("wm-1", claim, Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")));
+    await(
+        "registered",
+        () -> {
+          NodeClaim now =
+              kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get();
+          return "wm-1".equals(now.getStatus().nodeName);
+        });
+    // The node's CSI driver attaches one volume; db-0's is attached there.
+    kube.storage()
+        .v1()
+        .csiNodes()
+        .resource(
+            new CSINodeBuilder()
+                .withNewMetadata()
+                .withName("wm-1")
+                .endMetadata()
+                .withNewSpec()
+                .addNewDriver()
+                .withName("rbd.csi.ceph.com")
+                .withNodeID("wm-1")
+                .withNewAllocatable()
+                .withCount(1)
+                .endAllocatable()
+                .endDriver()
+                .endSpec()
+                .build())
+        .create();
+    kube.pods()
+        .inNamespace("default")
+        .withName("db-0")
+        .edit(
+            p -> {
+              p.getSpec().setNodeName("wm-1");
+              p.setStatus(null);
+              return p;
+            });
+    kube.pods().inNamespace("default").resource(mountingClaim("db-1", "data-1")).create();
+
+    passUntil("a second NodeClaim, for db-1's volume", () -> claims().size() == 2);
+  }
+
+  /** A pending pod mounting an unbound claim of the {@code ceph} class (the claim created too). */
+  private Pod mountingClaim(String pod, String claim) {
+    kube.persistentVolumeClaims()
+        .inNamespace("default")
+        .resource(
+            new PersistentVolumeClaimBuilder()
+                .withNewMetadata()
+                .withName(claim)
+                .withNamespace("default")
+                .endMetadata()
+                .withNewSpec()
+                .withStorageClassName("ceph")
+                .endSpec()
+                .build())
+        .create();
+    return new PodBuilder(pendingPod(pod, Map.of("cpu", new Quantity("2"))))
+        .editSpec()
+        .addNewVolume()
+        .withName("data")
+        .withNewPersistentVolumeClaim()
+        .withClaimName(claim)
+        .endPersistentVolumeClaim()
+        .endVolume()
         .endSpec()
         .build();
   }

@@ -5,8 +5,10 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
+import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.state.ClusterState;
+import io.warmmetal.controller.state.PodRequests;
 import java.util.List;
 import java.util.Map;
 
@@ -24,6 +26,11 @@ interface Capacity {
 
   /** The types a new node can be of now. */
   List<InstanceType> launchable();
+
+  /** The pod as plans see it (its volumes counted against attach limits, in production). */
+  default PodRequest request(Pod pod) {
+    return PodRequests.of(pod);
+  }
 
   /** The nodes pods are not planned onto, whose pods count for topology and affinity. */
   default List<Scheduler.Bystander> bystanders() {
@@ -62,6 +69,11 @@ interface Capacity {
     @Override
     public List<InstanceType> launchable() {
       return provisioner.launchable(state);
+    }
+
+    @Override
+    public PodRequest request(Pod pod) {
+      return state.request(pod);
     }
 
     @Override

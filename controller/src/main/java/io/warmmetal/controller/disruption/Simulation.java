@@ -90,7 +90,7 @@ final class Simulation {
               }
             });
     List<Scheduler.PlannedNode> others = absorb(destinations(names), settled);
-    candidates.forEach(c -> c.pods().stream().map(PodRequests::of).forEach(moving::add));
+    candidates.forEach(c -> c.pods().stream().map(capacity::request).forEach(moving::add));
     Scheduler.Plan plan =
         scheduler.schedule(
             moving, capacity.pools(), capacity.launchable(), others, capacity.bystanders());
@@ -143,12 +143,13 @@ final class Simulation {
    */
   private Map<PodRequest, Scheduler.PlannedNode> headed() throws Exception {
     if (headed == null) {
+      Capacity capacity = capacity();
       List<PodRequest> homeless = new ArrayList<>();
       pods.stream()
           .filter(PodRequests::unschedulable)
           .forEach(
               p -> {
-                PodRequest request = PodRequests.of(p);
+                PodRequest request = capacity.request(p);
                 homeless.add(request);
                 if (VirtualPod.is(p)) {
                   virtual.add(request);
@@ -158,7 +159,7 @@ final class Simulation {
         if ((c.getMetadata().getDeletionTimestamp() != null || Commands.underway(c))
             && c.getStatus() != null) {
           podsByNode.getOrDefault(c.getStatus().nodeName, List.of()).stream()
-              .map(PodRequests::of)
+              .map(capacity::request)
               .forEach(homeless::add);
         }
       }
@@ -166,7 +167,7 @@ final class Simulation {
           homeless.isEmpty()
               ? Map.of()
               : scheduler
-                  .schedule(homeless, capacity().pools(), List.of(), destinations(Set.of()))
+                  .schedule(homeless, capacity.pools(), List.of(), destinations(Set.of()))
                   .onExisting();
     }
     return headed;
@@ -234,7 +235,13 @@ final class Simulation {
               Resources taken =
                   more.stream().map(PodRequest::requests).reduce(Resources.NONE, Resources::plus);
               return new Scheduler.PlannedNode(
-                  n.pool(), n.type(), all, n.free().minus(taken), n.labels(), n.taints());
+                  n.pool(),
+                  n.type(),
+                  all,
+                  n.free().minus(taken),
+                  n.labels(),
+                  n.taints(),
+                  n.volumeLimits());
             })
         .toList();
   }

@@ -30,6 +30,7 @@ import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.InstanceTypes;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.controller.state.VolumeUsage;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -87,6 +88,8 @@ public final class Provisioner {
   /** Null when the controller is told not to touch pods ({@code --nudge-pods=false}). */
   private final PodNudges nudges;
 
+  private volatile VolumeUsage volumeUsage = VolumeUsage.NONE;
+
   public Provisioner(
       KubernetesClient kube,
       Definitions defs,
@@ -132,13 +135,21 @@ public final class Provisioner {
   }
 
   /**
+   * Counts pods' volumes against nodes' CSI attach limits from now on (the volume informers exist
+   * once the controller starts).
+   */
+  public void countVolumes(VolumeUsage usage) {
+    this.volumeUsage = usage;
+  }
+
+  /**
    * @param listed the NodeClaims as this pass read them (the informer's, with our own writes)
    */
   public void reconcile(List<Pod> pods, List<NodeClaim> listed) throws Exception {
     Map<PodRequest, Pod> pendingPods = new IdentityHashMap<>();
     pods.stream()
         .filter(PodRequests::unschedulable)
-        .forEach(p -> pendingPods.put(PodRequests.of(p), p));
+        .forEach(p -> pendingPods.put(volumeUsage.request(p), p));
     List<PodRequest> pending = List.copyOf(pendingPods.keySet());
     if (nudges != null) {
       nudges.retain(
@@ -347,7 +358,8 @@ public final class Provisioner {
    * ClusterState}).
    */
   public ClusterState state(List<NodeClaim> claims, List<Pod> pods) throws Exception {
-    return ClusterState.of(defs, cloud, claims, pods, scheduler, daemonSets.get(), nodes.get());
+    return ClusterState.of(
+        defs, cloud, claims, pods, scheduler, daemonSets.get(), nodes.get(), volumeUsage);
   }
 
   /**

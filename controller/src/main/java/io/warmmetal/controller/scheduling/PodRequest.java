@@ -15,7 +15,8 @@ import java.util.function.Predicate;
  * of the terms, each a list of requirements that must all hold), its tolerations, the host ports it
  * binds, for pod (anti-)affinity and spread its namespace, its labels and its own required
  * anti-affinity terms, and the rest of where it wants to be ({@link Placement}: pod affinity,
- * topology spread, preferences).
+ * topology spread, preferences), and the volumes it mounts per CSI driver (the claims, {@code
+ * namespace/name}, counted against a node's attach limits).
  */
 public record PodRequest(
     String name,
@@ -27,7 +28,33 @@ public record PodRequest(
     String namespace,
     Map<String, String> labels,
     List<PodAffinityTerm> antiAffinity,
-    Placement placement) {
+    Placement placement,
+    Map<String, Set<String>> volumes) {
+
+  public PodRequest(
+      String name,
+      Resources requests,
+      Map<String, String> nodeSelector,
+      List<List<Requirement>> affinityTerms,
+      List<Toleration> tolerations,
+      List<HostPort> hostPorts,
+      String namespace,
+      Map<String, String> labels,
+      List<PodAffinityTerm> antiAffinity,
+      Placement placement) {
+    this(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        hostPorts,
+        namespace,
+        labels,
+        antiAffinity,
+        placement,
+        Map.of());
+  }
 
   public PodRequest(
       String name,
@@ -59,7 +86,8 @@ public record PodRequest(
         namespace,
         labels,
         antiAffinity,
-        placement);
+        placement,
+        volumes);
   }
 
   public PodRequest withIdentity(String namespace, Map<String, String> labels) {
@@ -73,7 +101,8 @@ public record PodRequest(
         namespace,
         labels,
         antiAffinity,
-        placement);
+        placement,
+        volumes);
   }
 
   public PodRequest withAntiAffinity(List<PodAffinityTerm> terms) {
@@ -87,7 +116,8 @@ public record PodRequest(
         namespace,
         labels,
         terms,
-        placement);
+        placement,
+        volumes);
   }
 
   public PodRequest withPlacement(Placement placement) {
@@ -101,7 +131,24 @@ public record PodRequest(
         namespace,
         labels,
         antiAffinity,
-        placement);
+        placement,
+        volumes);
+  }
+
+  /** The pod mounting these volumes: claims ({@code namespace/name}) per CSI driver. */
+  public PodRequest withVolumes(Map<String, Set<String>> volumes) {
+    return new PodRequest(
+        name,
+        requests,
+        nodeSelector,
+        affinityTerms,
+        tolerations,
+        hostPorts,
+        namespace,
+        labels,
+        antiAffinity,
+        placement,
+        volumes);
   }
 
   /**

@@ -67,7 +67,9 @@ public final class Scheduler {
 
   /**
    * A node to launch: its pool, its instance type and the pods meant for it — or, offered to {@link
-   * #schedule} as on its way or there, the pods it runs already.
+   * #schedule} as on its way or there, the pods it runs already, and how many volumes each CSI
+   * driver can attach there (its CSINode's counts; none known for a node not registered yet, as
+   * upstream: no limit).
    */
   public record PlannedNode(
       NodePoolView pool,
@@ -75,7 +77,18 @@ public final class Scheduler {
       List<PodRequest> pods,
       Resources free,
       Map<String, String> labels,
-      List<Taint> taints) {
+      List<Taint> taints,
+      Map<String, Integer> volumeLimits) {
+    public PlannedNode(
+        NodePoolView pool,
+        InstanceType type,
+        List<PodRequest> pods,
+        Resources free,
+        Map<String, String> labels,
+        List<Taint> taints) {
+      this(pool, type, pods, free, labels, taints, Map.of());
+    }
+
     /** A node with the labels its pool and type give it. */
     public PlannedNode(
         NodePoolView pool, InstanceType type, List<PodRequest> pods, Resources free) {

@@ -65,12 +65,23 @@ public final class ClusterState {
    */
   public final List<Scheduler.Bystander> bystanders = new ArrayList<>();
 
-  private ClusterState() {}
+  /** How pods' volumes are counted against nodes' CSI attach limits. */
+  private final VolumeUsage volumeUsage;
+
+  private ClusterState(VolumeUsage volumeUsage) {
+    this.volumeUsage = volumeUsage;
+  }
+
+  /** The pod as plans see it: its requests, placement and the volumes it attaches. */
+  public PodRequest request(Pod pod) {
+    return volumeUsage.request(pod);
+  }
 
   /**
    * @param scheduler what a node has for pods ({@link Scheduler#usable})
    * @param daemonSets the cluster's DaemonSets: their pods count against the nodes they would land
    *     on
+   * @param volumeUsage the volumes pods attach and the limits of registered nodes' CSI drivers
    */
   public static ClusterState of(
       Definitions defs,
@@ -79,12 +90,13 @@ public final class ClusterState {
       List<Pod> pods,
       Scheduler scheduler,
       List<DaemonSet> daemonSets,
-      List<Node> nodeList)
+      List<Node> nodeList,
+      VolumeUsage volumeUsage)
       throws Exception {
     Map<String, Node> nodesByName = new HashMap<>();
     nodeList.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
     List<PodRequest> daemons = daemonSets.stream().map(PodRequests::daemon).toList();
-    ClusterState state = new ClusterState();
+    ClusterState state = new ClusterState(volumeUsage);
     Map<String, Resources> poolCapacity = new HashMap<>();
     for (NodePool pool : defs.pools()) {
       WarmMetalNodeClass nodeClass = defs.nodeClass(pool.getSpec().template.spec);
@@ -123,7 +135,7 @@ public final class ClusterState {
       if (Pods.boundAndMovable(pod)) {
         podsByNode
             .computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>())
-            .add(PodRequests.of(pod));
+            .add(volumeUsage.request(pod));
       }
     }
     Map<NodeClaim, InstanceType> typed = new LinkedHashMap<>();
@@ -174,7 +186,13 @@ public final class ClusterState {
           state.nodes.put(
               claim,
               new Scheduler.PlannedNode(
-                  view, type, running, usable.minus(bound), labels, taints(claim, node, view)));
+                  view,
+                  type,
+                  running,
+                  usable.minus(bound),
+                  labels,
+                  taints(claim, node, view),
+                  node == null ? Map.of() : volumeUsage.limits(nodeName)));
         });
     Set<String> planned = new HashSet<>();
     state.nodes.keySet().stream()

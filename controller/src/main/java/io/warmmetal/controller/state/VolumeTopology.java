@@ -96,13 +96,8 @@ public final class VolumeTopology {
   List<NodeSelectorRequirement> requirements(Pod pod) throws Unresolved {
     List<NodeSelectorRequirement> requirements = new ArrayList<>();
     for (Volume volume : pod.getSpec().getVolumes()) {
-      String claimName;
-      if (volume.getPersistentVolumeClaim() != null) {
-        claimName = volume.getPersistentVolumeClaim().getClaimName();
-      } else if (volume.getEphemeral() != null) {
-        // A generic ephemeral volume's claim is named after the pod and the volume.
-        claimName = pod.getMetadata().getName() + "-" + volume.getName();
-      } else {
+      String claimName = claimName(pod, volume);
+      if (claimName == null) {
         continue;
       }
       String namespace = pod.getMetadata().getNamespace();
@@ -118,6 +113,18 @@ public final class VolumeTopology {
       }
     }
     return requirements;
+  }
+
+  /** The claim the volume mounts; null for a volume that is not a claim. */
+  static String claimName(Pod pod, Volume volume) {
+    if (volume.getPersistentVolumeClaim() != null) {
+      return volume.getPersistentVolumeClaim().getClaimName();
+    }
+    if (volume.getEphemeral() != null) {
+      // A generic ephemeral volume's claim is named after the pod and the volume.
+      return pod.getMetadata().getName() + "-" + volume.getName();
+    }
+    return null;
   }
 
   private List<NodeSelectorRequirement> ofVolume(String name) throws Unresolved {

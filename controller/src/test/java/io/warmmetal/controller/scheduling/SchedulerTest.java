@@ -14,6 +14,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 class SchedulerTest {
@@ -162,6 +163,54 @@ class SchedulerTest {
                 .conflictsWith(new HostPort("127.0.0.2", "TCP", 80)))
         .isFalse();
     assertThat(new HostPort("127.0.0.1", "TCP", 80).conflictsWith(http)).isTrue();
+  }
+
+  /** A registered node of the 16-core type whose CSI driver can attach ten volumes. */
+  private Scheduler.PlannedNode attachingTen() {
+    NodePoolView pool = pool("default", 0, List.of(), null);
+    return new Scheduler.PlannedNode(
+        pool,
+        fleet.get(1),
+        List.of(),
+        Resources.of(16_000, 64 * GIB),
+        Scheduler.labels(pool, fleet.get(1)),
+        List.of(),
+        Map.of("fake.csi.provider", 10));
+  }
+
+  @Test
+  @DisplayName("Volume Limits: should launch multiple nodes if required due to volume limits")
+  void aNodesCsiAttachLimitSendsPodsWhoseVolumesWouldExceedItToANewNode() {
+    List<PodRequest> pods = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      pods.add(
+          pod("p" + i, 100, 1)
+              .withVolumes(
+                  Map.of(
+                      "fake.csi.provider",
+                      Set.of("default/my-claim-a-" + i, "default/my-claim-b-" + i))));
+    }
+    Scheduler.Plan plan =
+        scheduler.schedule(
+            pods, List.of(pool("default", 0, List.of(), null)), fleet, List.of(attachingTen()));
+    assertThat(plan.onExisting()).as("five pods' ten volumes on the node there").hasSize(5);
+    assertThat(plan.nodes()).as("the sixth pod's two more: a new node").hasSize(1);
+  }
+
+  @Test
+  @DisplayName("Volume Limits: should launch a single node if all pods use the same PVC")
+  void podsSharingOneClaimAttachItOnce() {
+    List<PodRequest> pods = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      pods.add(
+          pod("p" + i, 100, 0)
+              .withVolumes(Map.of("fake.csi.provider", Set.of("default/my-claim"))));
+    }
+    Scheduler.Plan plan =
+        scheduler.schedule(
+            pods, List.of(pool("default", 0, List.of(), null)), fleet, List.of(attachingTen()));
+    assertThat(plan.nodes()).isEmpty();
+    assertThat(plan.onExisting()).hasSize(100);
   }
 
   @Test

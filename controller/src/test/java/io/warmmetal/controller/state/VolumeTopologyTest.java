@@ -6,14 +6,11 @@ import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
 import io.fabric8.kubernetes.api.model.NodeSelectorRequirementBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolume;
 import io.fabric8.kubernetes.api.model.PersistentVolumeBuilder;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.TopologySelectorTermBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClass;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -26,27 +23,10 @@ import org.junit.jupiter.api.Test;
 class VolumeTopologyTest {
   private static final String ZONE = "topology.kubernetes.io/zone";
 
-  private final Map<String, PersistentVolumeClaim> claims = new HashMap<>();
-  private final Map<String, PersistentVolume> volumes = new HashMap<>();
-  private final Map<String, StorageClass> classes = new HashMap<>();
-  private final VolumeTopology topology =
-      new VolumeTopology(
-          new VolumeTopology.Lookup() {
-            @Override
-            public PersistentVolumeClaim claim(String namespace, String name) {
-              return claims.get(namespace + "/" + name);
-            }
-
-            @Override
-            public PersistentVolume volume(String name) {
-              return volumes.get(name);
-            }
-
-            @Override
-            public StorageClass storageClass(String name) {
-              return classes.get(name);
-            }
-          });
+  private final VolumeObjects objects = new VolumeObjects();
+  private final Map<String, PersistentVolume> volumes = objects.volumes;
+  private final Map<String, StorageClass> classes = objects.classes;
+  private final VolumeTopology topology = new VolumeTopology(objects);
 
   private static NodeSelectorRequirement in(String key, String... values) {
     return new NodeSelectorRequirementBuilder()
@@ -83,18 +63,7 @@ class VolumeTopologyTest {
   }
 
   private void claim(String name, String volume, String storageClass) {
-    claims.put(
-        "default/" + name,
-        new PersistentVolumeClaimBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace("default")
-            .endMetadata()
-            .withNewSpec()
-            .withVolumeName(volume)
-            .withStorageClassName(storageClass)
-            .endSpec()
-            .build());
+    objects.claim(name, volume, storageClass);
   }
 
   private void volume(String name, boolean local, NodeSelectorRequirement... first) {
