@@ -198,6 +198,8 @@ class MonitoringFilesTest {
     metrics.workQueue("nodeclaim.lifecycle", () -> 0);
     metrics.allowedDisruptions(Map.of("default", Map.of("Empty", 1)));
     metrics.decisionEvaluated("empty", "empty", Duration.ofMillis(1));
+    metrics.consolidationMove("rejected", "default", "Balanced");
+    metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
     Pod pending = pod();
     pending.getMetadata().setName("pending");
     pending.getSpec().setNodeName(null);

@@ -13,10 +13,10 @@ import java.util.List;
 
 /**
  * What multi- and single-node consolidation share, as upstream's consolidation: which candidates
- * are underutilized, the order they are tried in (least requested first), what a consolidation may
- * plan (every pod placed, at most one new node, and that one cheaper than the candidates), and the
- * cluster as it was when consolidation last found nothing to do — an unchanged cluster is not
- * simulated again. Also whether a node's pods have been quiet for its pool's {@code
+ * are underutilized, the order they are tried in (most saved per disruption first), what a
+ * consolidation may plan (every pod placed, at most one new node, and that one cheaper than the
+ * candidates), and the cluster as it was when consolidation last found nothing to do — an unchanged
+ * cluster is not simulated again. Also whether a node's pods have been quiet for its pool's {@code
  * consolidateAfter} (upstream's Consolidatable condition), which emptiness uses too.
  */
 abstract class Consolidation implements Method {
@@ -41,14 +41,16 @@ abstract class Consolidation implements Method {
   }
 
   /**
-   * Consolidatable, under {@code WhenEmptyOrUnderutilized}, and not empty as emptiness sees it (an
-   * empty node holding a buffer's room is one to consolidate: its room may move elsewhere).
+   * Consolidatable, under {@code WhenEmptyOrUnderutilized} or {@code Balanced} (which {@link
+   * Balanced} then scores), and not empty as emptiness sees it (an empty node holding a buffer's
+   * room is one to consolidate: its room may move elsewhere).
    */
   @Override
   public final boolean shouldDisrupt(Candidate candidate, Pass pass) {
+    String policy = policy(candidate.pool());
     return candidate.consolidatable()
         && !(candidate.empty() && !pass.holdsBuffer(candidate))
-        && WHEN_EMPTY_OR_UNDERUTILIZED.equals(policy(candidate.pool()));
+        && (WHEN_EMPTY_OR_UNDERUTILIZED.equals(policy) || Balanced.POLICY.equals(policy));
   }
 
   @Override
@@ -68,7 +70,10 @@ abstract class Consolidation implements Method {
       return false; // nothing moved since consolidation last found nothing: it would find nothing
     }
     return consolidate(
-        leastRequestedFirst(candidates), budgets, pass, pass.consolidationDeadline());
+        mostSavedPerDisruptionFirst(candidates, pass.balanced()),
+        budgets,
+        pass,
+        pass.consolidationDeadline());
   }
 
   /**
@@ -89,10 +94,16 @@ abstract class Consolidation implements Method {
     lastFruitless.fingerprint = pass.simulation().fingerprint();
   }
 
-  /** The candidates least requested first: the cheapest to move. */
-  private static List<Candidate> leastRequestedFirst(List<Candidate> candidates) {
+  /**
+   * Upstream's order: the candidates that save the most per unit of disruption first (their price
+   * over their disruption cost); of those alike, the least requested.
+   */
+  private static List<Candidate> mostSavedPerDisruptionFirst(
+      List<Candidate> candidates, Balanced balanced) {
     List<Candidate> sorted = new ArrayList<>(candidates);
-    sorted.sort(Comparator.comparingLong(Candidate::requestedCpu));
+    sorted.sort(
+        Comparator.comparingDouble((Candidate c) -> -balanced.savingsRatio(c))
+            .thenComparingLong(Candidate::requestedCpu));
     return sorted;
   }
 

@@ -188,7 +188,9 @@ public final class Disruption {
         new Pass(
             simulation,
             simulation.holdingBuffers(),
-            command -> start(command, simulation, nodesByName, now));
+            command -> start(command, simulation, nodesByName, now),
+            metrics,
+            events);
     Map<Method, List<Candidate>> eligible = new LinkedHashMap<>();
     Map<String, Integer> eligibleByReason = new HashMap<>();
     for (Method method : methods) {

@@ -1,11 +1,13 @@
 package io.warmmetal.controller.disruption;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * Several underutilized nodes at once, as upstream's multi-node consolidation: the most of the
  * least requested ones (up to {@link #MAX}, at least two) whose pods fit on the other nodes and at
- * most one new, cheaper node — fewer moves than taking them one by one.
+ * most one new, cheaper node, and whose move each Balanced NodePool among them approves — fewer
+ * moves than taking them one by one.
  */
 final class MultiNodeConsolidation extends Consolidation {
   /** Upstream's multi-node consolidation looks at up to this many nodes at once. */
@@ -18,11 +20,28 @@ final class MultiNodeConsolidation extends Consolidation {
   @Override
   boolean consolidate(List<Candidate> candidates, NodePoolBudgets budgets, Pass pass, long deadline)
       throws Exception {
+    Command rejected = null;
+    Map<String, Balanced.Score> rejectedScores = null;
     for (int k = Math.min(MAX, candidates.size()); k >= 2 && System.nanoTime() < deadline; k--) {
       List<Candidate> some = candidates.subList(0, k);
-      if (budgets.allows(some) && pass.start(compute(some, pass))) {
+      Command command = budgets.allows(some) ? compute(some, pass) : null;
+      if (command == null) {
+        continue;
+      }
+      Map<String, Balanced.Score> scores = pass.balanced().scores(command);
+      if (!Balanced.approved(scores)) {
+        rejected = command;
+        rejectedScores = scores;
+        continue;
+      }
+      if (pass.start(command)) {
+        pass.balanced().judgedMulti(command, scores, true);
         return true;
       }
+    }
+    if (rejected != null) {
+      // as upstream: the smallest window a Balanced NodePool turned down, counted once
+      pass.balanced().judgedMulti(rejected, rejectedScores, false);
     }
     return false;
   }

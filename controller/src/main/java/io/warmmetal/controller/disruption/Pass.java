@@ -1,5 +1,7 @@
 package io.warmmetal.controller.disruption;
 
+import io.warmmetal.controller.events.Recorder;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import java.util.Set;
 
 /**
@@ -17,6 +19,9 @@ final class Pass {
   private final Simulation simulation;
   private final Set<String> holdingBuffers;
   private final Starter starter;
+  private final KarpenterMetrics metrics;
+  private final Recorder events;
+  private Balanced balanced;
   private long consolidationDeadline;
   private boolean consolidating;
 
@@ -24,9 +29,33 @@ final class Pass {
    * @param holdingBuffers the NodeClaims whose nodes CapacityBuffers' virtual pods are headed for
    */
   Pass(Simulation simulation, Set<String> holdingBuffers, Starter starter) {
+    this(simulation, holdingBuffers, starter, null, null);
+  }
+
+  /**
+   * @param metrics where consolidation moves and Balanced scores are counted (null: nowhere)
+   * @param events where approved Balanced moves are told (null: nowhere)
+   */
+  Pass(
+      Simulation simulation,
+      Set<String> holdingBuffers,
+      Starter starter,
+      KarpenterMetrics metrics,
+      Recorder events) {
     this.simulation = simulation;
     this.holdingBuffers = holdingBuffers;
     this.starter = starter;
+    this.metrics = metrics;
+    this.events = events;
+  }
+
+  /** The NodePools' costs and disruption, for Balanced consolidation: worked out once a pass. */
+  Balanced balanced() throws Exception {
+    if (balanced == null) {
+      balanced =
+          Balanced.of(simulation.capacity().nodes(), simulation.podsByNode(), metrics, events);
+    }
+    return balanced;
   }
 
   Simulation simulation() {

@@ -62,6 +62,11 @@ final class Simulation {
     return capacity;
   }
 
+  /** The pods bound to each node that would have to move. */
+  Map<String, List<Pod>> podsByNode() {
+    return podsByNode;
+  }
+
   /**
    * Where the candidates' pods would go were the candidates gone: the plan, and what the candidates
    * cost together. Null if a candidate's shape or pool is gone from the capacity (nothing to reason

@@ -1,11 +1,13 @@
 package io.warmmetal.controller.disruption;
 
 import java.util.List;
+import java.util.Map;
 
 /**
- * One underutilized node, as upstream's single-node consolidation: the least requested one whose
- * pods fit on the other nodes, or on one new node that costs less than it does. When none is found
- * the cluster is remembered as consolidated, and not simulated again until it changes.
+ * One underutilized node, as upstream's single-node consolidation: the first one (most saved per
+ * disruption) whose pods fit on the other nodes, or on one new node that costs less than it does,
+ * and whose move a Balanced NodePool's score approves. When none is found the cluster is remembered
+ * as consolidated, and not simulated again until it changes.
  */
 final class SingleNodeConsolidation extends Consolidation {
   SingleNodeConsolidation(LastFruitless lastFruitless) {
@@ -20,7 +22,16 @@ final class SingleNodeConsolidation extends Consolidation {
         return false; // the rest next pass: provisioning must not wait behind consolidation
       }
       List<Candidate> one = List.of(candidate);
-      if (budgets.allows(one) && pass.start(compute(one, pass))) {
+      if (!budgets.allows(one) || !pass.balanced().canPass(candidate)) {
+        continue; // no budget, or even deleting it would not pass its Balanced threshold
+      }
+      Command command = compute(one, pass);
+      if (command == null) {
+        continue;
+      }
+      Map<String, Balanced.Score> scores = pass.balanced().scores(command);
+      pass.balanced().judgedSingle(candidate, scores);
+      if (Balanced.approved(scores) && pass.start(command)) {
         return true;
       }
     }

@@ -8,6 +8,7 @@ import io.warmmetal.controller.karpenter.NodePool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The events Karpenter publishes, with its reasons, messages and dedupe rules (upstream's {@code
@@ -26,6 +27,7 @@ public final class KarpenterEvents {
   public static final String DISRUPTION_TERMINATING = "DisruptionTerminating";
   public static final String DISRUPTION_BLOCKED = "DisruptionBlocked";
   public static final String UNCONSOLIDATABLE = "Unconsolidatable";
+  public static final String CONSOLIDATION_APPROVED = "ConsolidationApproved";
   // node/termination
   public static final String EVICTED = "Evicted";
   public static final String DISRUPTED = "Disrupted";
@@ -127,6 +129,48 @@ public final class KarpenterEvents {
 
   private static List<String> dedupe(HasMetadata o, String value) {
     return value == null ? List.of(uid(o)) : List.of(uid(o), value);
+  }
+
+  /**
+   * On the Node (if there is one) and its NodeClaim: a Balanced consolidation's score passed its
+   * threshold.
+   */
+  public static List<Event> consolidationApproved(
+      Node node,
+      NodeClaim claim,
+      double score,
+      double threshold,
+      int k,
+      double savings,
+      double disruption) {
+    String why = consolidationScore(score, threshold, k, savings, disruption);
+    return onNodeAndClaim(
+        node, claim, CONSOLIDATION_APPROVED, why, why, null, Event.DEFAULT_DEDUPE);
+  }
+
+  /** On the NodePool: a multi-node Balanced consolidation's score for it passed its threshold. */
+  public static Event consolidationApproved(
+      NodePool pool, double score, double threshold, int k, double savings, double disruption) {
+    return new Event(
+        pool,
+        Event.NORMAL,
+        CONSOLIDATION_APPROVED,
+        consolidationScore(score, threshold, k, savings, disruption),
+        List.of(uid(pool)),
+        Event.DEFAULT_DEDUPE);
+  }
+
+  /** Upstream's words, Go's formatting (an unbounded score is "+Inf"). */
+  private static String consolidationScore(
+      double score, double threshold, int k, double savings, double disruption) {
+    return String.format(
+        Locale.ROOT,
+        "score %s >= threshold %.2f (k: %d, savings %.1f%%, disruption %.1f%%)",
+        Double.isInfinite(score) ? "+Inf" : String.format(Locale.ROOT, "%.2f", score),
+        threshold,
+        k,
+        savings * 100,
+        disruption * 100);
   }
 
   public static Event disruptionBlocked(NodeClaim claim, String why) {

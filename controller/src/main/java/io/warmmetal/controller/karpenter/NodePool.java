@@ -43,7 +43,7 @@ public class NodePool extends CustomResource<NodePool.Spec, NodePool.Status> {
   /** {@code spec.disruption}. */
   @JsonInclude(JsonInclude.Include.NON_NULL)
   public static class Disruption {
-    /** {@code WhenEmpty} or {@code WhenEmptyOrUnderutilized}. */
+    /** {@code WhenEmpty}, {@code WhenEmptyOrUnderutilized} or {@code Balanced}. */
     public String consolidationPolicy;
 
     /** A duration, or {@code Never}. */

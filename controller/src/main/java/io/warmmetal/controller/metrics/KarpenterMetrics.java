@@ -11,6 +11,7 @@ import io.micrometer.prometheus.PrometheusMeterRegistry;
 import io.prometheus.client.Collector;
 import io.prometheus.client.CollectorRegistry;
 import io.prometheus.client.GaugeMetricFamily;
+import io.prometheus.client.Histogram;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,6 +48,13 @@ public final class KarpenterMetrics {
   private final MultiGauge eligible;
   private final MultiGauge allowedDisruptions;
   private final ClusterMetrics cluster;
+  private final Histogram consolidationScores =
+      Histogram.build()
+          .name("karpenter_consolidation_score")
+          .help("Score of balanced consolidation moves. Labeled by decision, NodePool, and policy.")
+          .labelNames("decision", "nodepool", "policy")
+          .buckets(0.1, 0.25, 0.33, 0.5, 1.0, 2.0, 5.0, 10.0)
+          .create();
   private final GoSummary podStartup =
       new GoSummary(
           "karpenter_pods_startup_duration_seconds",
@@ -114,6 +122,7 @@ public final class KarpenterMetrics {
     CollectorRegistry collectors = registry.getPrometheusRegistry();
     collectors.register(cluster);
     collectors.register(podStartup);
+    collectors.register(withoutCreated(consolidationScores));
     collectors.register(nodeTermination);
     collectors.register(new BuildInfo());
   }
@@ -384,6 +393,28 @@ public final class KarpenterMetrics {
         .record(took);
   }
 
+  /** A consolidation move judged ({@code karpenter_consolidation_moves_total}). */
+  public void consolidationMove(String decision, String nodePool, String policy) {
+    counter(
+            "karpenter.consolidation.moves",
+            "decision",
+            decision,
+            "nodepool",
+            nodePool,
+            "policy",
+            policy)
+        .increment();
+  }
+
+  /**
+   * A Balanced NodePool's score of a move ({@code karpenter_consolidation_score}, upstream's
+   * buckets: a Prometheus histogram of its own, as Micrometer's would round scores up to whole
+   * numbers).
+   */
+  public void consolidationScore(String decision, String nodePool, String policy, double score) {
+    consolidationScores.labels(decision, str(nodePool), policy).observe(score);
+  }
+
   /** How long one scheduling simulation took. */
   public void scheduled(Duration took) {
     schedulingDuration.record(took);
@@ -467,6 +498,26 @@ public final class KarpenterMetrics {
   }
 
   /** Bucket bounds in seconds as durations, worked out once (a Timer takes them each lookup). */
+  /** The collector's series without the Java client's {@code _created} sample: Go's has none. */
+  private static Collector withoutCreated(Collector collector) {
+    return new Collector() {
+      @Override
+      public List<MetricFamilySamples> collect() {
+        return collector.collect().stream()
+            .map(
+                family ->
+                    new MetricFamilySamples(
+                        family.name,
+                        family.type,
+                        family.help,
+                        family.samples.stream()
+                            .filter(sample -> !sample.name.endsWith("_created"))
+                            .toList()))
+            .toList();
+      }
+    };
+  }
+
   private static Duration[] slos(double[] seconds) {
     return Arrays.stream(seconds)
         .mapToObj(b -> Duration.ofNanos((long) (b * 1e9)))

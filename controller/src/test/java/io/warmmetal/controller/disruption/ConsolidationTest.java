@@ -59,15 +59,28 @@ class ConsolidationTest {
   }
 
   @Test
-  void singleNodeConsolidationDeletesTheLeastBusyNodeWhosePodsFitOnTheOthers() throws Exception {
-    cluster.node("busier", cluster.large);
-    cluster.pod("api", "busier", 2000);
-    cluster.node("quieter", cluster.small);
-    cluster.pod("web", "quieter", 500);
+  void singleNodeConsolidationFirstTriesTheNodeThatSavesMostPerDisruption() throws Exception {
+    // Upstream's order (price over disruption cost): the large node saves 1.5 for one pod moved,
+    // the small one 1.0; each one's pod fits on the other.
+    cluster.node("dearer", cluster.large);
+    cluster.pod("api", "dearer", 2000);
+    cluster.node("cheaper", cluster.small);
+    cluster.pod("web", "cheaper", 500);
 
     Command command = decide(single);
-    assertThat(names(command)).containsExactly("quieter");
+    assertThat(names(command)).containsExactly("dearer");
     assertThat(command.decision()).isEqualTo("delete");
+  }
+
+  @Test
+  void ofNodesThatCostAlikeTheOneWithFewerPodsToMoveGoesFirst() throws Exception {
+    cluster.node("two-pods", cluster.small);
+    cluster.pod("a", "two-pods", 250);
+    cluster.pod("b", "two-pods", 250);
+    cluster.node("one-pod", cluster.small);
+    cluster.pod("c", "one-pod", 1000);
+
+    assertThat(names(decide(single))).containsExactly("one-pod");
   }
 
   @Test

@@ -16,6 +16,7 @@ import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
+import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.NodePoolView;
@@ -223,6 +224,12 @@ final class TestCluster {
   Pass pass(Pass.Starter starter) throws Exception {
     Simulation simulation = new Simulation(scheduler, capacity(), claims, pods, podsByNode());
     return new Pass(simulation, simulation.holdingBuffers(), starter);
+  }
+
+  /** As {@link #pass(Pass.Starter)}, consolidation's moves counted in {@code metrics}. */
+  Pass pass(Pass.Starter starter, KarpenterMetrics metrics) throws Exception {
+    Simulation simulation = new Simulation(scheduler, capacity(), claims, pods, podsByNode());
+    return new Pass(simulation, simulation.holdingBuffers(), starter, metrics, null);
   }
 
   /** The candidates of a pass at {@code now} the method may take. */
