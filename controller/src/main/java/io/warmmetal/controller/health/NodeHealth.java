@@ -47,9 +47,10 @@ public final class NodeHealth {
   /** Upstream's {@code allowedUnhealthyPercent}. */
   static final int ALLOWED_UNHEALTHY_PERCENT = 20;
 
+  /** Upstream's message when its NodePool is over the cap. */
   static final String BLOCKED_IN_NODEPOOL = "more than 20% nodes are unhealthy in the nodepool";
 
-  /** Upstream's message, its spelling too. */
+  /** Upstream's message for a claim of no NodePool, its spelling too. */
   static final String BLOCKED_IN_CLUSTER = "more then 20% nodes are unhealthy in the cluster";
 
   /** How soon a repair held back by the cap is tried again (upstream's requeue). */
