@@ -175,6 +175,7 @@ class MonitoringFilesTest {
     metrics.nodeClaimCreated("default", "provisioned");
     metrics.nodeClaimTerminated("default", "on-demand", "rack-1");
     metrics.nodeClaimDisrupted("empty", "default", "WhenEmpty", "graceful");
+    metrics.nodeClaimUnhealthyDisrupted("ready", "default", "on-demand", "");
     metrics.nodeCreated("default", "rack-1");
     metrics.nodeTerminated("default", "rack-1");
     metrics.disruptionDecision(List.of("default"), "delete", "empty", "single");

@@ -13,6 +13,7 @@ import io.warmmetal.controller.claims.NodeClaims;
 import io.warmmetal.controller.cloudprovider.CloudProvider;
 import io.warmmetal.controller.disruption.Disruption;
 import io.warmmetal.controller.events.Recorder;
+import io.warmmetal.controller.health.NodeHealth;
 import io.warmmetal.controller.instances.NodeClassReadiness;
 import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
@@ -272,6 +273,19 @@ public final class Controller implements AutoCloseable {
     this.nodeInformer = kube.nodes().runnableInformer(0);
     nodeInformer.addIndexers(Map.of(BY_PROVIDER, Controller::nodeProvider));
     this.termination = new Termination(kube, writer, defs, cloud, events, metrics);
+    // As upstream registers its node.health controller: behind the gate, if the provider has
+    // policies.
+    NodeHealth nodeHealth =
+        settings.featureGates().nodeRepair() && !cloud.repairPolicies().isEmpty()
+            ? new NodeHealth(
+                cloud,
+                writer,
+                () -> nodeInformer.getStore().list(),
+                name -> poolInformer.getStore().getByKey(name),
+                events,
+                metrics,
+                clock)
+            : null;
     this.lifecycle =
         new NodeClaimLifecycle(
             nodeClaims,
@@ -282,6 +296,7 @@ public final class Controller implements AutoCloseable {
             claim ->
                 termination.reconcile(
                     claim, nodeInformer.getStore().list(), pods.getStore().list(), pdbs.list()),
+            nodeHealth,
             defs,
             health,
             clock,

@@ -76,11 +76,16 @@ class ArchitectureTest {
     // Registration puts termination's finalizer on the Node.
     ALLOWED.put(
         "registration", Set.of("karpenter", "claims", "metrics", "pools", "state", "termination"));
+    // Node repair, as upstream's node.health: the provider's policies, the claim deleted, told and
+    // counted as upstream does.
+    ALLOWED.put("health", Set.of("karpenter", "claims", "cloudprovider", "events", "metrics"));
+    // Each claim's lifecycle also asks node repair about its Node.
     ALLOWED.put(
         "lifecycle",
         Set.of(
             "karpenter",
             "claims",
+            "health",
             "nodeclass",
             "pools",
             "provisioning",

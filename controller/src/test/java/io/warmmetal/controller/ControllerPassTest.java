@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.NodeCondition;
+import io.fabric8.kubernetes.api.model.NodeConditionBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
@@ -15,6 +17,8 @@ import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.Unavailable;
 import io.warmmetal.controller.cloudprovider.FakeCloudProvider;
+import io.warmmetal.controller.cloudprovider.RepairPolicy;
+import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
@@ -28,6 +32,7 @@ import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -72,22 +77,25 @@ class ControllerPassTest {
             0.5,
             3,
             List.of(new InstanceType.Offering("rack-1", "room-1", 3, 3))));
-    controller =
-        new Controller(
-            kube,
-            new Controller.Settings(
-                Duration.ofMillis(5),
-                Duration.ofMillis(100),
-                Resources.NONE,
-                4,
-                false,
-                Duration.ofMinutes(2)),
-            metrics,
-            Clock.systemUTC(),
-            (defs, onChange) -> cloud);
-    controller.start();
+    controller = started(SETTINGS);
     await(
         "the informers synced", () -> !kube.resources(NodePool.class).list().getItems().isEmpty());
+  }
+
+  private static final Controller.Settings SETTINGS =
+      new Controller.Settings(
+          Duration.ofMillis(5),
+          Duration.ofMillis(100),
+          Resources.NONE,
+          4,
+          false,
+          Duration.ofMinutes(2));
+
+  private Controller started(Controller.Settings settings) {
+    Controller started =
+        new Controller(kube, settings, metrics, Clock.systemUTC(), (defs, onChange) -> cloud);
+    started.start();
+    return started;
   }
 
   @AfterEach
@@ -212,8 +220,34 @@ class ControllerPassTest {
     assertThat(cloud.instances()).isEmpty();
   }
 
+  /**
+   * Waits for the claim to be registered, then passes until its lifecycle has reconciled it three
+   * more times (each pass looks at a claim not initialized yet).
+   */
+  private void registeredAndReconciledThriceMore(String what) throws Exception {
+    await(
+        what,
+        () ->
+            claims().stream()
+                .anyMatch(c -> Conditions.isTrue(c.getStatus().conditions, Conditions.REGISTERED)));
+    long before = controller.lifecycleReconciles();
+    while (controller.lifecycleReconciles() < before + 3) {
+      controller.passNow();
+    }
+  }
+
   /** What a kubelet does for a launched claim: its Node, Ready, with this allocatable. */
   private void nodeRegisters(String name, NodeClaim claim, Map<String, Quantity> allocatable) {
+    nodeRegisters(
+        name,
+        claim,
+        allocatable,
+        new NodeConditionBuilder().withType("Ready").withStatus("True").build());
+  }
+
+  /** A kubelet's Node for a launched claim, with its Ready condition as given. */
+  private void nodeRegisters(
+      String name, NodeClaim claim, Map<String, Quantity> allocatable, NodeCondition ready) {
     kube.nodes()
         .resource(
             new NodeBuilder()
@@ -224,10 +258,7 @@ class ControllerPassTest {
                 .withProviderID(claim.getStatus().providerID)
                 .endSpec()
                 .withNewStatus()
-                .addNewCondition()
-                .withType("Ready")
-                .withStatus("True")
-                .endCondition()
+                .withConditions(ready)
                 .withAllocatable(allocatable)
                 .endStatus()
                 .build())
@@ -248,8 +279,7 @@ class ControllerPassTest {
               return p;
             });
     controller =
-        new Controller(
-            kube,
+        started(
             new Controller.Settings(
                 Duration.ofMillis(5),
                 Duration.ofMillis(100),
@@ -258,11 +288,7 @@ class ControllerPassTest {
                 false,
                 Duration.ofMinutes(2),
                 Controller.Settings.SHAPES_REFRESH,
-                true),
-            metrics,
-            Clock.systemUTC(),
-            (defs, onChange) -> cloud);
-    controller.start();
+                true));
     pending("web-1", "2");
     passUntil("a NodeClaim created", () -> claims().size() == 1);
     NodeClaim claim = claims().get(0);
@@ -300,13 +326,7 @@ class ControllerPassTest {
 
     // Ready, but its device plugin has not registered the GPU yet.
     nodeRegisters("wm-gpu", claim, Map.of("cpu", new Quantity("8"), "pods", new Quantity("110")));
-    await(
-        "registered",
-        () -> Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.REGISTERED));
-    long before = controller.lifecycleReconciles();
-    while (controller.lifecycleReconciles() < before + 3) {
-      controller.passNow(); // each pass looks at a claim not initialized yet
-    }
+    registeredAndReconciledThriceMore("registered");
     assertThat(Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.INITIALIZED))
         .as("no GPU allocatable yet")
         .isFalse();
@@ -494,5 +514,66 @@ class ControllerPassTest {
                 && kube.resources(NodeClaim.class).withName(claim.getMetadata().getName()).get()
                     == null);
     assertThat(cloud.terminated).containsExactly(instance);
+  }
+
+  /**
+   * A launched claim whose Node registered NotReady 31 minutes ago and never became Ready (its
+   * kubelet up, its network plugin not, say) — past the toleration of WarmMetal's repair policies,
+   * which the fake is given.
+   */
+  private NodeClaim aNodeNotReadyForOverHalfAnHour() throws Exception {
+    cloud.repairPolicies(WarmMetalCloudProvider.REPAIR_POLICIES.toArray(RepairPolicy[]::new));
+    pending("web-1", "2");
+    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    await("launched", () -> launched(claims().get(0)));
+    NodeClaim claim = claims().get(0);
+    nodeRegisters(
+        "wm-1",
+        claim,
+        Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")),
+        new NodeConditionBuilder()
+            .withType("Ready")
+            .withStatus("False")
+            .withLastTransitionTime(Instant.now().minus(Duration.ofMinutes(31)).toString())
+            .build());
+    return claim;
+  }
+
+  @Test
+  void withNodeRepairOnAnUnhealthyNodesClaimIsDeletedAndReplaced() throws Exception {
+    controller.close();
+    controller = started(SETTINGS.withFeatureGates(FeatureGates.parse("NodeRepair=true")));
+    NodeClaim unhealthy = aNodeNotReadyForOverHalfAnHour();
+    String instance = cloud.instances().get(0).id();
+    String name = unhealthy.getMetadata().getName();
+    passUntil(
+        "the claim gone, its Node too, and another launched for its pod",
+        () ->
+            kube.resources(NodeClaim.class).withName(name).get() == null
+                && kube.nodes().withName("wm-1").get() == null
+                && claims().size() == 1
+                && launched(claims().get(0)));
+    assertThat(cloud.terminated).containsExactly(instance);
+    assertThat(metrics.scrape())
+        .containsPattern(
+            "karpenter_nodeclaims_unhealthy_disrupted_total\\{[^}]*condition=\"ready\"[^}]*} 1.0")
+        .containsPattern(
+            "karpenter_nodeclaims_disrupted_total\\{[^}]*reason=\"unhealthy\"[^}]*} 1.0");
+  }
+
+  @Test
+  void withNodeRepairOffAnUnhealthyNodeIsLeftAlone() throws Exception {
+    NodeClaim unhealthy = aNodeNotReadyForOverHalfAnHour();
+    // Node repair, when on, looks before registration: a claim registered was looked at.
+    registeredAndReconciledThriceMore("registered: its lifecycle has seen the Node");
+    assertThat(claims())
+        .singleElement()
+        .satisfies(
+            c -> {
+              assertThat(c.getMetadata().getName()).isEqualTo(unhealthy.getMetadata().getName());
+              assertThat(c.getMetadata().getDeletionTimestamp()).isNull();
+            });
+    assertThat(cloud.terminated).isEmpty();
+    assertThat(metrics.scrape()).doesNotContain("karpenter_nodeclaims_unhealthy_disrupted_total");
   }
 }

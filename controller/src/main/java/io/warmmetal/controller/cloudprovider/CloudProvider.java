@@ -64,4 +64,10 @@ public interface CloudProvider {
 
   /** Asks the fleet now, with the node class's credentials: its readiness. */
   void check(WarmMetalNodeClass nodeClass) throws CloudProviderException;
+
+  /**
+   * The Node conditions that make a node unhealthy, and for how long each is tolerated before the
+   * node is repaired (upstream's {@code RepairPolicies}; none: no repair). No I/O.
+   */
+  List<RepairPolicy> repairPolicies();
 }

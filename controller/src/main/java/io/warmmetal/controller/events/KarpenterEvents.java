@@ -32,6 +32,8 @@ public final class KarpenterEvents {
   public static final String EVICTED = "Evicted";
   public static final String DISRUPTED = "Disrupted";
   public static final String TERMINATION_GRACE_PERIOD_EXPIRING = "TerminationGracePeriodExpiring";
+  // node/health
+  public static final String NODE_REPAIR_BLOCKED = "NodeRepairBlocked";
 
   /** Upstream's PodNominationRateLimiter: 5 a second, bursts of 10, across all pods. */
   private static final Event.RateLimit NOMINATIONS = new Event.RateLimit(5, 10);
@@ -208,6 +210,27 @@ public final class KarpenterEvents {
         "All pods will be deleted by " + terminationTime,
         List.of(claim.getMetadata().getName()),
         Event.DEFAULT_DEDUPE);
+  }
+
+  /**
+   * On the unhealthy Node, once deduplicated by it, once by its NodeClaim and once by its NodePool
+   * (none for a claim of no NodePool), as upstream: why it is not repaired now.
+   */
+  public static List<Event> nodeRepairBlocked(
+      Node node, NodeClaim claim, NodePool pool, String why) {
+    List<Event> events = new ArrayList<>();
+    List<HasMetadata> dedupedBy = pool == null ? List.of(node, claim) : List.of(node, claim, pool);
+    for (HasMetadata by : dedupedBy) {
+      events.add(
+          new Event(
+              node,
+              Event.WARNING,
+              NODE_REPAIR_BLOCKED,
+              why,
+              List.of(uid(by)),
+              Duration.ofMinutes(15)));
+    }
+    return events;
   }
 
   private static String uid(HasMetadata o) {

@@ -12,6 +12,7 @@ import io.warmmetal.controller.cloudprovider.CloudProviderException.NodeClassNot
 import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
 import io.warmmetal.controller.cloudprovider.Instance;
 import io.warmmetal.controller.cloudprovider.Launched;
+import io.warmmetal.controller.cloudprovider.RepairPolicy;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
@@ -42,6 +43,19 @@ import java.util.UUID;
 public final class WarmMetalCloudProvider implements CloudProvider, AutoCloseable {
   /** How long the bootstrap token a join carries lives. */
   static final Duration JOIN_TOKEN_TTL = Duration.ofHours(1);
+
+  /**
+   * What makes a WarmMetal node unhealthy: AWS's kubelet policies — its {@code Ready} condition
+   * {@code False} or {@code Unknown} (the kubelet silent: the node lifecycle controller sets it)
+   * for 30 minutes. AWS's other five ({@code AcceleratedHardwareReady}, {@code StorageReady},
+   * {@code NetworkingReady}, {@code KernelReady}, {@code ContainerRuntimeReady}) are conditions
+   * only EKS's node monitoring agent sets; nothing on a WarmMetal node does, and a condition of the
+   * same name from another agent need not mean the same.
+   */
+  public static final List<RepairPolicy> REPAIR_POLICIES =
+      List.of(
+          new RepairPolicy("Ready", "False", Duration.ofMinutes(30)),
+          new RepairPolicy("Ready", "Unknown", Duration.ofMinutes(30)));
 
   private final KubernetesClient kube;
   private final Definitions defs;
@@ -85,6 +99,11 @@ public final class WarmMetalCloudProvider implements CloudProvider, AutoCloseabl
   @Override
   public boolean instanceTypesKnown(WarmMetalNodeClass nodeClass) {
     return shapes.known(nodeClass);
+  }
+
+  @Override
+  public List<RepairPolicy> repairPolicies() {
+    return REPAIR_POLICIES;
   }
 
   @Override

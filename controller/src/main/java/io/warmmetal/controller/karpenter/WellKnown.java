@@ -29,6 +29,13 @@ public final class WellKnown {
   public static final String MIN_VALUES_RELAXED_ANNOTATION =
       "karpenter.sh/nodeclaim-min-values-relaxed";
 
+  /**
+   * On a NodeClaim being deleted: when its Node's pods are deleted whatever their budgets (RFC
+   * 3339; node repair sets it to the moment it repairs, so the drain is forceful).
+   */
+  public static final String TERMINATION_TIMESTAMP_ANNOTATION =
+      "karpenter.sh/nodeclaim-termination-timestamp";
+
   public static final String ZONE_LABEL = "topology.kubernetes.io/zone";
 
   /**

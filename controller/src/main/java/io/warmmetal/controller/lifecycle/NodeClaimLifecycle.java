@@ -3,6 +3,7 @@ package io.warmmetal.controller.lifecycle;
 import io.fabric8.kubernetes.api.model.Node;
 import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.claims.NodeClaims;
+import io.warmmetal.controller.health.NodeHealth;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.pools.RegistrationHealth;
@@ -25,12 +26,13 @@ import org.slf4j.MDC;
  * Each NodeClaim's own lifecycle, as upstream's {@code nodeclaim/lifecycle} controller: launch (its
  * instance created through the cloud provider, and recorded), registration (its Node found by
  * provider ID, synced and its unregistered taint lifted), initialization (Ready, startup taints
- * gone), liveness (given up when no Node registers in time) and, once it is deleted, termination
- * (drain, instance, finalizer: the {@link Terminator}). One reconcile per claim at a time, many
- * claims at once, on a {@link WorkQueue}: a burst's claims are launched and registered side by
- * side, and none waits for another's — nor for the provisioner's plan. Woken by the claim's and its
- * Node's informer events; a claim being deleted is termination's, and so is one whose Node was
- * deleted (by hand: the Node's finalizer keeps it until termination is done).
+ * gone), liveness (given up when no Node registers in time), node repair (its Node unhealthy too
+ * long: {@link NodeHealth}) and, once it is deleted, termination (drain, instance, finalizer: the
+ * {@link Terminator}). One reconcile per claim at a time, many claims at once, on a {@link
+ * WorkQueue}: a burst's claims are launched and registered side by side, and none waits for
+ * another's — nor for the provisioner's plan. Woken by the claim's and its Node's informer events;
+ * a claim being deleted is termination's, and so is one whose Node was deleted (by hand: the Node's
+ * finalizer keeps it until termination is done).
  */
 public final class NodeClaimLifecycle implements AutoCloseable {
   private final NodeClaims claims;
@@ -40,6 +42,9 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   private final Launcher launcher;
   private final Registration registration;
   private final Liveness liveness;
+
+  /** Node repair (upstream's node.health); null when its feature gate is off. */
+  private final NodeHealth nodeHealth;
 
   /** Claims to launch. */
   private final WorkQueue<String> launches;
@@ -71,6 +76,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
 
   /**
    * @param nodeByProvider the Node (as the informer has it) with this provider ID, or null
+   * @param nodeHealth node repair, null when its feature gate ({@code NodeRepair}) is off
    * @param workers how many claims are reconciled at once
    */
   public NodeClaimLifecycle(
@@ -80,6 +86,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       Launcher launcher,
       Registration registration,
       Terminator terminator,
+      NodeHealth nodeHealth,
       Definitions defs,
       RegistrationHealth health,
       Clock clock,
@@ -91,6 +98,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     this.launcher = launcher;
     this.registration = registration;
     this.terminator = terminator;
+    this.nodeHealth = nodeHealth;
     this.liveness = new Liveness(defs, writer, health, clock);
     this.clock = clock;
     this.launches =
@@ -173,20 +181,26 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       notBefore.remove(name);
       return null;
     }
-    if (claim.getMetadata().getDeletionTimestamp() != null) {
-      notBefore.remove(name);
-      return terminator.terminate(claim) ? null : DRAIN_RECHECK;
-    }
-    if (!launched(claim)) {
-      launches.add(name);
-      return null;
-    }
     MDC.put("nodeclaim", name);
     try {
       Node node =
-          claim.getStatus().providerID == null
+          claim.getStatus() == null || claim.getStatus().providerID == null
               ? null
               : nodeByProvider.apply(claim.getStatus().providerID);
+      NodeHealth.Outcome repair =
+          nodeHealth == null || node == null ? null : nodeHealth.check(claim, node);
+      if (repair != null && repair.wrote()) {
+        return null; // annotated or deleted: the claim's informer event brings the next step
+      }
+      Duration repairAgain = repair == null ? null : repair.lookAgainIn();
+      if (claim.getMetadata().getDeletionTimestamp() != null) {
+        notBefore.remove(name);
+        return terminator.terminate(claim) ? null : DRAIN_RECHECK;
+      }
+      if (!launched(claim)) {
+        launches.add(name);
+        return null;
+      }
       if (node != null && NodeFinalizer.deleting(node)) {
         // Deleted by hand: its claim goes too, and termination drains it, as upstream's.
         LOG.info("NodeClaim {}: its Node {} was deleted", name, node.getMetadata().getName());
@@ -194,17 +208,25 @@ public final class NodeClaimLifecycle implements AutoCloseable {
         return null;
       }
       if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
-        return null;
+        return repairAgain;
       }
       if (node != null) {
         registration.reconcile(claim, node);
       }
       return Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)
-          ? null
-          : liveness.check(claim);
+          ? repairAgain
+          : sooner(repairAgain, liveness.check(claim));
     } finally {
       MDC.remove("nodeclaim");
     }
+  }
+
+  /** The sooner of two delays (null: none). */
+  private static Duration sooner(Duration a, Duration b) {
+    if (a == null || b == null) {
+      return a == null ? b : a;
+    }
+    return a.compareTo(b) <= 0 ? a : b;
   }
 
   /** Launches and records; the record's informer event brings the next step. */

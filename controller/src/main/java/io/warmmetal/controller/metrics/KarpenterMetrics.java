@@ -341,6 +341,30 @@ public final class KarpenterMetrics {
         .increment();
   }
 
+  /**
+   * A NodeClaim deleted because its Node showed an unhealthy condition (node repair); {@code
+   * condition} in snake case, as upstream labels it ({@code ready}).
+   */
+  public void nodeClaimUnhealthyDisrupted(
+      String condition, String nodePool, String capacityType, String imageId) {
+    Counter.builder("karpenter.nodeclaims.unhealthy_disrupted")
+        .description(
+            "Number of unhealthy nodeclaims disrupted in total by Karpenter. Labeled by condition"
+                + " on the node was disrupted, the owning nodepool, and the image ID.")
+        .tags(
+            present(
+                "condition",
+                condition,
+                "nodepool",
+                nodePool,
+                "capacity_type",
+                capacityType,
+                "image_id",
+                imageId))
+        .register(registry)
+        .increment();
+  }
+
   public void nodeCreated(String nodePool, String zone) {
     counter("karpenter.nodes.created", "nodepool", nodePool, "zone", zone).increment();
   }

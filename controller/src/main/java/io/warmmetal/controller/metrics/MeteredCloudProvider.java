@@ -5,6 +5,7 @@ import io.warmmetal.controller.cloudprovider.CloudProvider;
 import io.warmmetal.controller.cloudprovider.CloudProviderException;
 import io.warmmetal.controller.cloudprovider.Instance;
 import io.warmmetal.controller.cloudprovider.Launched;
+import io.warmmetal.controller.cloudprovider.RepairPolicy;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
@@ -111,5 +112,11 @@ public final class MeteredCloudProvider implements CloudProvider {
   @Override
   public void check(WarmMetalNodeClass nodeClass) throws CloudProviderException {
     timed("Check", () -> cloud.check(nodeClass));
+  }
+
+  /** Not timed, as upstream's decorator passes it through: a constant, no call to the fleet. */
+  @Override
+  public List<RepairPolicy> repairPolicies() {
+    return cloud.repairPolicies();
   }
 }

@@ -22,6 +22,8 @@ import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -115,11 +117,7 @@ public final class Termination {
       if (DisruptedTaint.apply(kube, node)) {
         return false; // just tainted: a pod bound a moment before may not be in our view yet
       }
-      Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
-      Instant deadline =
-          grace == null
-              ? null
-              : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
+      Instant deadline = deadline(claim);
       boolean forced = deadline != null && Instant.now().isAfter(deadline);
       List<Pod> left =
           pods.stream()
@@ -207,6 +205,29 @@ public final class Termination {
    * minute past its deletion: its kubelet is gone, as on a dead server), nor one that tolerates the
    * disrupted taint (it would come straight back).
    */
+  /**
+   * When the claim's Node's pods go whatever their budgets (null: never), as upstream's node
+   * termination reads it: the claim's termination-timestamp annotation — node repair sets it to the
+   * moment it repairs — else its deletion plus its {@code terminationGracePeriod} (what upstream's
+   * lifecycle writes there).
+   */
+  static Instant deadline(NodeClaim claim) {
+    var annotations = claim.getMetadata().getAnnotations();
+    String annotated =
+        annotations == null ? null : annotations.get(WellKnown.TERMINATION_TIMESTAMP_ANNOTATION);
+    if (annotated != null) {
+      try {
+        return OffsetDateTime.parse(annotated).toInstant();
+      } catch (DateTimeParseException unreadable) {
+        LOG.debug("NodeClaim {}: unreadable {}", claim.getMetadata().getName(), annotated);
+      }
+    }
+    Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
+    return grace == null
+        ? null
+        : Instant.parse(claim.getMetadata().getDeletionTimestamp()).plus(grace);
+  }
+
   /** Why the claim is being taken away, where a disruption said so on it ("" otherwise). */
   private static String disruptionReason(NodeClaim claim) {
     var annotations = claim.getMetadata().getAnnotations();

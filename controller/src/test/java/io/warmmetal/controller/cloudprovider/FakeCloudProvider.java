@@ -37,6 +37,18 @@ public final class FakeCloudProvider implements CloudProvider {
   /** Instances terminated, by id. */
   public final List<String> terminated = new ArrayList<>();
 
+  /** Upstream's fake's repair policy: a Node whose {@code BadNode} is False for 30 minutes. */
+  public static final RepairPolicy BAD_NODE =
+      new RepairPolicy("BadNode", "False", Duration.ofMinutes(30));
+
+  private List<RepairPolicy> repairPolicies = List.of(BAD_NODE);
+
+  /** The repair policies from now on (upstream's fake's settable {@code RepairPolicy}). */
+  public synchronized FakeCloudProvider repairPolicies(RepairPolicy... policies) {
+    repairPolicies = List.of(policies);
+    return this;
+  }
+
   /** The node class offers these types, each with a machine to be had. */
   public synchronized FakeCloudProvider offer(String nodeClass, InstanceType... types) {
     catalogs.put(
@@ -146,4 +158,9 @@ public final class FakeCloudProvider implements CloudProvider {
 
   @Override
   public void check(WarmMetalNodeClass nodeClass) {}
+
+  @Override
+  public synchronized List<RepairPolicy> repairPolicies() {
+    return repairPolicies;
+  }
 }

@@ -123,6 +123,29 @@ class KarpenterMetricsTest {
   }
 
   @Test
+  void nodeRepairsAreCountedUnderUpstreamsNameLabelsAndHelp() {
+    metrics.nodeClaimUnhealthyDisrupted("ready", "default", "on-demand", "");
+    String text = metrics.scrape();
+    expect(
+        text,
+        1.0,
+        "karpenter_nodeclaims_unhealthy_disrupted_total",
+        "capacity_type",
+        "on-demand",
+        "condition",
+        "ready",
+        "image_id",
+        "",
+        "nodepool",
+        "default");
+    assertThat(text)
+        .contains(
+            "# HELP karpenter_nodeclaims_unhealthy_disrupted_total Number of unhealthy nodeclaims"
+                + " disrupted in total by Karpenter. Labeled by condition on the node was disrupted,"
+                + " the owning nodepool, and the image ID.");
+  }
+
+  @Test
   void theClusterGaugesSayWhatEachNodeHasAndRunsAndEachPodsState() {
     Node node =
         new NodeBuilder()
