@@ -157,6 +157,8 @@ public final class Disruption {
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
     metrics.allowedDisruptions(NodePoolBudgets.allowedByReason(pools.values(), claims, now));
+    metrics.nodesConsumingBudgets(
+        NodePoolBudgets.disruptingByPool(pools.values(), claims), NodePoolBudgets.REASONS);
     // A CapacityBuffer's virtual pods (among the pending ones) are in no PodDisruptionBudget.
     PodBudgets budgets =
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());

@@ -22,7 +22,11 @@ final class MultiNodeConsolidation extends Consolidation {
       throws Exception {
     Command rejected = null;
     Map<String, Balanced.Score> rejectedScores = null;
-    for (int k = Math.min(MAX, candidates.size()); k >= 2 && System.nanoTime() < deadline; k--) {
+    for (int k = Math.min(MAX, candidates.size()); k >= 2; k--) {
+      if (System.nanoTime() >= deadline) {
+        pass.timedOut(consolidationType());
+        break;
+      }
       List<Candidate> some = candidates.subList(0, k);
       Command command = budgets.allows(some) ? compute(some, pass) : null;
       if (command == null) {

@@ -111,6 +111,22 @@ final class NodePoolBudgets {
     return allowed;
   }
 
+  /** How many of each NodePool's nodes are being disrupted now: what they take from its budgets. */
+  static Map<String, Integer> disruptingByPool(Collection<NodePool> pools, List<NodeClaim> claims) {
+    Map<String, Integer> disrupting = new HashMap<>();
+    for (NodePool pool : pools) {
+      String name = pool.getMetadata().getName();
+      disrupting.put(
+          name,
+          (int)
+              claims.stream()
+                  .filter(c -> name.equals(Candidate.poolOf(c)))
+                  .filter(NodePoolBudgets::disrupting)
+                  .count());
+    }
+    return disrupting;
+  }
+
   private static boolean disrupting(NodeClaim claim) {
     return claim.getMetadata().getDeletionTimestamp() != null || Commands.underway(claim);
   }

@@ -70,6 +70,13 @@ final class Pass {
     return holdingBuffers.contains(candidate.name());
   }
 
+  /** A consolidation of the type ran out of this pass's time ({@link #consolidationDeadline}). */
+  void timedOut(String consolidationType) {
+    if (metrics != null) {
+      metrics.consolidationTimedOut(consolidationType);
+    }
+  }
+
   /** Starts the command (null: none); whether it was. */
   boolean start(Command command) throws Exception {
     return command != null && starter.start(command);

@@ -19,6 +19,7 @@ final class SingleNodeConsolidation extends Consolidation {
       throws Exception {
     for (Candidate candidate : candidates) {
       if (System.nanoTime() >= deadline) {
+        pass.timedOut(consolidationType());
         return false; // the rest next pass: provisioning must not wait behind consolidation
       }
       List<Candidate> one = List.of(candidate);

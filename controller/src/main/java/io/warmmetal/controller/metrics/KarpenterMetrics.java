@@ -47,6 +47,7 @@ public final class KarpenterMetrics {
   private final MultiGauge limit;
   private final MultiGauge eligible;
   private final MultiGauge allowedDisruptions;
+  private final MultiGauge consumingBudgets;
   private final ClusterMetrics cluster;
   private final Histogram consolidationScores =
       Histogram.build()
@@ -112,6 +113,15 @@ public final class KarpenterMetrics {
                     + " very rapidly, as new nodes may be created and others may be deleted at any"
                     + " point.")
             .register(registry);
+    consumingBudgets =
+        MultiGauge.builder("karpenter.nodepools.nodes_consuming_budgets")
+            .description(
+                "The number of nodes consuming the budget of a nodepool at a point in time."
+                    + " Labeled by NodePool.")
+            .register(registry);
+    // As upstream: both consolidation types' timeouts are there from the start, at 0.
+    consolidationTimedOut("multi", 0);
+    consolidationTimedOut("single", 0);
     registry.gauge("karpenter.cluster_state.unsynced_time_seconds", Tags.empty(), new AtomicLong());
     registry.gauge("karpenter.scheduler.ignored_pods_count", Tags.empty(), new AtomicLong());
     registry.gauge(
@@ -288,6 +298,35 @@ public final class KarpenterMetrics {
                 (reason, n) ->
                     rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "reason", reason), n))));
     allowedDisruptions.register(rows, true);
+  }
+
+  /**
+   * How many of each NodePool's nodes are being disrupted now (deleting, or in a command under
+   * way), for each disruption reason: what they take from its budgets.
+   */
+  public void nodesConsumingBudgets(Map<String, Integer> disruptingByPool, List<String> reasons) {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    disruptingByPool.forEach(
+        (pool, n) ->
+            reasons.forEach(
+                reason ->
+                    rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "reason", reason), n))));
+    consumingBudgets.register(rows, true);
+  }
+
+  /** A consolidation of the type ran out of its time before it found a move or ran out. */
+  public void consolidationTimedOut(String consolidationType) {
+    consolidationTimedOut(consolidationType, 1);
+  }
+
+  private void consolidationTimedOut(String consolidationType, int times) {
+    Counter.builder("karpenter.voluntary_disruption.consolidation_timeouts")
+        .description(
+            "Number of times the Consolidation algorithm has reached a timeout. Labeled by"
+                + " consolidation type.")
+        .tag("consolidation_type", consolidationType)
+        .register(registry)
+        .increment(times);
   }
 
   /** The text Prometheus scrapes. */
