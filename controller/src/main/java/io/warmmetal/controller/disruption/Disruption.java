@@ -16,6 +16,7 @@ import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
+import io.warmmetal.controller.termination.DisruptedTaint;
 import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Clock;
 import java.time.Duration;
@@ -150,18 +151,20 @@ public final class Disruption {
     }
     Map<String, Node> nodesByName = new HashMap<>();
     nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
+    liftLeftoverTaints(initialized, nodesByName);
     if (commands.advance(
         claims, nodesByName, now, (c, reason) -> delete(c, reason, nodesByName, now))) {
       return; // one disruption at a time: the one under way first
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
-    metrics.allowedDisruptions(NodePoolBudgets.allowedByReason(pools.values(), claims, now));
+    metrics.allowedDisruptions(
+        NodePoolBudgets.allowedByReason(pools.values(), claims, nodesByName, now));
     // A CapacityBuffer's virtual pods (among the pending ones) are in no PodDisruptionBudget.
     PodBudgets budgets =
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
     List<Candidate> candidates =
-        Candidate.of(initialized, podsByNode, nodesByName, pools, budgets, now);
+        Candidate.of(initialized, podsBound(pods), nodesByName, pools, budgets, now);
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
@@ -204,7 +207,9 @@ public final class Disruption {
       long evaluating = System.nanoTime();
       boolean started =
           method.computeCommands(
-              eligible.get(method), new NodePoolBudgets(method.reason(), claims, now), pass);
+              eligible.get(method),
+              new NodePoolBudgets(method.reason(), claims, nodesByName, now),
+              pass);
       metrics.decisionEvaluated(
           method.reason().toLowerCase(Locale.ROOT),
           method.consolidationType(),
@@ -215,12 +220,39 @@ public final class Disruption {
     }
   }
 
+  /**
+   * Lifts {@code karpenter.sh/disrupted} from the Nodes of claims no command or deletion holds (a
+   * command given up by a leader that stopped half-way, say), as upstream does: the taint would
+   * keep pods off a node nothing is taking away.
+   */
+  private void liftLeftoverTaints(List<NodeClaim> initialized, Map<String, Node> nodes) {
+    for (NodeClaim claim : initialized) {
+      Node node = nodes.get(claim.getStatus().nodeName);
+      if (node != null && !Commands.underway(claim) && DisruptedTaint.on(node)) {
+        LOG.info(
+            "Node {}: lifting a disrupted taint no disruption holds", claim.getStatus().nodeName);
+        DisruptedTaint.remove(kube, node);
+      }
+    }
+  }
+
   /** The candidates the method may take: of its disruption class, and as it judges them. */
   static List<Candidate> eligible(Method method, List<Candidate> candidates, Pass pass) {
     return candidates.stream()
         .filter(c -> c.disruptableBy(method.disruptionClass()))
         .filter(c -> method.shouldDisrupt(c, pass))
         .toList();
+  }
+
+  /** The pods bound to each node. */
+  static Map<String, List<Pod>> podsBound(List<Pod> pods) {
+    Map<String, List<Pod>> byNode = new HashMap<>();
+    for (Pod pod : pods) {
+      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
+        byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
+      }
+    }
+    return byNode;
   }
 
   /**
