@@ -61,8 +61,9 @@ record Candidate(
           || DoNotDisrupt.marked(node)) {
         continue;
       }
+      List<Pod> onNode = bound.getOrDefault(claim.getStatus().nodeName, List.of());
       List<Pod> running =
-          bound.getOrDefault(claim.getStatus().nodeName, List.of()).stream()
+          onNode.stream()
               .filter(p -> p.getMetadata().getDeletionTimestamp() == null && !Pods.finished(p))
               .toList();
       boolean protectedNow = running.stream().anyMatch(p -> DoNotDisrupt.active(p, now));
@@ -72,7 +73,7 @@ record Candidate(
               claim,
               node,
               pool,
-              running.stream().filter(Pods::boundAndMovable).toList(),
+              onNode.stream().filter(Disruption::reschedulable).toList(),
               !protectedNow && budgetsAllow,
               Consolidation.consolidatable(claim, pool, now)));
     }

@@ -118,7 +118,7 @@ public final class Disruption {
     this.metrics = metrics;
     this.clock = clock;
     this.drift = new Drift(writer, defs);
-    this.expiration = new Expiration(writer, defs, events, metrics);
+    this.expiration = new Expiration(writer, events, metrics);
     this.podEvents = new PodEvents(writer, podEventWrites);
     this.commands = new Commands(kube, writer, events);
     Consolidation.LastFruitless lastFruitless = new Consolidation.LastFruitless();
@@ -244,6 +244,19 @@ public final class Disruption {
         .toList();
   }
 
+  /** Whether the pod would have to move were its node taken away ({@link #podsToMove}). */
+  static boolean reschedulable(Pod pod) {
+    return Pods.boundAndMovable(pod)
+        || pod.getSpec() != null
+            && pod.getSpec().getNodeName() != null
+            && pod.getMetadata().getDeletionTimestamp() != null
+            && !Pods.finished(pod)
+            && !Pods.daemonOrMirror(pod)
+            && pod.getMetadata().getOwnerReferences() != null
+            && pod.getMetadata().getOwnerReferences().stream()
+                .anyMatch(o -> "StatefulSet".equals(o.getKind()));
+  }
+
   /** The pods bound to each node. */
   static Map<String, List<Pod>> podsBound(List<Pod> pods) {
     Map<String, List<Pod>> byNode = new HashMap<>();
@@ -257,12 +270,13 @@ public final class Disruption {
 
   /**
    * The pods bound to each node that would have to move were it taken away: not a DaemonSet's (nor
-   * a mirror pod), not finished, not terminating.
+   * a mirror pod), not finished, not terminating — but for a StatefulSet's terminating pod, which
+   * comes back under its name and needs a place (upstream's IsReschedulable).
    */
   static Map<String, List<Pod>> podsToMove(List<Pod> pods) {
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
-      if (Pods.boundAndMovable(pod)) {
+      if (reschedulable(pod)) {
         byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
       }
     }
@@ -305,7 +319,10 @@ public final class Disruption {
     String poolName = Candidate.poolOf(claim);
     NodePool pool = defs.pool(poolName);
     metrics.nodeClaimDisrupted(
-        why, poolName, pool == null ? "" : Consolidation.policy(pool), "graceful");
+        why,
+        poolName,
+        pool == null ? "" : Consolidation.policy(pool),
+        Expiration.terminationMode(claim));
     events.publish(
         KarpenterEvents.disruptionTerminating(nodes.get(claim.getStatus().nodeName), claim, why));
     claim

@@ -128,7 +128,11 @@ final class ApiServerPasses implements AutoCloseable {
     cluster.pools.values().forEach(pools::put);
     List<Pod> pods = kube.pods().inAnyNamespace().list().getItems();
     List<Node> nodes = kube.nodes().list().getItems();
-    List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
+    // As the controller lists them: only the claims of our node class.
+    List<NodeClaim> claims =
+        kube.resources(NodeClaim.class).list().getItems().stream()
+            .filter(NodeClaims::ours)
+            .toList();
     disruption.reconcile(
         pods, nodes, claims, kube.policy().v1().podDisruptionBudget().list().getItems());
   }
@@ -153,6 +157,8 @@ final class ApiServerPasses implements AutoCloseable {
                       nodes.get(i).pool().name(),
                       WellKnown.INSTANCE_TYPE_LABEL,
                       nodes.get(i).type().name()));
+          replacement.getSpec().nodeClassRef =
+              cluster.pools.get(nodes.get(i).pool().name()).getSpec().template.spec.nodeClassRef;
           replacement.setStatus(new NodeClaim.Status());
           Conditions.set(
               replacement.getStatus().conditions, Conditions.LAUNCHED, true, "Launched", "");

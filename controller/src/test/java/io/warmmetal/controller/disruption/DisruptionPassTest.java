@@ -108,6 +108,7 @@ class DisruptionPassTest {
     // The replacement the capacity launched, on its way.
     NodeClaim replacement = new NodeClaim();
     replacement.getMetadata().setName("replacement-1-0");
+    replacement.getSpec().nodeClassRef = cluster.pool.getSpec().template.spec.nodeClassRef;
     replacement
         .getMetadata()
         .setLabels(

@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -140,6 +141,7 @@ final class TestCluster {
                     of.getMetadata().getName(),
                     WellKnown.INSTANCE_TYPE_LABEL,
                     type.name())));
+    claim.getSpec().nodeClassRef = of.getSpec().template.spec.nodeClassRef;
     claim.setStatus(new NodeClaim.Status());
     claim.getStatus().nodeName = name;
     claim.getStatus().lastPodEventTime = T0.toString();
@@ -165,6 +167,21 @@ final class TestCluster {
         .endCondition()
         .endStatus()
         .build();
+  }
+
+  /** Makes the pod its controller's: a DaemonSet's, a StatefulSet's, a ReplicaSet's. */
+  static Pod ownedBy(Pod pod, String apiVersion, String kind) {
+    pod.getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(apiVersion)
+                    .withKind(kind)
+                    .withName("owner")
+                    .withUid("owner-uid")
+                    .withController(true)
+                    .build()));
+    return pod;
   }
 
   /** Sets an annotation on the object. */

@@ -99,16 +99,7 @@ class UpstreamDisruptionCasesTest {
   }
 
   private static void daemonSetPod(Pod pod) {
-    pod.getMetadata()
-        .setOwnerReferences(
-            List.of(
-                new OwnerReferenceBuilder()
-                    .withApiVersion("apps/v1")
-                    .withKind("DaemonSet")
-                    .withName("ds")
-                    .withUid("ds-uid")
-                    .withController(true)
-                    .build()));
+    TestCluster.ownedBy(pod, "apps/v1", "DaemonSet");
   }
 
   /** A static pod's mirror, as the kubelet makes it: annotated, owned by its Node. */
@@ -855,6 +846,7 @@ class UpstreamDisruptionCasesTest {
       NodeClaim replacement = new NodeClaim();
       replacement.getMetadata().setName(r);
       replacement.getMetadata().setLabels(Map.of(WellKnown.NODEPOOL_LABEL, "default"));
+      replacement.getSpec().nodeClassRef = cluster.pool.getSpec().template.spec.nodeClassRef;
       replacement.setStatus(new NodeClaim.Status());
       if (r.equals("r1")) {
         replacement.getStatus().nodeName = r;
