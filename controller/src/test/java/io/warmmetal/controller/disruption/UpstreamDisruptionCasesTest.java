@@ -244,16 +244,14 @@ class UpstreamDisruptionCasesTest {
   void multiplePdbsOnOnePod() {
     cluster.node("a", cluster.large);
     cluster.guarded("db", "a");
-    // A second budget over the same pod, one that would let it go: upstream (and the Eviction
-    // API) refuse any pod two budgets cover.
+    // Upstream's two budgets allow nothing; here both would let the pod go, so only the rule
+    // holds it: the Eviction API (and upstream) refuse any pod two budgets cover.
+    cluster.pdbs.get(0).getSpec().setMaxUnavailable(new IntOrString(5));
     cluster.pdbs.add(
         new PodDisruptionBudgetBuilder(cluster.pdbs.get(0))
             .editMetadata()
             .withName("db-too")
             .endMetadata()
-            .editSpec()
-            .withMaxUnavailable(new IntOrString(5))
-            .endSpec()
             .build());
     assertThat(considered("a")).isFalse();
   }
