@@ -8,6 +8,7 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.controller.state.Pods;
 import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -16,9 +17,10 @@ import java.util.Map;
 
 /**
  * A node disruption may take away, as upstream's candidates, made once a pass: its NodeClaim, Node
- * (null if not seen) and NodePool, the pods it would have to move, whether a PodDisruptionBudget
- * lets them all go now ({@code drainable}) and whether they have been quiet for the pool's {@code
- * consolidateAfter} ({@code consolidatable}, upstream's Consolidatable condition).
+ * and NodePool, the pods it would have to move, whether its pods may all go now ({@code drainable}:
+ * no do-not-disrupt pod, no PodDisruptionBudget in the way) and whether they have been quiet for
+ * the pool's {@code consolidateAfter} ({@code consolidatable}, upstream's Consolidatable
+ * condition).
  */
 record Candidate(
     NodeClaim claim,
@@ -29,18 +31,20 @@ record Candidate(
     boolean consolidatable) {
 
   /**
-   * The initialized claims disruption may consider: of a NodePool there is; not spared by {@code
-   * karpenter.sh/do-not-disrupt} on the claim, its Node or a pod protected now; not in a command
-   * under way.
+   * The initialized claims disruption may consider, as upstream's NewCandidate: not being deleted,
+   * with a Node, of a NodePool there is, not marked {@code karpenter.sh/do-not-disrupt} (the claim
+   * or its Node), not in a command under way. Whether its pods may go now ({@code drainable}) is
+   * upstream's ValidatePodsDisruptable: no pod running there (a DaemonSet's or a mirror pod too)
+   * protected by do-not-disrupt now, and no pod the drain would evict (neither a terminating or
+   * finished one nor a mirror pod) that a PodDisruptionBudget will not let go, or that two budgets
+   * cover (the Eviction API refuses those).
    *
-   * @param podsByNode the pods bound to each node that would have to move (no DaemonSet's, none
-   *     finished or terminating)
-   * @param pdbs the PodDisruptionBudgets as they are now: a node whose pods one will not let go
-   *     would never drain (upstream's ValidatePodsDisruptable)
+   * @param bound the pods bound to each node
+   * @param pdbs the PodDisruptionBudgets as they are now
    */
   static List<Candidate> of(
       List<NodeClaim> initialized,
-      Map<String, List<Pod>> podsByNode,
+      Map<String, List<Pod>> bound,
       Map<String, Node> nodes,
       Map<String, NodePool> pools,
       PodBudgets pdbs,
@@ -49,24 +53,43 @@ record Candidate(
     for (NodeClaim claim : initialized) {
       NodePool pool = pools.get(poolOf(claim));
       Node node = nodes.get(claim.getStatus().nodeName);
-      List<Pod> pods = podsByNode.getOrDefault(claim.getStatus().nodeName, List.of());
       if (pool == null
+          || node == null
+          || claim.getMetadata().getDeletionTimestamp() != null
           || DoNotDisrupt.marked(claim)
           || Commands.underway(claim)
-          || DoNotDisrupt.marked(node)
-          || pods.stream().anyMatch(p -> DoNotDisrupt.active(p, now))) {
+          || DoNotDisrupt.marked(node)) {
         continue;
       }
+      List<Pod> onNode = bound.getOrDefault(claim.getStatus().nodeName, List.of());
+      List<Pod> running =
+          onNode.stream()
+              .filter(p -> p.getMetadata().getDeletionTimestamp() == null && !Pods.finished(p))
+              .toList();
+      boolean protectedNow = running.stream().anyMatch(p -> DoNotDisrupt.active(p, now));
+      boolean budgetsAllow = running.stream().filter(p -> !mirror(p)).allMatch(pdbs::allows);
       candidates.add(
           new Candidate(
               claim,
               node,
               pool,
-              pods,
-              pods.stream().allMatch(pdbs::allows),
+              onNode.stream().filter(Disruption::reschedulable).toList(),
+              !protectedNow && budgetsAllow,
               Consolidation.consolidatable(claim, pool, now)));
     }
     return candidates;
+  }
+
+  /**
+   * A static pod's mirror (owned by its Node): the drain never evicts it, so no budget over it
+   * stands in the way.
+   */
+  private static boolean mirror(Pod pod) {
+    return pod.getMetadata().getAnnotations() != null
+            && pod.getMetadata().getAnnotations().containsKey("kubernetes.io/config.mirror")
+        || pod.getMetadata().getOwnerReferences() != null
+            && pod.getMetadata().getOwnerReferences().stream()
+                .anyMatch(o -> "Node".equals(o.getKind()));
   }
 
   String name() {
@@ -93,7 +116,7 @@ record Candidate(
   /**
    * Whether a method of the class may take it: a graceful one only if its pods may all go now; an
    * eventual one (drift) also when the claim's {@code terminationGracePeriod} will end the drain
-   * whatever the budgets say.
+   * whatever do-not-disrupt and the budgets say.
    */
   boolean disruptableBy(Method.DisruptionClass disruptionClass) {
     return drainable

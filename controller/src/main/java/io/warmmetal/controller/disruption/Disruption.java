@@ -16,6 +16,7 @@ import io.warmmetal.controller.provisioning.Provisioner;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.Pods;
+import io.warmmetal.controller.termination.DisruptedTaint;
 import io.warmmetal.controller.termination.PodBudgets;
 import java.time.Clock;
 import java.time.Duration;
@@ -117,7 +118,7 @@ public final class Disruption {
     this.metrics = metrics;
     this.clock = clock;
     this.drift = new Drift(writer, defs);
-    this.expiration = new Expiration(writer, defs, events, metrics);
+    this.expiration = new Expiration(writer, events, metrics);
     this.podEvents = new PodEvents(writer, podEventWrites);
     this.commands = new Commands(kube, writer, events);
     Consolidation.LastFruitless lastFruitless = new Consolidation.LastFruitless();
@@ -150,20 +151,23 @@ public final class Disruption {
     }
     Map<String, Node> nodesByName = new HashMap<>();
     nodes.forEach(n -> nodesByName.put(n.getMetadata().getName(), n));
+    liftLeftoverTaints(initialized, nodesByName);
     if (commands.advance(
         claims, nodesByName, now, (c, reason) -> delete(c, reason, nodesByName, now))) {
       return; // one disruption at a time: the one under way first
     }
     Map<String, NodePool> pools = new HashMap<>();
     defs.pools().forEach(p -> pools.put(p.getMetadata().getName(), p));
-    metrics.allowedDisruptions(NodePoolBudgets.allowedByReason(pools.values(), claims, now));
+    metrics.allowedDisruptions(
+        NodePoolBudgets.allowedByReason(pools.values(), claims, nodesByName, now));
     metrics.nodesConsumingBudgets(
-        NodePoolBudgets.disruptingByPool(pools.values(), claims), NodePoolBudgets.REASONS);
+        NodePoolBudgets.disruptingByPool(pools.values(), claims, nodesByName),
+        NodePoolBudgets.REASONS);
     // A CapacityBuffer's virtual pods (among the pending ones) are in no PodDisruptionBudget.
     PodBudgets budgets =
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
     List<Candidate> candidates =
-        Candidate.of(initialized, podsByNode, nodesByName, pools, budgets, now);
+        Candidate.of(initialized, podsBound(pods), nodesByName, pools, budgets, now);
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
@@ -208,13 +212,31 @@ public final class Disruption {
       long evaluating = System.nanoTime();
       boolean started =
           method.computeCommands(
-              eligible.get(method), new NodePoolBudgets(method.reason(), claims, now), pass);
+              eligible.get(method),
+              new NodePoolBudgets(method.reason(), claims, nodesByName, now),
+              pass);
       metrics.decisionEvaluated(
           method.reason().toLowerCase(Locale.ROOT),
           method.consolidationType(),
           Duration.ofNanos(System.nanoTime() - evaluating));
       if (started) {
         return; // one kind of disruption per pass: the next sees the cluster as it is then
+      }
+    }
+  }
+
+  /**
+   * Lifts {@code karpenter.sh/disrupted} from the Nodes of claims no command or deletion holds (a
+   * command given up by a leader that stopped half-way, say), as upstream does: the taint would
+   * keep pods off a node nothing is taking away.
+   */
+  private void liftLeftoverTaints(List<NodeClaim> initialized, Map<String, Node> nodes) {
+    for (NodeClaim claim : initialized) {
+      Node node = nodes.get(claim.getStatus().nodeName);
+      if (node != null && !Commands.underway(claim) && DisruptedTaint.on(node)) {
+        LOG.info(
+            "Node {}: lifting a disrupted taint no disruption holds", claim.getStatus().nodeName);
+        DisruptedTaint.remove(kube, node);
       }
     }
   }
@@ -227,14 +249,39 @@ public final class Disruption {
         .toList();
   }
 
+  /** Whether the pod would have to move were its node taken away ({@link #podsToMove}). */
+  static boolean reschedulable(Pod pod) {
+    return Pods.boundAndMovable(pod)
+        || pod.getSpec() != null
+            && pod.getSpec().getNodeName() != null
+            && pod.getMetadata().getDeletionTimestamp() != null
+            && !Pods.finished(pod)
+            && !Pods.daemonOrMirror(pod)
+            && pod.getMetadata().getOwnerReferences() != null
+            && pod.getMetadata().getOwnerReferences().stream()
+                .anyMatch(o -> "StatefulSet".equals(o.getKind()));
+  }
+
+  /** The pods bound to each node. */
+  static Map<String, List<Pod>> podsBound(List<Pod> pods) {
+    Map<String, List<Pod>> byNode = new HashMap<>();
+    for (Pod pod : pods) {
+      if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
+        byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
+      }
+    }
+    return byNode;
+  }
+
   /**
    * The pods bound to each node that would have to move were it taken away: not a DaemonSet's (nor
-   * a mirror pod), not finished, not terminating.
+   * a mirror pod), not finished, not terminating — but for a StatefulSet's terminating pod, which
+   * comes back under its name and needs a place (upstream's IsReschedulable).
    */
   static Map<String, List<Pod>> podsToMove(List<Pod> pods) {
     Map<String, List<Pod>> byNode = new HashMap<>();
     for (Pod pod : pods) {
-      if (Pods.boundAndMovable(pod)) {
+      if (reschedulable(pod)) {
         byNode.computeIfAbsent(pod.getSpec().getNodeName(), n -> new ArrayList<>()).add(pod);
       }
     }
@@ -277,7 +324,10 @@ public final class Disruption {
     String poolName = Candidate.poolOf(claim);
     NodePool pool = defs.pool(poolName);
     metrics.nodeClaimDisrupted(
-        why, poolName, pool == null ? "" : Consolidation.policy(pool), "graceful");
+        why,
+        poolName,
+        pool == null ? "" : Consolidation.policy(pool),
+        Expiration.terminationMode(claim));
     events.publish(
         KarpenterEvents.disruptionTerminating(nodes.get(claim.getStatus().nodeName), claim, why));
     claim

@@ -6,10 +6,8 @@ import io.warmmetal.controller.events.KarpenterEvents;
 import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.state.ClusterState;
-import io.warmmetal.controller.state.Definitions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -27,13 +25,11 @@ final class Expiration {
   static final Duration DEFAULT_EXPIRE_AFTER = Duration.ofHours(720);
 
   private final NodeClaimWriter writer;
-  private final Definitions defs;
   private final Recorder events;
   private final KarpenterMetrics metrics;
 
-  Expiration(NodeClaimWriter writer, Definitions defs, Recorder events, KarpenterMetrics metrics) {
+  Expiration(NodeClaimWriter writer, Recorder events, KarpenterMetrics metrics) {
     this.writer = writer;
-    this.defs = defs;
     this.events = events;
     this.metrics = metrics;
   }
@@ -50,6 +46,18 @@ final class Expiration {
         && now.isAfter(Instant.parse(claim.getMetadata().getCreationTimestamp()).plus(lifetime));
   }
 
+  /**
+   * How the claim's node will be drained, as upstream labels a disruption: {@code graceful} without
+   * a {@code terminationGracePeriod}, {@code forceful} with one of zero, {@code eventual} else.
+   */
+  static String terminationMode(NodeClaim claim) {
+    Duration grace = GoDuration.parseOr(claim.getSpec().terminationGracePeriod, null, null);
+    if (grace == null) {
+      return "graceful";
+    }
+    return grace.isZero() || grace.isNegative() ? "forceful" : "eventual";
+  }
+
   /** Deletes the expired claim, counting and telling it as upstream does. */
   void expire(NodeClaim claim, List<Node> nodes, Instant now) {
     LOG.info(
@@ -57,10 +65,8 @@ final class Expiration {
         claim.getMetadata().getName(),
         claim.getSpec().expireAfter);
     writer.delete(claim);
-    String poolName = Candidate.poolOf(claim);
-    NodePool pool = defs.pool(poolName);
-    metrics.nodeClaimDisrupted(
-        "expired", poolName, pool == null ? "" : Consolidation.policy(pool), "forceful");
+    // As upstream's: no consolidation policy for expiry, the mode the claim's grace period says.
+    metrics.nodeClaimDisrupted("expired", Candidate.poolOf(claim), "", terminationMode(claim));
     events.publish(
         KarpenterEvents.disruptionTerminating(ClusterState.nodeOf(claim, nodes), claim, "expired"));
     claim.getMetadata().setDeletionTimestamp(now.toString()); // gone for the rest of this pass

@@ -1,5 +1,7 @@
 package io.warmmetal.controller.disruption;
 
+import io.fabric8.kubernetes.api.model.Node;
+import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.Cron;
 import io.warmmetal.controller.karpenter.GoDuration;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -33,6 +35,7 @@ final class NodePoolBudgets {
 
   private final String reason;
   private final List<NodeClaim> claims;
+  private final Map<String, Node> nodes;
   private final Instant now;
 
   /** How many more each pool may lose, worked out when first asked and counted down as taken. */
@@ -41,10 +44,12 @@ final class NodePoolBudgets {
   /**
    * @param claims every NodeClaim, those being deleted or replaced among them (they count as
    *     disrupting)
+   * @param nodes the Nodes by name: a claim whose Node is not Ready counts as disrupting
    */
-  NodePoolBudgets(String reason, List<NodeClaim> claims, Instant now) {
+  NodePoolBudgets(String reason, List<NodeClaim> claims, Map<String, Node> nodes, Instant now) {
     this.reason = reason;
     this.claims = claims;
+    this.nodes = nodes;
     this.now = now;
   }
 
@@ -82,9 +87,8 @@ final class NodePoolBudgets {
     return left.computeIfAbsent(
         pool.getMetadata().getName(),
         name -> {
-          List<NodeClaim> ofPool =
-              claims.stream().filter(c -> name.equals(Candidate.poolOf(c))).toList();
-          int disrupting = (int) ofPool.stream().filter(NodePoolBudgets::disrupting).count();
+          List<NodeClaim> ofPool = counted(claims, name);
+          int disrupting = (int) ofPool.stream().filter(c -> disrupting(c, nodes)).count();
           return allowed(pool, reason, ofPool.size(), disrupting, now);
         });
   }
@@ -94,13 +98,12 @@ final class NodePoolBudgets {
    * karpenter_nodepools_allowed_disruptions}.
    */
   static Map<String, Map<String, Integer>> allowedByReason(
-      Collection<NodePool> pools, List<NodeClaim> claims, Instant now) {
+      Collection<NodePool> pools, List<NodeClaim> claims, Map<String, Node> nodes, Instant now) {
     Map<String, Map<String, Integer>> allowed = new HashMap<>();
     for (NodePool pool : pools) {
       String name = pool.getMetadata().getName();
-      List<NodeClaim> ofPool =
-          claims.stream().filter(c -> name.equals(Candidate.poolOf(c))).toList();
-      int disrupting = (int) ofPool.stream().filter(NodePoolBudgets::disrupting).count();
+      List<NodeClaim> ofPool = counted(claims, name);
+      int disrupting = (int) ofPool.stream().filter(c -> disrupting(c, nodes)).count();
       Map<String, Integer> byReason = new HashMap<>();
       for (String reason : REASONS) {
         int n = allowed(pool, reason, ofPool.size(), disrupting, now);
@@ -112,23 +115,38 @@ final class NodePoolBudgets {
   }
 
   /** How many of each NodePool's nodes are being disrupted now: what they take from its budgets. */
-  static Map<String, Integer> disruptingByPool(Collection<NodePool> pools, List<NodeClaim> claims) {
+  static Map<String, Integer> disruptingByPool(
+      Collection<NodePool> pools, List<NodeClaim> claims, Map<String, Node> nodes) {
     Map<String, Integer> disrupting = new HashMap<>();
     for (NodePool pool : pools) {
       String name = pool.getMetadata().getName();
       disrupting.put(
-          name,
-          (int)
-              claims.stream()
-                  .filter(c -> name.equals(Candidate.poolOf(c)))
-                  .filter(NodePoolBudgets::disrupting)
-                  .count());
+          name, (int) counted(claims, name).stream().filter(c -> disrupting(c, nodes)).count());
     }
     return disrupting;
   }
 
-  private static boolean disrupting(NodeClaim claim) {
-    return claim.getMetadata().getDeletionTimestamp() != null || Commands.underway(claim);
+  /**
+   * The pool's nodes a budget's percentage is of, as upstream counts them: initialized (a node on
+   * its way holds no pods yet, and would let more active ones go), its instance not terminating.
+   */
+  private static List<NodeClaim> counted(List<NodeClaim> claims, String pool) {
+    return claims.stream()
+        .filter(c -> pool.equals(Candidate.poolOf(c)) && Candidate.initialized(c))
+        .filter(c -> !Conditions.isTrue(c.getStatus().conditions, Conditions.INSTANCE_TERMINATING))
+        .toList();
+  }
+
+  /** Being deleted, in a command under way, or its Node not Ready: it takes from the budget. */
+  private static boolean disrupting(NodeClaim claim, Map<String, Node> nodes) {
+    Node node = nodes.get(claim.getStatus().nodeName);
+    return claim.getMetadata().getDeletionTimestamp() != null
+        || Commands.underway(claim)
+        || node == null
+        || node.getStatus() == null
+        || node.getStatus().getConditions() == null
+        || node.getStatus().getConditions().stream()
+            .noneMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
   /** How many more of the pool's {@code nodes} may be disrupted for {@code reason} now. */

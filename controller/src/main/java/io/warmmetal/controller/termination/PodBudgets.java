@@ -48,21 +48,25 @@ public final class PodBudgets {
   }
 
   /**
-   * Whether every budget covering the pod lets one more go. A pod that is not Ready costs no budget
+   * Whether the budget covering the pod lets one more go. A pod two budgets cover never goes (the
+   * Eviction API refuses it, and upstream does not try). A pod that is not Ready costs no budget
    * (its absence is already counted; the Eviction API lets it go too, unless the budget's
    * unhealthyPodEvictionPolicy says otherwise — then the API server's 429 decides).
    */
   public boolean allows(Pod pod) {
-    return !ready(pod)
-        || allowed.entrySet().stream()
+    List<Integer> covering =
+        allowed.entrySet().stream()
             .filter(e -> selects(e.getKey(), pod))
-            .allMatch(e -> e.getValue() > 0);
+            .map(Map.Entry::getValue)
+            .toList();
+    return covering.size() <= 1 && (!ready(pod) || covering.stream().allMatch(n -> n > 0));
   }
 
-  /** The budgets that stopped the pod, for the log. */
+  /** The budgets that stopped the pod, for the log (all that cover it, if more than one). */
   List<String> blocking(Pod pod) {
+    long covering = allowed.keySet().stream().filter(pdb -> selects(pdb, pod)).count();
     return allowed.entrySet().stream()
-        .filter(e -> selects(e.getKey(), pod) && e.getValue() <= 0)
+        .filter(e -> selects(e.getKey(), pod) && (e.getValue() <= 0 || covering > 1))
         .map(
             e -> e.getKey().getMetadata().getNamespace() + "/" + e.getKey().getMetadata().getName())
         .toList();

@@ -3,15 +3,12 @@ package io.warmmetal.controller.disruption;
 import static io.warmmetal.controller.disruption.TestCluster.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.WellKnown;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,31 +21,27 @@ import org.junit.jupiter.api.Test;
 class CandidateTest {
   private final TestCluster cluster = new TestCluster();
 
+  /** The candidates a graceful method may take. */
   private List<String> names(Instant now) {
-    return cluster.candidates(now).stream().map(Candidate::name).toList();
-  }
-
-  private static void annotate(HasMetadata object, String key, String value) {
-    Map<String, String> annotations =
-        object.getMetadata().getAnnotations() == null
-            ? new HashMap<>()
-            : new HashMap<>(object.getMetadata().getAnnotations());
-    annotations.put(key, value);
-    object.getMetadata().setAnnotations(annotations);
+    return cluster.candidates(now).stream()
+        .filter(c -> c.disruptableBy(Method.DisruptionClass.GRACEFUL))
+        .map(Candidate::name)
+        .toList();
   }
 
   @Test
   void doNotDisruptOnTheClaimItsNodeOrAPodSparesTheNodeForThePodsTime() {
     cluster.node("free", cluster.small);
-    annotate(
+    TestCluster.annotate(
         cluster.node("claim-marked", cluster.small), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
     cluster.node("node-marked", cluster.small);
-    annotate(cluster.nodes.get(2), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
+    TestCluster.annotate(cluster.nodes.get(2), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
     cluster.node("pod-marked", cluster.small);
-    annotate(cluster.pod("batch", "pod-marked", 500), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
+    TestCluster.annotate(
+        cluster.pod("batch", "pod-marked", 500), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
     cluster.node("pod-for-ten-minutes", cluster.small);
     Pod job = cluster.pod("job", "pod-for-ten-minutes", 500);
-    annotate(job, WellKnown.DO_NOT_DISRUPT_ANNOTATION, "10m");
+    TestCluster.annotate(job, WellKnown.DO_NOT_DISRUPT_ANNOTATION, "10m");
     job.getStatus().setStartTime(T0.toString());
 
     assertThat(names(T0.plus(Duration.ofMinutes(9)))).containsExactly("free");
@@ -59,7 +52,8 @@ class CandidateTest {
   @Test
   void aNodeInACommandUnderWayOrOfAPoolThatIsNotThereIsNoCandidate() {
     cluster.node("a", cluster.small);
-    annotate(cluster.node("replaced", cluster.small), Commands.REPLACED_BY, "replacement");
+    TestCluster.annotate(
+        cluster.node("replaced", cluster.small), Commands.REPLACED_BY, "replacement");
     cluster
         .node("orphan", cluster.small)
         .getMetadata()

@@ -2,32 +2,16 @@ package io.warmmetal.controller.disruption;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.apiextensions.v1.CustomResourceDefinition;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.cache.Store;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
-import io.fabric8.kubernetes.client.utils.Serialization;
-import io.warmmetal.controller.claims.NodeClaimWriter;
-import io.warmmetal.controller.claims.NodeClaims;
-import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.WellKnown;
-import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
-import io.warmmetal.controller.state.Definitions;
-import io.warmmetal.controller.testing.MovingClock;
-import java.io.InputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,122 +26,28 @@ import org.junit.jupiter.api.Test;
 class DisruptionPassTest {
   KubernetesClient kube;
   private final TestCluster cluster = new TestCluster();
-  private final MovingClock clock = new MovingClock(TestCluster.T0);
-  private final KarpenterMetrics metrics = new KarpenterMetrics();
-  private Recorder events;
-  private Disruption disruption;
-
-  /** The NodePools as an informer's cache would hold them: the cluster's one. */
-  private final class Pools implements Store<NodePool> {
-    @Override
-    public List<NodePool> list() {
-      return List.of(cluster.pool);
-    }
-
-    @Override
-    public List<String> listKeys() {
-      return List.of("default");
-    }
-
-    @Override
-    public NodePool get(NodePool pool) {
-      return getByKey(pool.getMetadata().getName());
-    }
-
-    @Override
-    public NodePool getByKey(String key) {
-      return "default".equals(key) ? cluster.pool : null;
-    }
-
-    @Override
-    public String getKey(NodePool pool) {
-      return pool.getMetadata().getName();
-    }
-  }
-
-  /** No node class: drift by node class is not what these passes are about. */
-  private static final class NoNodeClasses implements Store<WarmMetalNodeClass> {
-    @Override
-    public List<WarmMetalNodeClass> list() {
-      return List.of();
-    }
-
-    @Override
-    public List<String> listKeys() {
-      return List.of();
-    }
-
-    @Override
-    public WarmMetalNodeClass get(WarmMetalNodeClass nodeClass) {
-      return null;
-    }
-
-    @Override
-    public WarmMetalNodeClass getByKey(String key) {
-      return null;
-    }
-
-    @Override
-    public String getKey(WarmMetalNodeClass nodeClass) {
-      return nodeClass.getMetadata().getName();
-    }
-  }
+  private ApiServerPasses passes;
 
   @BeforeEach
   void start() throws Exception {
-    try (InputStream in =
-        Files.newInputStream(Path.of("..", "deploy", "crds", "karpenter.sh_nodeclaims.yaml"))) {
-      kube.apiextensions()
-          .v1()
-          .customResourceDefinitions()
-          .resource(Serialization.unmarshal(in, CustomResourceDefinition.class))
-          .create();
-    }
-    events = new Recorder(kube);
-    disruption =
-        new Disruption(
-            kube,
-            new NodeClaimWriter(
-                kube,
-                new NodeClaims(
-                    kube.resources(NodeClaim.class).runnableInformer(0).getStore(), clock)),
-            new Definitions(new Pools(), new NoNodeClasses()),
-            cluster.scheduler,
-            cluster.capacity(),
-            events,
-            metrics,
-            clock,
-            Runnable::run);
+    passes = new ApiServerPasses(kube, cluster);
   }
 
   @AfterEach
   void stop() {
-    events.close();
+    passes.close();
   }
 
-  /** Writes what the cluster holds now to the API server. */
   private void create() {
-    cluster.claims.forEach(
-        c -> {
-          NodeClaim created = kube.resources(NodeClaim.class).resource(c).create();
-          created.setStatus(c.getStatus());
-          kube.resources(NodeClaim.class).resource(created).updateStatus();
-        });
-    cluster.nodes.forEach(n -> kube.nodes().resource(n).create());
-    cluster.pods.forEach(p -> kube.pods().resource(p).create());
+    passes.create();
   }
 
   private NodeClaim claim(String name) {
-    return kube.resources(NodeClaim.class).withName(name).get();
+    return passes.claim(name);
   }
 
-  /** One pass, over what the API server holds now, at {@code at}. */
   private void pass(Instant at) throws Exception {
-    clock.set(at);
-    List<Pod> pods = kube.pods().inAnyNamespace().list().getItems();
-    List<Node> nodes = kube.nodes().list().getItems();
-    List<NodeClaim> claims = kube.resources(NodeClaim.class).list().getItems();
-    disruption.reconcile(pods, nodes, claims, List.of());
+    passes.pass(at);
   }
 
   @Test
@@ -185,7 +75,7 @@ class DisruptionPassTest {
     pass(first.plusSeconds(31));
     assertThat(claim("empty")).isNull();
     assertThat(claim("kept")).isNotNull();
-    assertThat(metrics.scrape())
+    assertThat(passes.metrics.scrape())
         .containsPattern(
             "karpenter_voluntary_disruption_decisions_total\\{consolidation_type=\"empty\","
                 + "decision=\"delete\",reason=\"empty\",?} 1.0");
@@ -218,6 +108,7 @@ class DisruptionPassTest {
     // The replacement the capacity launched, on its way.
     NodeClaim replacement = new NodeClaim();
     replacement.getMetadata().setName("replacement-1-0");
+    replacement.getSpec().nodeClassRef = cluster.pool.getSpec().template.spec.nodeClassRef;
     replacement
         .getMetadata()
         .setLabels(
@@ -234,7 +125,7 @@ class DisruptionPassTest {
     kube.resources(NodeClaim.class).resource(up).updateStatus();
     pass(now.plusSeconds(10));
     assertThat(claim("old")).isNull();
-    assertThat(metrics.scrape())
+    assertThat(passes.metrics.scrape())
         .containsPattern(
             "karpenter_voluntary_disruption_decisions_total\\{consolidation_type=\"\","
                 + "decision=\"replace\",reason=\"drifted\",?} 1.0");

@@ -1,8 +1,10 @@
 package io.warmmetal.controller.disruption;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.OwnerReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -11,6 +13,7 @@ import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder;
 import io.warmmetal.controller.karpenter.Conditions;
+import io.warmmetal.controller.karpenter.Hashes;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -34,10 +37,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * A small cluster of plain objects for disruption's tests: one NodePool ({@code default}, {@code
- * WhenEmptyOrUnderutilized} after 30 s), two instance types, initialized NodeClaims with their
- * Nodes and pods — and the capacity a simulation plans against, which records the replacements it
- * is asked to launch instead of launching them.
+ * A small cluster of plain objects for disruption's tests: a NodePool ({@code default}, {@code
+ * WhenEmptyOrUnderutilized} after 30 s; more as a test adds them), two instance types, initialized
+ * NodeClaims with their Nodes and pods — and the capacity a simulation plans against, which records
+ * the replacements it is asked to launch instead of launching them.
  */
 final class TestCluster {
   static final Instant T0 = Instant.parse("2026-03-02T10:00:00Z");
@@ -45,6 +48,10 @@ final class TestCluster {
 
   final Scheduler scheduler = new Scheduler(Resources.NONE);
   final NodePool pool = new NodePool();
+
+  /** Every NodePool, by name: {@link #pool} first. */
+  final Map<String, NodePool> pools = new LinkedHashMap<>();
+
   final InstanceType small = type("small", 4, 1.0);
   final InstanceType large = type("large", 8, 1.5);
   final List<NodeClaim> claims = new ArrayList<>();
@@ -65,18 +72,29 @@ final class TestCluster {
   int simulations;
 
   TestCluster() {
-    pool.getMetadata().setName("default");
-    pool.getMetadata().setUid("pool-uid");
-    pool.getMetadata().setResourceVersion("1");
-    pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
-    pool.getSpec().template.spec.nodeClassRef.group = WarmMetalNodeClass.GROUP;
-    pool.getSpec().template.spec.nodeClassRef.kind = WarmMetalNodeClass.KIND;
-    pool.getSpec().template.spec.nodeClassRef.name = "default";
-    pool.getSpec().template.spec.requirements =
+    setUp(pool, "default");
+  }
+
+  /** Another NodePool, as {@code default} is made. */
+  NodePool pool(String name) {
+    return setUp(new NodePool(), name);
+  }
+
+  private NodePool setUp(NodePool added, String name) {
+    added.getMetadata().setName(name);
+    added.getMetadata().setUid(name + "-uid");
+    added.getMetadata().setResourceVersion("1");
+    added.getSpec().template.spec.nodeClassRef = new NodeClassReference();
+    added.getSpec().template.spec.nodeClassRef.group = WarmMetalNodeClass.GROUP;
+    added.getSpec().template.spec.nodeClassRef.kind = WarmMetalNodeClass.KIND;
+    added.getSpec().template.spec.nodeClassRef.name = "default";
+    added.getSpec().template.spec.requirements =
         List.of(new Requirement(WellKnown.CAPACITY_TYPE_LABEL, "In", List.of("on-demand")));
-    pool.getSpec().disruption = new NodePool.Disruption();
-    pool.getSpec().disruption.consolidationPolicy = Consolidation.WHEN_EMPTY_OR_UNDERUTILIZED;
-    pool.getSpec().disruption.consolidateAfter = "30s";
+    added.getSpec().disruption = new NodePool.Disruption();
+    added.getSpec().disruption.consolidationPolicy = Consolidation.WHEN_EMPTY_OR_UNDERUTILIZED;
+    added.getSpec().disruption.consolidateAfter = "30s";
+    pools.put(name, added);
+    return added;
   }
 
   private static InstanceType type(String name, int cpus, double price) {
@@ -90,9 +108,14 @@ final class TestCluster {
 
   /** The NodePool's budget: one, as {@code nodes} ("0", "1", "50%"). */
   void budget(String nodes) {
+    budget(pool, nodes);
+  }
+
+  /** The pool's budget: one, as {@code nodes}. */
+  static void budget(NodePool of, String nodes) {
     NodePool.Budget budget = new NodePool.Budget();
     budget.nodes = nodes;
-    pool.getSpec().disruption.budgets = new ArrayList<>(List.of(budget));
+    of.getSpec().disruption.budgets = new ArrayList<>(List.of(budget));
   }
 
   /**
@@ -100,6 +123,11 @@ final class TestCluster {
    * {@link #T0}.
    */
   NodeClaim node(String name, InstanceType type) {
+    return node(name, type, pool);
+  }
+
+  /** As {@link #node(String, InstanceType)}, of that pool. */
+  NodeClaim node(String name, InstanceType type, NodePool of) {
     NodeClaim claim = new NodeClaim();
     claim.getMetadata().setName(name);
     claim.getMetadata().setUid(name + "-uid");
@@ -111,23 +139,69 @@ final class TestCluster {
             new HashMap<>(
                 Map.of(
                     WellKnown.NODEPOOL_LABEL,
-                    "default",
+                    of.getMetadata().getName(),
                     WellKnown.INSTANCE_TYPE_LABEL,
                     type.name())));
+    claim.getSpec().nodeClassRef = of.getSpec().template.spec.nodeClassRef;
     claim.setStatus(new NodeClaim.Status());
     claim.getStatus().nodeName = name;
     claim.getStatus().lastPodEventTime = T0.toString();
     Conditions.set(claim.getStatus().conditions, Conditions.LAUNCHED, true, "Launched", "");
     Conditions.set(claim.getStatus().conditions, Conditions.INITIALIZED, true, "Initialized", "");
     claims.add(claim);
-    nodes.add(
-        new NodeBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .endMetadata()
-            .withNewSpec()
-            .endSpec()
-            .build());
+    nodes.add(readyNode(name));
+    return claim;
+  }
+
+  /** A Node of that name, Ready. */
+  static Node readyNode(String name) {
+    return new NodeBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .endMetadata()
+        .withNewSpec()
+        .endSpec()
+        .withNewStatus()
+        .addNewCondition()
+        .withType("Ready")
+        .withStatus("True")
+        .endCondition()
+        .endStatus()
+        .build();
+  }
+
+  /** Makes the pod its controller's: a DaemonSet's, a StatefulSet's, a ReplicaSet's. */
+  static Pod ownedBy(Pod pod, String apiVersion, String kind) {
+    pod.getMetadata()
+        .setOwnerReferences(
+            List.of(
+                new OwnerReferenceBuilder()
+                    .withApiVersion(apiVersion)
+                    .withKind(kind)
+                    .withName("owner")
+                    .withUid("owner-uid")
+                    .withController(true)
+                    .build()));
+    return pod;
+  }
+
+  /** Sets an annotation on the object. */
+  static void annotate(HasMetadata object, String key, String value) {
+    Map<String, String> annotations =
+        object.getMetadata().getAnnotations() == null
+            ? new HashMap<>()
+            : new HashMap<>(object.getMetadata().getAnnotations());
+    annotations.put(key, value);
+    object.getMetadata().setAnnotations(annotations);
+  }
+
+  /**
+   * Stamps the claim with a NodePool hash its pool does not have (same hash version): upstream's
+   * {@code NodePoolDrifted}, which the pass marks {@code Drifted}.
+   */
+  static NodeClaim staleHash(NodeClaim claim) {
+    annotate(claim, Hashes.NODEPOOL_HASH_ANNOTATION, "stale");
+    annotate(claim, Hashes.NODEPOOL_HASH_VERSION_ANNOTATION, Hashes.NODEPOOL_HASH_VERSION);
     return claim;
   }
 
@@ -213,9 +287,9 @@ final class TestCluster {
     List<NodeClaim> initialized = claims.stream().filter(Candidate::initialized).toList();
     return Candidate.of(
         initialized,
-        podsByNode(),
+        Disruption.podsBound(pods),
         byName,
-        Map.of("default", pool),
+        pools,
         PodBudgets.of(pdbs, pods, Set.of()),
         now);
   }
@@ -238,7 +312,9 @@ final class TestCluster {
   }
 
   NodePoolBudgets budgets(Method method, Instant now) {
-    return new NodePoolBudgets(method.reason(), claims, now);
+    Map<String, Node> byName = new HashMap<>();
+    nodes.forEach(n -> byName.put(n.getMetadata().getName(), n));
+    return new NodePoolBudgets(method.reason(), claims, byName, now);
   }
 
   /**
@@ -246,10 +322,14 @@ final class TestCluster {
    * its pods leave free, the pool, both types launchable.
    */
   Capacity.Source capacity() {
-    NodePoolView view =
-        new NodePoolView(
-            "default", 0, Map.of(), pool.getSpec().template.spec.requirements, List.of(), null);
     return (listed, all) -> {
+      Map<String, NodePoolView> views = new LinkedHashMap<>();
+      pools.forEach(
+          (name, p) ->
+              views.put(
+                  name,
+                  new NodePoolView(
+                      name, 0, Map.of(), p.getSpec().template.spec.requirements, List.of(), null)));
       Map<String, List<Pod>> byNode = Disruption.podsToMove(all);
       Map<NodeClaim, Scheduler.PlannedNode> planned = new LinkedHashMap<>();
       for (NodeClaim claim : listed) {
@@ -257,7 +337,11 @@ final class TestCluster {
           continue;
         }
         String typeName = claim.getMetadata().getLabels().get(WellKnown.INSTANCE_TYPE_LABEL);
-        InstanceType type = typeName.equals(small.name()) ? small : large;
+        InstanceType type = small.name().equals(typeName) ? small : large;
+        NodePoolView view = views.get(Candidate.poolOf(claim));
+        if (view == null) {
+          continue; // of no NodePool there is: not the scheduler's to place pods on
+        }
         List<PodRequest> running =
             byNode.getOrDefault(claim.getStatus().nodeName, List.of()).stream()
                 .map(PodRequests::of)
@@ -285,7 +369,7 @@ final class TestCluster {
 
         @Override
         public List<NodePoolView> pools() {
-          return List.of(view);
+          return List.copyOf(views.values());
         }
 
         @Override
