@@ -201,6 +201,7 @@ class MonitoringFilesTest {
     metrics.decisionEvaluated("empty", "empty", Duration.ofMillis(1));
     metrics.consolidationMove("rejected", "default", "Balanced");
     metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
+    metrics.nodesConsumingBudgets(Map.of("default", 1), List.of("Empty"));
     Pod pending = pod();
     pending.getMetadata().setName("pending");
     pending.getSpec().setNodeName(null);

@@ -146,6 +146,25 @@ class KarpenterMetricsTest {
   }
 
   @Test
+  void budgetsConsumedAndConsolidationTimeoutsCarryUpstreamsNamesAndLabels() {
+    assertThat(metrics.scrape())
+        .as("both consolidation types there from the start")
+        .contains(
+            "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"multi\",} 0.0")
+        .contains(
+            "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\",} 0.0");
+    metrics.consolidationTimedOut("single");
+    metrics.nodesConsumingBudgets(Map.of("default", 2), List.of("Empty", "Drifted"));
+    assertThat(metrics.scrape())
+        .contains(
+            "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\",} 1.0")
+        .contains(
+            "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Empty\",} 2.0")
+        .contains(
+            "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Drifted\",} 2.0");
+  }
+
+  @Test
   void theClusterGaugesSayWhatEachNodeHasAndRunsAndEachPodsState() {
     Node node =
         new NodeBuilder()
