@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -14,15 +12,15 @@ import io.warmmetal.controller.cloudprovider.CloudProviderException.Unavailable;
 import io.warmmetal.controller.cloudprovider.FakeCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.controller.testing.ControllerFixture;
+import io.warmmetal.controller.testing.PendingPods;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -49,17 +47,7 @@ class ControllerPassTest {
 
   @BeforeEach
   void start() {
-    WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
-    nodeClass.getMetadata().setName("default");
-    nodeClass.getSpec().endpoint = "http://127.0.0.1:1"; // the fake answers instead
-    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
-    NodePool pool = new NodePool();
-    pool.getMetadata().setName("default");
-    pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
-    pool.getSpec().template.spec.nodeClassRef.group = WarmMetalNodeClass.GROUP;
-    pool.getSpec().template.spec.nodeClassRef.kind = WarmMetalNodeClass.KIND;
-    pool.getSpec().template.spec.nodeClassRef.name = "default";
-    kube.resources(NodePool.class).resource(pool).create();
+    ControllerFixture.createDefaultPool(kube);
     cloud.offer(
         "default",
         new InstanceType(
@@ -72,13 +60,7 @@ class ControllerPassTest {
     controller =
         new Controller(
             kube,
-            new Controller.Settings(
-                Duration.ofMillis(5),
-                Duration.ofMillis(100),
-                Resources.NONE,
-                4,
-                false,
-                Duration.ofMinutes(2)),
+            ControllerFixture.settings(),
             metrics,
             Clock.systemUTC(),
             (defs, onChange) -> cloud);
@@ -97,30 +79,7 @@ class ControllerPassTest {
   }
 
   private void pending(String name, Map<String, Quantity> requests) {
-    Pod pod =
-        new PodBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace("default")
-            .endMetadata()
-            .withNewSpec()
-            .addNewContainer()
-            .withName("app")
-            .withImage("busybox")
-            .withNewResources()
-            .addToRequests(requests)
-            .endResources()
-            .endContainer()
-            .endSpec()
-            .withNewStatus()
-            .addNewCondition()
-            .withType("PodScheduled")
-            .withStatus("False")
-            .withReason("Unschedulable")
-            .endCondition()
-            .endStatus()
-            .build();
-    kube.pods().inNamespace("default").resource(pod).create();
+    kube.pods().inNamespace("default").resource(PendingPods.unschedulable(name, requests)).create();
   }
 
   private List<NodeClaim> claims() {
