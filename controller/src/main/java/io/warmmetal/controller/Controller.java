@@ -18,12 +18,16 @@ import io.warmmetal.controller.instances.NodeClassReadiness;
 import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodeOverlay;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.lifecycle.NodeClaimLifecycle;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.metrics.MeteredCloudProvider;
 import io.warmmetal.controller.metrics.PodTimes;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.controller.nodeoverlay.InstanceTypeStore;
+import io.warmmetal.controller.nodeoverlay.NodeOverlays;
+import io.warmmetal.controller.nodeoverlay.OverlaidCloudProvider;
 import io.warmmetal.controller.pools.NodePoolStatus;
 import io.warmmetal.controller.pools.RegistrationHealth;
 import io.warmmetal.controller.provisioning.Launcher;
@@ -204,6 +208,11 @@ public final class Controller implements AutoCloseable {
   private final NodePoolStatus nodePoolStatus;
   private final PreJoinedStandby standby;
   private final CapacityBuffers buffers;
+
+  /** With the NodeOverlay feature gate only (else null): as upstream registers its controller. */
+  private final NodeOverlays nodeOverlays;
+
+  private final SharedIndexInformer<NodeOverlay> overlayInformer;
   private BufferInformers bufferInformers;
   private SharedIndexInformer<Pod> pods;
   private DisruptionBudgets pdbs;
@@ -304,11 +313,28 @@ public final class Controller implements AutoCloseable {
             (queue, took, result) -> metrics.reconciled(queue.replace('-', '.'), took, result));
     metrics.workQueue("nodeclaim.launch", lifecycle::launchDepth);
     metrics.workQueue("nodeclaim.lifecycle", lifecycle::lifecycleDepth);
+    // Plans see NodePools' instance types as their NodeOverlays change them (upstream's decorator).
+    CloudProvider planned = cloud;
+    if (settings.featureGates().nodeOverlay()) {
+      InstanceTypeStore store = new InstanceTypeStore();
+      this.overlayInformer = kube.resources(NodeOverlay.class).runnableInformer(0);
+      this.nodeOverlays =
+          new NodeOverlays(
+              kube,
+              () -> overlayInformer.getStore().list(),
+              defs::pools,
+              pool -> cloud.instanceTypes(defs.nodeClassOf(pool)).types(),
+              store);
+      planned = new OverlaidCloudProvider(cloud, store);
+    } else {
+      this.overlayInformer = null;
+      this.nodeOverlays = null;
+    }
     this.provisioner =
         new Provisioner(
             kube,
             defs,
-            cloud,
+            planned,
             launcher,
             writer,
             lifecycle::changed,
@@ -399,6 +425,10 @@ public final class Controller implements AutoCloseable {
     bufferInformers = BufferInformers.inform(kube, wake);
     poolInformer.addEventHandler(cast(wake));
     classInformer.addEventHandler(cast(wake));
+    if (overlayInformer != null) {
+      overlayInformer.addEventHandler(cast(wake));
+      overlayInformer.run();
+    }
     poolInformer.run();
     classInformer.run();
     nodeInformer.run();
@@ -508,6 +538,15 @@ public final class Controller implements AutoCloseable {
         .forEach(c -> lifecycle.changed(c.getMetadata().getName()));
     // CapacityBuffers' virtual pods are planned as pending pods: provisioning makes room for them,
     // disruption does not take the room away. Never created, never told of (see VirtualPod).
+    if (nodeOverlays != null) {
+      step(
+          "node overlays",
+          () -> {
+            if (nodeOverlays.reconcile() == NodeOverlays.Outcome.AGAIN) {
+              trigger();
+            }
+          });
+    }
     step("capacity buffers", buffers::reconcile);
     List<Pod> withBuffers = buffers.withVirtualPods(allPods);
     step("provisioning", () -> provisioner.reconcile(withBuffers, listed));
@@ -629,6 +668,9 @@ public final class Controller implements AutoCloseable {
       volumes.close();
       poolInformer.close();
       classInformer.close();
+      if (overlayInformer != null) {
+        overlayInformer.close();
+      }
       nodeInformer.close();
       claimInformer.close();
       bufferInformers.close();

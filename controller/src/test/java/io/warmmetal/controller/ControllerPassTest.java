@@ -21,15 +21,15 @@ import io.warmmetal.controller.cloudprovider.RepairPolicy;
 import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
-import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
-import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
+import io.warmmetal.controller.testing.ControllerFixture;
+import io.warmmetal.controller.testing.PendingPods;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -57,17 +57,7 @@ class ControllerPassTest {
 
   @BeforeEach
   void start() {
-    WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
-    nodeClass.getMetadata().setName("default");
-    nodeClass.getSpec().endpoint = "http://127.0.0.1:1"; // the fake answers instead
-    kube.resources(WarmMetalNodeClass.class).resource(nodeClass).create();
-    NodePool pool = new NodePool();
-    pool.getMetadata().setName("default");
-    pool.getSpec().template.spec.nodeClassRef = new NodeClassReference();
-    pool.getSpec().template.spec.nodeClassRef.group = WarmMetalNodeClass.GROUP;
-    pool.getSpec().template.spec.nodeClassRef.kind = WarmMetalNodeClass.KIND;
-    pool.getSpec().template.spec.nodeClassRef.name = "default";
-    kube.resources(NodePool.class).resource(pool).create();
+    ControllerFixture.createDefaultPool(kube);
     cloud.offer(
         "default",
         new InstanceType(
@@ -82,14 +72,7 @@ class ControllerPassTest {
         "the informers synced", () -> !kube.resources(NodePool.class).list().getItems().isEmpty());
   }
 
-  private static final Controller.Settings SETTINGS =
-      new Controller.Settings(
-          Duration.ofMillis(5),
-          Duration.ofMillis(100),
-          Resources.NONE,
-          4,
-          false,
-          Duration.ofMinutes(2));
+  private static final Controller.Settings SETTINGS = ControllerFixture.settings();
 
   private Controller started(Controller.Settings settings) {
     Controller started =
@@ -108,32 +91,7 @@ class ControllerPassTest {
   }
 
   private void pending(String name, Map<String, Quantity> requests) {
-    kube.pods().inNamespace("default").resource(pendingPod(name, requests)).create();
-  }
-
-  private static Pod pendingPod(String name, Map<String, Quantity> requests) {
-    return new PodBuilder()
-        .withNewMetadata()
-        .withName(name)
-        .withNamespace("default")
-        .endMetadata()
-        .withNewSpec()
-        .addNewContainer()
-        .withName("app")
-        .withImage("busybox")
-        .withNewResources()
-        .addToRequests(requests)
-        .endResources()
-        .endContainer()
-        .endSpec()
-        .withNewStatus()
-        .addNewCondition()
-        .withType("PodScheduled")
-        .withStatus("False")
-        .withReason("Unschedulable")
-        .endCondition()
-        .endStatus()
-        .build();
+    kube.pods().inNamespace("default").resource(PendingPods.unschedulable(name, requests)).create();
   }
 
   private List<NodeClaim> claims() {
@@ -383,7 +341,7 @@ class ControllerPassTest {
 
   /** A pending pod of app web, spread over zones with a skew of at most one. */
   private static Pod webPod(String name, String cpu) {
-    return new PodBuilder(pendingPod(name, Map.of("cpu", new Quantity(cpu))))
+    return new PodBuilder(PendingPods.unschedulable(name, Map.of("cpu", new Quantity(cpu))))
         .editMetadata()
         .addToLabels("app", "web")
         .endMetadata()
@@ -475,7 +433,7 @@ class ControllerPassTest {
                 .endSpec()
                 .build())
         .create();
-    return new PodBuilder(pendingPod(pod, Map.of("cpu", new Quantity("2"))))
+    return new PodBuilder(PendingPods.unschedulable(pod, Map.of("cpu", new Quantity("2"))))
         .editSpec()
         .addNewVolume()
         .withName("data")

@@ -86,6 +86,7 @@ public final class Installation implements AutoCloseable {
         List.of(
             "karpenter.sh_nodepools.yaml",
             "karpenter.sh_nodeclaims.yaml",
+            "karpenter.sh_nodeoverlays.yaml",
             "warmmetalnodeclasses.warmmetal.io-v1.yml",
             "autoscaling.x-k8s.io_capacitybuffers.yaml")) {
       apply(kube, DEPLOY.resolve("crds").resolve(crd));

@@ -1,6 +1,7 @@
 package io.warmmetal.controller.cloudprovider;
 
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import java.util.List;
 
@@ -21,6 +22,19 @@ public interface CloudProvider {
    * @throws CloudProviderException.NodeClassNotReady its credentials cannot be read
    */
   Catalog instanceTypes(WarmMetalNodeClass nodeClass) throws CloudProviderException;
+
+  /**
+   * The instance types a NodePool's nodes may be of, as upstream's {@code
+   * GetInstanceTypes(nodePool)}: its node class's, and how the NodePool's NodeOverlays change them
+   * ({@link Catalog#overlay}). Without overlays, the node class's catalog.
+   *
+   * @throws CloudProviderException.UnevaluatedNodePool NodeOverlays are on and have not been
+   *     evaluated for this NodePool yet
+   */
+  default Catalog instanceTypes(NodePool pool, WarmMetalNodeClass nodeClass)
+      throws CloudProviderException {
+    return instanceTypes(nodeClass);
+  }
 
   /**
    * Whether the node class's instance types have been read at least once (or tried): until then a

@@ -63,6 +63,16 @@ public abstract sealed class CloudProviderException extends Exception {
   }
 
   /**
+   * NodeOverlays are on and have not been evaluated for the NodePool yet: its instance types would
+   * be priced and sized wrongly, so it waits (upstream's {@code UnevaluatedNodePoolError}).
+   */
+  public static final class UnevaluatedNodePool extends CloudProviderException {
+    public UnevaluatedNodePool(String nodePool) {
+      super("nodepool \"" + nodePool + "\" is awaiting evaluation");
+    }
+  }
+
+  /**
    * The fleet refused the request as made (a bad token, a request it finds invalid): asking again
    * will not help until something changes.
    */

@@ -6,6 +6,7 @@ import io.warmmetal.controller.karpenter.VirtualPod;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.scheduling.TypeOverlay;
 import io.warmmetal.controller.state.PodRequests;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -119,11 +120,19 @@ final class Simulation {
   }
 
   /**
-   * What this simulation saw, for telling whether anything changed since: claims, and pods and
-   * their nodes.
+   * What this simulation saw, for telling whether anything changed since: claims, pods and their
+   * nodes, and the pools' NodeOverlays (upstream marks the cluster unconsolidated when they
+   * change).
    */
   String fingerprint() {
     List<String> parts = new ArrayList<>();
+    try {
+      capacity().pools().stream()
+          .filter(p -> p.overlay() != TypeOverlay.NONE)
+          .forEach(p -> parts.add(p.name() + "~" + p.overlay()));
+    } catch (Exception e) {
+      parts.add("unknown: " + e); // no picture of the cluster: nothing is known unchanged
+    }
     claims.forEach(
         c -> parts.add(c.getMetadata().getName() + "@" + c.getMetadata().getResourceVersion()));
     pods.forEach(

@@ -77,6 +77,14 @@ public final class WellKnown {
   /** On a pod or Node: voluntary disruption may not take it. */
   public static final String DO_NOT_DISRUPT_ANNOTATION = "karpenter.sh/do-not-disrupt";
 
+  /** On a NodeClaim one of whose instance types a NodeOverlay priced ({@code "true"}). */
+  public static final String PRICE_OVERLAY_APPLIED_ANNOTATION =
+      "karpenter.sh/price-overlay-applied";
+
+  /** On a NodeClaim one of whose instance types a NodeOverlay gave extended resources. */
+  public static final String CAPACITY_OVERLAY_APPLIED_ANNOTATION =
+      "karpenter.sh/capacity-overlay-applied";
+
   /** On a CapacityBuffer's virtual pod (never created in the cluster): {@code "true"}. */
   public static final String CAPACITY_BUFFER_FAKE_POD_ANNOTATION =
       "karpenter.sh/capacity-buffer-fake-pod";

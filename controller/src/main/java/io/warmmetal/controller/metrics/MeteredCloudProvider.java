@@ -7,6 +7,7 @@ import io.warmmetal.controller.cloudprovider.Instance;
 import io.warmmetal.controller.cloudprovider.Launched;
 import io.warmmetal.controller.cloudprovider.RepairPolicy;
 import io.warmmetal.controller.karpenter.NodeClaim;
+import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass.PreJoined;
 import java.time.Duration;
@@ -70,6 +71,12 @@ public final class MeteredCloudProvider implements CloudProvider {
   @Override
   public Catalog instanceTypes(WarmMetalNodeClass nodeClass) throws CloudProviderException {
     return timed("GetInstanceTypes", () -> cloud.instanceTypes(nodeClass));
+  }
+
+  @Override
+  public Catalog instanceTypes(NodePool pool, WarmMetalNodeClass nodeClass)
+      throws CloudProviderException {
+    return timed("GetInstanceTypes", () -> cloud.instanceTypes(pool, nodeClass));
   }
 
   @Override

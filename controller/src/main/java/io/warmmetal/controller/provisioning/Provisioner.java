@@ -220,8 +220,7 @@ public final class Provisioner {
       if (owners.get(pool) == null) {
         continue; // deleted since the cache saw it
       }
-      List<InstanceType> types =
-          state.typesByPool.get(pool).stream().filter(launchable::contains).toList();
+      List<InstanceType> types = launchable(state, pool);
       creates.add(
           () -> {
             NodeClaim claim = create(owners.get(pool), node, types, "provisioned");
@@ -367,9 +366,18 @@ public final class Provisioner {
    * ago.
    */
   public List<InstanceType> launchable(ClusterState state) {
-    return state.allTypes.stream()
-        .filter(t -> state.available.contains(t.name()) && !launcher.resting(t.name()))
+    return state.allTypes.stream().filter(t -> launchable(state, t)).toList();
+  }
+
+  /** The pool's types a new node can be of now, as its NodeOverlays price and size them. */
+  public List<InstanceType> launchable(ClusterState state, String pool) {
+    return state.typesByPool.getOrDefault(pool, List.of()).stream()
+        .filter(t -> launchable(state, t))
         .toList();
+  }
+
+  private boolean launchable(ClusterState state, InstanceType type) {
+    return state.available.contains(type.name()) && !launcher.resting(type.name());
   }
 
   /**
@@ -388,7 +396,6 @@ public final class Provisioner {
   public List<NodeClaim> replacements(
       ClusterState state, List<Scheduler.PlannedNode> nodes, String reason, double priceBelow)
       throws Exception {
-    List<InstanceType> launchable = launchable(state);
     List<NodeClaim> made = new ArrayList<>();
     Map<String, NodePool> owners = owners(nodes);
     for (Scheduler.PlannedNode node : nodes) {
@@ -397,10 +404,7 @@ public final class Provisioner {
         return null;
       }
       List<InstanceType> types =
-          state.typesByPool.get(pool).stream()
-              .filter(launchable::contains)
-              .filter(t -> t.price() < priceBelow)
-              .toList();
+          launchable(state, pool).stream().filter(t -> t.price() < priceBelow).toList();
       NodeClaim claim = create(owners.get(pool), node, types, reason);
       if (!(launcher.launch(claim) instanceof Launcher.Done launched)) {
         return null;
@@ -495,6 +499,17 @@ public final class Provisioner {
     }
     if (relaxed) {
       claim.getMetadata().getAnnotations().put(WellKnown.MIN_VALUES_RELAXED_ANNOTATION, "true");
+    }
+    // As upstream: a claim some of whose types a NodeOverlay priced or sized says so (not a static
+    // pool's, whose type the pods did not choose).
+    if (!pool.isStatic() && options.stream().anyMatch(InstanceType::priceOverlaid)) {
+      claim.getMetadata().getAnnotations().put(WellKnown.PRICE_OVERLAY_APPLIED_ANNOTATION, "true");
+    }
+    if (!pool.isStatic() && options.stream().anyMatch(InstanceType::capacityOverlaid)) {
+      claim
+          .getMetadata()
+          .getAnnotations()
+          .put(WellKnown.CAPACITY_OVERLAY_APPLIED_ANNOTATION, "true");
     }
     requirements.add(new Requirement(WellKnown.INSTANCE_TYPE_LABEL, "In", acceptable));
     // Labels chosen for this node beyond its pool's and type's — its zone and region (its machine

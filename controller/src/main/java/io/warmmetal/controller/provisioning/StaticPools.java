@@ -77,12 +77,10 @@ public final class StaticPools {
 
   private void scaleUp(ClusterState state, String pool, int count) throws Exception {
     NodePoolView view = state.view(pool);
-    List<InstanceType> launchable = provisioner.launchable(state);
     InstanceType cheapest =
         view == null
             ? null
-            : state.typesByPool.getOrDefault(pool, List.of()).stream()
-                .filter(launchable::contains)
+            : provisioner.launchable(state, pool).stream()
                 .filter(view::allows)
                 .min(Comparator.comparingDouble(InstanceType::price))
                 .orElse(null);

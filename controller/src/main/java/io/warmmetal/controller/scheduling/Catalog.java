@@ -29,8 +29,11 @@ final class Catalog {
   /** The label keys a node's type or machine decides (no pool requirement chooses them). */
   final Set<String> decided = new HashSet<>(Scheduler.TOPOLOGY_KEYS);
 
-  /** Machines still to be had per type as this plan's new nodes take them. */
-  private final Map<InstanceType, Integer> machines = new IdentityHashMap<>();
+  /**
+   * Machines still to be had per type (by name: each pool may see its own copy of a type, changed
+   * by its NodeOverlays, but the machines are the same) as this plan's new nodes take them.
+   */
+  private final Map<String, Integer> machines = new HashMap<>();
 
   private final Map<NodePoolView, Map<InstanceType, Option>> options = new IdentityHashMap<>();
 
@@ -110,7 +113,7 @@ final class Catalog {
   }
 
   boolean machineLeft(InstanceType type) {
-    return machines.computeIfAbsent(type, InstanceType::available) > 0;
+    return machines.computeIfAbsent(type.name(), n -> type.available()) > 0;
   }
 
   boolean machineLeft(InstanceType type, String zone) {
@@ -120,11 +123,11 @@ final class Catalog {
   /** A new node moves from one type to another (from null: opens; to null: never). */
   void take(InstanceType from, InstanceType to) {
     if (from != null) {
-      machines.merge(from, 1, Integer::sum);
+      machines.merge(from.name(), 1, Integer::sum);
     }
     if (to != null) {
-      machines.computeIfAbsent(to, InstanceType::available);
-      machines.merge(to, -1, Integer::sum);
+      machines.computeIfAbsent(to.name(), n -> to.available());
+      machines.merge(to.name(), -1, Integer::sum);
     }
   }
 

@@ -12,8 +12,8 @@ import java.util.Set;
  * A NodePool as the scheduler sees it: its weight, the labels its nodes get, its requirements, its
  * taints (startup taints do not count: they go away), what its limits still allow (null: no limit;
  * {@code nodes} counts nodes), and its DaemonSets' pods (those that would land on one of its nodes
- * count against it), and whether it is static (a fixed number of nodes: pods go onto them, but make
- * it launch none).
+ * count against it), whether it is static (a fixed number of nodes: pods go onto them, but make it
+ * launch none), and how its NodeOverlays change the instance types its nodes may be of.
  */
 public record NodePoolView(
     String name,
@@ -23,7 +23,8 @@ public record NodePoolView(
     List<Taint> taints,
     Resources remaining,
     List<PodRequest> daemons,
-    boolean fixed) {
+    boolean fixed,
+    TypeOverlay overlay) {
   /**
    * How a DaemonSet's pod is judged: its required terms only, and PreferNoSchedule taints do not
    * keep it off.
@@ -37,7 +38,7 @@ public record NodePoolView(
       List<Requirement> requirements,
       List<Taint> taints,
       Resources remaining) {
-    this(name, weight, labels, requirements, taints, remaining, List.of(), false);
+    this(name, weight, labels, requirements, taints, remaining, List.of());
   }
 
   public NodePoolView(
@@ -48,7 +49,7 @@ public record NodePoolView(
       List<Taint> taints,
       Resources remaining,
       List<PodRequest> daemons) {
-    this(name, weight, labels, requirements, taints, remaining, daemons, false);
+    this(name, weight, labels, requirements, taints, remaining, daemons, false, TypeOverlay.NONE);
   }
 
   /**

@@ -30,7 +30,10 @@ final class Solve {
   private final List<PodRequest> pending;
   private final List<PodRequest> pods;
   private final List<NodePoolView> pools;
-  private final List<InstanceType> types;
+
+  /** The types as each pool's NodeOverlays change them (the same list when it has none). */
+  private final Map<NodePoolView, List<InstanceType>> typesOf = new IdentityHashMap<>();
+
   private final Catalog catalog;
   private final Topology topology;
 
@@ -60,7 +63,6 @@ final class Solve {
       List<PlannedNode> inFlight,
       List<Scheduler.Bystander> bystanders) {
     this.pending = pending;
-    this.types = types;
     this.strictMinValues = scheduler.minValuesStrict();
     pods = new ArrayList<>(pending);
     pods.sort(
@@ -80,6 +82,13 @@ final class Solve {
         pools.stream()
             .anyMatch(
                 p -> p.taints().stream().anyMatch(t -> "PreferNoSchedule".equals(t.getEffect())));
+    for (NodePoolView pool : this.pools) {
+      typesOf.put(
+          pool,
+          pool.overlay() == TypeOverlay.NONE
+              ? types
+              : types.stream().map(pool.overlay()::apply).toList());
+    }
     catalog = new Catalog(scheduler, pools, types);
     topology = new Topology(pods, open, bystanders, potentialDomains(types));
     antiAffinity = AntiAffinity.over(pods, open, bystanders);
@@ -271,8 +280,9 @@ final class Solve {
       }
       Resources left = catalog.poolLeft(pool);
       Catalog.LabelsWhere labels = catalog.labels(pool, chosen);
+      List<InstanceType> poolTypes = typesOf.get(pool);
       InstanceType best = null;
-      for (InstanceType type : types) {
+      for (InstanceType type : poolTypes) {
         if (!catalog.suits(pool, type, pod, labels) || !Catalog.withinLimit(left, type)) {
           continue;
         }
@@ -284,12 +294,12 @@ final class Solve {
           && strictMinValues
           && pool.hasMinValues()
           && !pool.minValuesMet(
-              types.stream().filter(t -> catalog.suits(pool, t, pod, labels)).toList())) {
+              poolTypes.stream().filter(t -> catalog.suits(pool, t, pod, labels)).toList())) {
         best = null; // too few kinds of node would do: upstream's minValues keeps the pool out
       }
       if (best != null) {
         List<InstanceType> options =
-            options(pod, types, best, left, t -> catalog.suits(pool, t, pod, labels));
+            options(pod, poolTypes, best, left, t -> catalog.suits(pool, t, pod, labels));
         return new NewNode(nextId(), pool, options, chosen, catalog);
       }
     }
@@ -312,7 +322,7 @@ final class Solve {
       Map<String, List<InstanceType>> byZone = new TreeMap<>();
       Map<String, String> regionOf = new HashMap<>();
       Map<String, Integer> warmIn = new HashMap<>();
-      for (InstanceType type : types) {
+      for (InstanceType type : typesOf.get(pool)) {
         if (!catalog.fitsAndAllowed(pool, type, pod) || !Catalog.withinLimit(left, type)) {
           continue;
         }

@@ -20,6 +20,7 @@ import io.warmmetal.controller.scheduling.NodePoolView;
 import io.warmmetal.controller.scheduling.PodRequest;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
+import io.warmmetal.controller.scheduling.TypeOverlay;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -40,8 +41,19 @@ public final class ClusterState {
   private static final Logger LOG = LoggerFactory.getLogger(ClusterState.class);
 
   public final Map<String, NodePool> pools = new HashMap<>();
+
+  /** Each pool's instance types, as its NodeOverlays change them. */
   public final Map<String, List<InstanceType>> typesByPool = new HashMap<>();
+
+  /** How each pool's NodeOverlays change instance types (by pool name). */
+  private final Map<String, TypeOverlay> overlays = new HashMap<>();
+
   public final List<NodePoolView> views = new ArrayList<>();
+
+  /**
+   * Every type of the pools' node classes, as the fleet offers them: a plan applies each pool's
+   * NodeOverlays to them ({@link NodePoolView#overlay}).
+   */
   public final List<InstanceType> allTypes = new ArrayList<>();
 
   /**
@@ -108,7 +120,11 @@ public final class ClusterState {
       }
       Catalog catalog;
       try {
-        catalog = cloud.instanceTypes(nodeClass); // as last read: no I/O
+        catalog = cloud.instanceTypes(pool, nodeClass); // as last read: no I/O
+      } catch (CloudProviderException.UnevaluatedNodePool e) {
+        LOG.debug(
+            "NodePool {}: skipping, awaiting nodeoverlay evaluation", pool.getMetadata().getName());
+        continue;
       } catch (CloudProviderException e) {
         if (cloud.instanceTypesKnown(nodeClass)) {
           LOG.debug(
@@ -124,7 +140,12 @@ public final class ClusterState {
       state.available.addAll(catalog.available());
       String name = pool.getMetadata().getName();
       state.pools.put(name, pool);
-      state.typesByPool.put(name, types);
+      state.overlays.put(name, catalog.overlay());
+      state.typesByPool.put(
+          name,
+          catalog.overlay() == TypeOverlay.NONE
+              ? types
+              : types.stream().map(catalog.overlay()::apply).toList());
       types.stream()
           .filter(t -> state.allTypes.stream().noneMatch(a -> a.name().equals(t.name())))
           .forEach(state.allTypes::add);
@@ -142,8 +163,14 @@ public final class ClusterState {
     for (NodeClaim claim : claims) {
       String pool = claim.getMetadata().getLabels().get(WellKnown.NODEPOOL_LABEL);
       String typeName = instanceType(claim);
+      // Its pool's copy of the type: priced and sized as the pool's NodeOverlays have it, at its
+      // zone's price.
       InstanceType type =
-          state.allTypes.stream().filter(x -> x.name().equals(typeName)).findFirst().orElse(null);
+          state.typesByPool.getOrDefault(pool, List.of()).stream()
+              .filter(x -> x.name().equals(typeName))
+              .findFirst()
+              .map(x -> x.pricedIn(claim.getMetadata().getLabels().get(WellKnown.ZONE_LABEL)))
+              .orElse(null);
       if (type != null && state.pools.containsKey(pool)) {
         poolCapacity.merge(
             pool, type.allocatable(), Resources::plus); // a node counts against limits until gone
@@ -157,7 +184,8 @@ public final class ClusterState {
           view(
               pool,
               poolCapacity.getOrDefault(pool.getMetadata().getName(), Resources.NONE),
-              daemons));
+              daemons,
+              state.overlays.get(pool.getMetadata().getName())));
     }
     typed.forEach(
         (claim, type) -> {
@@ -291,7 +319,8 @@ public final class ClusterState {
   }
 
   /** The pool as the scheduler sees it; its limits less the capacity of the nodes it has. */
-  private static NodePoolView view(NodePool pool, Resources used, List<PodRequest> daemons) {
+  private static NodePoolView view(
+      NodePool pool, Resources used, List<PodRequest> daemons, TypeOverlay overlay) {
     var template = pool.getSpec().template;
     Resources remaining = null;
     if (pool.getSpec().limits != null) {
@@ -314,7 +343,8 @@ public final class ClusterState {
         template.spec.taints,
         remaining,
         daemons,
-        pool.isStatic());
+        pool.isStatic(),
+        overlay);
   }
 
   /**

@@ -74,6 +74,22 @@ public final class Definitions {
 
   private record Judged(String version, List<String> problems) {}
 
+  /**
+   * The node class the NodePool's template names.
+   *
+   * @throws IllegalStateException it names none of ours that exists
+   */
+  public WarmMetalNodeClass nodeClassOf(NodePool pool) {
+    WarmMetalNodeClass nodeClass = nodeClass(pool.getSpec().template.spec);
+    if (nodeClass == null) {
+      throw new IllegalStateException(
+          "resolving node class, WarmMetalNodeClass "
+              + pool.getSpec().template.spec.nodeClassRef.name
+              + " not found");
+    }
+    return nodeClass;
+  }
+
   /** The node class a {@code nodeClassRef} names, if it is ours and exists. */
   public WarmMetalNodeClass nodeClass(NodeClaimTemplate.Spec spec) {
     if (spec.nodeClassRef == null || !WarmMetalNodeClass.KIND.equals(spec.nodeClassRef.kind)) {

@@ -55,6 +55,48 @@ class KarpenterCompatibilityTest {
     assertThat(roundTrip.get("spec")).isEqualTo(original.get("spec"));
   }
 
+  /**
+   * Upstream's NodeOverlay example (its docs), a field of each kind: read and written back whole.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void aKarpenterNodeOverlayReadsAndWritesBackEveryField() throws Exception {
+    String yaml = resource("karpenter-nodeoverlay.yaml");
+    NodeOverlay overlay = Serialization.unmarshal(yaml, NodeOverlay.class);
+    assertThat(overlay.weight()).isEqualTo(10);
+    assertThat(overlay.getSpec().requirements).hasSize(3);
+    assertThat(overlay.getSpec().capacity.get("hugepages-1Gi").toString()).isEqualTo("2Gi");
+    Map<String, Object> original = Serialization.unmarshal(yaml, Map.class);
+    Map<String, Object> roundTrip =
+        Serialization.unmarshal(Serialization.asYaml(overlay), Map.class);
+    assertThat(roundTrip.get("spec")).isEqualTo(original.get("spec"));
+  }
+
+  /**
+   * Karpenter's CRDs are upstream's, verbatim (their header says from where), all of one upstream
+   * commit: the kinds' schemas and CEL rules agree with each other as upstream released them.
+   */
+  @Test
+  void theKarpenterCrdsAreUpstreamsVerbatimAtOneCommit() throws Exception {
+    List<String> pins = new ArrayList<>();
+    for (String crd :
+        List.of(
+            "karpenter.sh_nodepools.yaml",
+            "karpenter.sh_nodeclaims.yaml",
+            "karpenter.sh_nodeoverlays.yaml")) {
+      String first = Files.readAllLines(CRDS.resolve(crd)).get(0);
+      assertThat(first)
+          .as(crd)
+          .startsWith(
+              "# Karpenter's own CRD, verbatim: kubernetes-sigs/karpenter pkg/apis/crds/"
+                  + crd
+                  + " at ");
+      pins.add(first.substring(first.lastIndexOf(' ') + 1));
+      assertThat(shipped(crd).getSpec().getGroup()).isEqualTo("karpenter.sh");
+    }
+    assertThat(pins).as("upstream commits the CRDs are from").containsOnly(pins.get(0));
+  }
+
   private static CustomResourceDefinition shipped(String file) throws Exception {
     try (InputStream in = Files.newInputStream(CRDS.resolve(file))) {
       return Serialization.unmarshal(in, CustomResourceDefinition.class);
@@ -71,6 +113,7 @@ class KarpenterCompatibilityTest {
   @CsvSource({
     "karpenter.sh_nodepools.yaml, io.warmmetal.controller.karpenter.NodePool",
     "karpenter.sh_nodeclaims.yaml, io.warmmetal.controller.karpenter.NodeClaim",
+    "karpenter.sh_nodeoverlays.yaml, io.warmmetal.controller.karpenter.NodeOverlay",
     "autoscaling.x-k8s.io_capacitybuffers.yaml, io.warmmetal.controller.buffers.CapacityBuffer"
   })
   void theModelHoldsEveryFieldOfUpstreamsSchema(String file, Class<?> model) throws Exception {
@@ -137,6 +180,7 @@ class KarpenterCompatibilityTest {
         new String[] {
           "karpenter.sh_nodepools.yaml",
           "karpenter.sh_nodeclaims.yaml",
+          "karpenter.sh_nodeoverlays.yaml",
           "warmmetalnodeclasses.warmmetal.io-v1.yml"
         }) {
       CustomResourceDefinition definition = shipped(crd);
@@ -164,6 +208,12 @@ class KarpenterCompatibilityTest {
     assertThat(
             kube.resources(NodeClaim.class).withName("default-abcde").get().getSpec().requirements)
         .hasSize(4);
+
+    NodeOverlay overlay =
+        Serialization.unmarshal(resource("karpenter-nodeoverlay.yaml"), NodeOverlay.class);
+    kube.resources(NodeOverlay.class).resource(overlay).create();
+    assertThat(kube.resources(NodeOverlay.class).withName("example-overlay").get().getSpec().price)
+        .isEqualTo("5.00");
 
     WarmMetalNodeClass nodeClass = new WarmMetalNodeClass();
     nodeClass.getMetadata().setName("default");
