@@ -202,6 +202,7 @@ class MonitoringFilesTest {
     metrics.consolidationMove("rejected", "default", "Balanced");
     metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
     metrics.nodesConsumingBudgets(Map.of("default", 1), List.of("Empty"));
+    metrics.nodePoolCosts(Map.of("default", 1.5));
     Pod pending = pod();
     pending.getMetadata().setName("pending");
     pending.getSpec().setNodeName(null);

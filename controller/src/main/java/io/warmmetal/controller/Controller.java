@@ -37,6 +37,7 @@ import io.warmmetal.controller.registration.Registration;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.scheduling.Scheduler;
 import io.warmmetal.controller.standby.PreJoinedStandby;
+import io.warmmetal.controller.state.ClusterState;
 import io.warmmetal.controller.state.Definitions;
 import io.warmmetal.controller.state.VolumeInformers;
 import io.warmmetal.controller.state.VolumeTopology;
@@ -47,6 +48,7 @@ import io.warmmetal.controller.termination.Orphans;
 import io.warmmetal.controller.termination.Termination;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
@@ -188,6 +190,11 @@ public final class Controller implements AutoCloseable {
             return t;
           });
   private final AtomicBoolean scheduled = new AtomicBoolean();
+
+  /** How often NodePools' costs are worked out again. */
+  private static final Duration COSTS_EVERY = Duration.ofSeconds(5);
+
+  private long costsObservedAt;
 
   /**
    * Passes run to the end: what a test counts to know the passes that would have acted have run.
@@ -573,8 +580,26 @@ public final class Controller implements AutoCloseable {
     step("node class status", () -> nodeClassReadiness.reconcile(classInformer.getStore().list()));
     step("nodepool status", () -> nodePoolStatus.reconcile(listed));
     step("metrics", () -> metrics.observeCluster(nodes, informed));
+    step("nodepool cost", () -> observeCosts(listed));
     passes.incrementAndGet();
     LOG.debug("Pass: done in {} ms", millisSince(passStart));
+  }
+
+  /**
+   * What each NodePool's nodes cost ({@code karpenter_nodepools_cost_total}), worked out at most
+   * every {@link #COSTS_EVERY}, as the cluster gauges are: a burst's passes do not each pay for it.
+   */
+  private void observeCosts(List<NodeClaim> listed) throws Exception {
+    long now = System.nanoTime();
+    if (costsObservedAt != 0 && now - costsObservedAt < COSTS_EVERY.toNanos()) {
+      return;
+    }
+    costsObservedAt = now;
+    ClusterState state = provisioner.state(listed, List.of());
+    Map<String, Double> costs = new HashMap<>();
+    state.pools.keySet().forEach(pool -> costs.put(pool, 0.0));
+    costs.putAll(state.costByPool);
+    metrics.nodePoolCosts(costs);
   }
 
   private static long millisSince(long nanos) {

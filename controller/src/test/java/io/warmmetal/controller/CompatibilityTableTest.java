@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -53,6 +55,47 @@ class CompatibilityTableTest {
     }
     assertThat(named).isGreaterThan(30);
     assertThat(missing).isEmpty();
+  }
+
+  /** The word each row's WarmMetal cell starts with, as the summary above the table counts them. */
+  private static final List<String> STATUSES =
+      List.of("Same", "Partly", "Missing", "Does not apply", "WarmMetal addition");
+
+  @Test
+  void theCountAboveTheTableIsTheRowsCounted() throws IOException {
+    String page = Files.readString(ROOT.resolve("docs/controller.md"));
+    String section = page.substring(page.indexOf("## Karpenter compatibility"));
+    Map<String, Integer> counted = new LinkedHashMap<>();
+    STATUSES.forEach(s -> counted.put(s, 0));
+    List<String> unmarked = new ArrayList<>();
+    section
+        .lines()
+        .dropWhile(l -> !l.startsWith("| Feature"))
+        .takeWhile(l -> l.startsWith("|"))
+        .skip(2)
+        .forEach(
+            row -> {
+              String warmMetal = row.split(" \\| ")[2];
+              STATUSES.stream()
+                  .filter(warmMetal::startsWith)
+                  .findFirst()
+                  .ifPresentOrElse(s -> counted.merge(s, 1, Integer::sum), () -> unmarked.add(row));
+            });
+    assertThat(unmarked).as("rows whose WarmMetal cell says no status").isEmpty();
+    int upstream =
+        counted.values().stream().mapToInt(Integer::intValue).sum()
+            - counted.get("WarmMetal addition");
+    String summary =
+        String.format(
+            "**Of upstream's %d features below, %d work as upstream's, %d partly, %d are missing and"
+                + " %d do not apply to owned servers; %d rows are WarmMetal additions.**",
+            upstream,
+            counted.get("Same"),
+            counted.get("Partly"),
+            counted.get("Missing"),
+            counted.get("Does not apply"),
+            counted.get("WarmMetal addition"));
+    assertThat(section.replaceAll("\\s*\\n\\s*", " ")).contains(summary);
   }
 
   private static Optional<Path> find(String testClass) throws IOException {

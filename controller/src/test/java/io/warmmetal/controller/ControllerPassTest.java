@@ -146,6 +146,11 @@ class ControllerPassTest {
         .contains("controller_runtime_reconcile_total{controller=\"nodeclaim.launch\"")
         .contains("controller_runtime_reconcile_total{controller=\"provisioning\"")
         .contains("workqueue_depth{controller=\"nodeclaim.lifecycle\"");
+    // The pool's cost, its one node at its shape's price (worked out every 5 s).
+    passUntil(
+        "the pool's cost",
+        () ->
+            metrics.scrape().contains("karpenter_nodepools_cost_total{nodepool=\"default\",} 0.5"));
   }
 
   @Test

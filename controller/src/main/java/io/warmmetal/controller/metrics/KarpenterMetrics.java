@@ -48,6 +48,7 @@ public final class KarpenterMetrics {
   private final MultiGauge eligible;
   private final MultiGauge allowedDisruptions;
   private final MultiGauge consumingBudgets;
+  private final MultiGauge cost;
   private final ClusterMetrics cluster;
   private final Histogram consolidationScores =
       Histogram.build()
@@ -118,6 +119,13 @@ public final class KarpenterMetrics {
             .description(
                 "The number of nodes consuming the budget of a nodepool at a point in time."
                     + " Labeled by NodePool.")
+            .register(registry);
+    cost =
+        MultiGauge.builder("karpenter.nodepools.cost_total")
+            .description(
+                "Total cost of the nodepool from Karpenter's perspective. Units are determined by the"
+                    + " cloud provider. Not an authoritative source for billing. Includes"
+                    + " modifications due to NodeOverlays")
             .register(registry);
     // As upstream: both consolidation types' timeouts are there from the start, at 0.
     consolidationTimedOut("multi", 0);
@@ -312,6 +320,13 @@ public final class KarpenterMetrics {
                 reason ->
                     rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "reason", reason), n))));
     consumingBudgets.register(rows, true);
+  }
+
+  /** What each NodePool's nodes cost, as its instance types are priced (a NodePool of none: 0). */
+  public void nodePoolCosts(Map<String, Double> byPool) {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    byPool.forEach((pool, total) -> rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool), total)));
+    cost.register(rows, true);
   }
 
   /** A consolidation of the type ran out of its time before it found a move or ran out. */

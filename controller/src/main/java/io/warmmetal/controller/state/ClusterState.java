@@ -72,6 +72,13 @@ public final class ClusterState {
   public final Map<NodeClaim, Scheduler.PlannedNode> nodes = new LinkedHashMap<>();
 
   /**
+   * What each NodePool's NodeClaims cost together, from its point of view: each claim at its type's
+   * price in its zone, as the pool's NodeOverlays have it, until it is gone (upstream's cost
+   * tracker; not a bill).
+   */
+  public final Map<String, Double> costByPool = new HashMap<>();
+
+  /**
    * Every other Node (not ours, or ours going away): its pods count for topology and affinity as
    * upstream counts every pod in the cluster, though no pod is planned onto it.
    */
@@ -174,6 +181,7 @@ public final class ClusterState {
       if (type != null && state.pools.containsKey(pool)) {
         poolCapacity.merge(
             pool, type.allocatable(), Resources::plus); // a node counts against limits until gone
+        state.costByPool.merge(pool, type.price(), Double::sum);
         if (claim.getMetadata().getDeletionTimestamp() == null) {
           typed.put(claim, type);
         }
