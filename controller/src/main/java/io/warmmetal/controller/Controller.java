@@ -315,6 +315,7 @@ public final class Controller implements AutoCloseable {
             nodeHealth,
             defs,
             health,
+            events,
             clock,
             settings.launchParallelism(),
             (queue, took, result) -> metrics.reconciled(queue.replace('-', '.'), took, result));

@@ -85,6 +85,7 @@ class ArchitectureTest {
         Set.of(
             "karpenter",
             "claims",
+            "events",
             "health",
             "nodeclass",
             "pools",

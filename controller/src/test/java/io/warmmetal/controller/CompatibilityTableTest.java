@@ -87,12 +87,13 @@ class CompatibilityTableTest {
             - counted.get("WarmMetal addition");
     String summary =
         String.format(
-            "**Of upstream's %d features below, %d work as upstream's, %d partly, %d are missing and"
+            "**Of upstream's %d features below, %d work as upstream's, %d partly, %d %s missing and"
                 + " %d do not apply to owned servers; %d rows are WarmMetal additions.**",
             upstream,
             counted.get("Same"),
             counted.get("Partly"),
             counted.get("Missing"),
+            counted.get("Missing") == 1 ? "is" : "are",
             counted.get("Does not apply"),
             counted.get("WarmMetal addition"));
     assertThat(section.replaceAll("\\s*\\n\\s*", " ")).contains(summary);

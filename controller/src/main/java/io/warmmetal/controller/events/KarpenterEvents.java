@@ -28,6 +28,7 @@ public final class KarpenterEvents {
   public static final String DISRUPTION_BLOCKED = "DisruptionBlocked";
   public static final String UNCONSOLIDATABLE = "Unconsolidatable";
   public static final String CONSOLIDATION_APPROVED = "ConsolidationApproved";
+  public static final String FAILED_CONSISTENCY_CHECK = "FailedConsistencyCheck";
   // node/termination
   public static final String EVICTED = "Evicted";
   public static final String DISRUPTED = "Disrupted";
@@ -173,6 +174,17 @@ public final class KarpenterEvents {
         k,
         savings * 100,
         disruption * 100);
+  }
+
+  /** On the NodeClaim: its Node is not what its launch promised ("expected 128Gi of …"). */
+  public static Event failedConsistencyCheck(NodeClaim claim, String issue) {
+    return new Event(
+        claim,
+        Event.WARNING,
+        FAILED_CONSISTENCY_CHECK,
+        issue,
+        List.of(uid(claim), issue),
+        Event.DEFAULT_DEDUPE);
   }
 
   public static Event disruptionBlocked(NodeClaim claim, String why) {

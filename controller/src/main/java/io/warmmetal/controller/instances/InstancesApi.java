@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.vertx.core.json.JsonObject;
 import io.warmmetal.controller.cloudprovider.CloudProviderException;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
@@ -79,14 +80,36 @@ public final class InstancesApi {
   }
 
   /** One machine's labels and the node image it booted (null when its facts do not say). */
-  public record Machine(Map<String, String> labels, String imageVersion) {}
+  /**
+   * A machine as a launch records it: its labels, the node image it booted, and what its facts say
+   * it has (its cores, memory and GPUs: the capacity its Node should report).
+   */
+  public record Machine(
+      Map<String, String> labels, String imageVersion, Map<String, Quantity> capacity) {}
 
   public Machine machine(String id) throws CloudProviderException, InterruptedException {
     JsonNode machine =
         send("GET", "/v1/machines/" + URLEncoder.encode(id, StandardCharsets.UTF_8), null);
+    JsonNode facts = machine.path("facts");
     return new Machine(
         labels(machine.path("labels")),
-        machine.path("facts").path("image").path("version").asText(null));
+        facts.path("image").path("version").asText(null),
+        capacity(facts));
+  }
+
+  /** What the facts say the machine has, as a Node reports it (none where they say nothing). */
+  static Map<String, Quantity> capacity(JsonNode facts) {
+    Map<String, Quantity> capacity = new HashMap<>();
+    if (facts.path("cpus").canConvertToLong()) {
+      capacity.put("cpu", new Quantity(String.valueOf(facts.get("cpus").asLong())));
+    }
+    if (facts.path("memoryMiB").canConvertToLong()) {
+      capacity.put("memory", new Quantity(facts.get("memoryMiB").asLong() + "Mi"));
+    }
+    if (facts.path("gpus").isArray() && !facts.get("gpus").isEmpty()) {
+      capacity.put("nvidia.com/gpu", new Quantity(String.valueOf(facts.get("gpus").size())));
+    }
+    return capacity;
   }
 
   /** Launches one instance; the same client token always yields the same instance. */

@@ -226,7 +226,8 @@ public final class WarmMetalCloudProvider implements CloudProvider, AutoCloseabl
           instance,
           locate ? machine.labels().get(nodeClass.getSpec().zoneLabelOrDefault()) : null,
           locate ? machine.labels().get(nodeClass.getSpec().regionLabelOrDefault()) : null,
-          machine.imageVersion());
+          machine.imageVersion(),
+          machine.capacity());
     } catch (CloudProviderException e) {
       return new Launched(instance, null, null, null);
     } catch (InterruptedException e) {

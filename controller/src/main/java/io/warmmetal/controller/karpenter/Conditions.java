@@ -19,6 +19,7 @@ public final class Conditions {
   public static final String DRIFTED = "Drifted";
   public static final String CONSOLIDATABLE = "Consolidatable";
   public static final String DRAINED = "Drained";
+  public static final String CONSISTENT_STATE_FOUND = "ConsistentStateFound";
   public static final String INSTANCE_TERMINATING = "InstanceTerminating";
   // NodePool
   public static final String VALIDATION_SUCCEEDED = "ValidationSucceeded";

@@ -3,6 +3,7 @@ package io.warmmetal.controller.lifecycle;
 import io.fabric8.kubernetes.api.model.Node;
 import io.warmmetal.controller.claims.NodeClaimWriter;
 import io.warmmetal.controller.claims.NodeClaims;
+import io.warmmetal.controller.events.Recorder;
 import io.warmmetal.controller.health.NodeHealth;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -42,6 +43,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   private final Launcher launcher;
   private final Registration registration;
   private final Liveness liveness;
+  private final Consistency consistency;
 
   /** Node repair (upstream's node.health); null when its feature gate is off. */
   private final NodeHealth nodeHealth;
@@ -77,6 +79,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
   /**
    * @param nodeByProvider the Node (as the informer has it) with this provider ID, or null
    * @param nodeHealth node repair, null when its feature gate ({@code NodeRepair}) is off
+   * @param events where the consistency check's findings are told
    * @param workers how many claims are reconciled at once
    */
   public NodeClaimLifecycle(
@@ -89,6 +92,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
       NodeHealth nodeHealth,
       Definitions defs,
       RegistrationHealth health,
+      Recorder events,
       Clock clock,
       int workers,
       WorkQueue.Observer observer) {
@@ -100,6 +104,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     this.terminator = terminator;
     this.nodeHealth = nodeHealth;
     this.liveness = new Liveness(defs, writer, health, clock);
+    this.consistency = new Consistency(writer, events, clock);
     this.clock = clock;
     this.launches =
         new WorkQueue<>(
@@ -179,6 +184,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
     NodeClaim claim = claims.get(name);
     if (claim == null) {
       notBefore.remove(name);
+      consistency.forget(name);
       return null;
     }
     MDC.put("nodeclaim", name);
@@ -208,7 +214,7 @@ public final class NodeClaimLifecycle implements AutoCloseable {
         return null;
       }
       if (Conditions.isTrue(claim.getStatus().conditions, Conditions.INITIALIZED)) {
-        return repairAgain;
+        return node == null ? repairAgain : sooner(repairAgain, consistency.check(claim, node));
       }
       if (node != null) {
         registration.reconcile(claim, node);

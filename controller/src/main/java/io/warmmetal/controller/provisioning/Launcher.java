@@ -139,6 +139,9 @@ public final class Launcher {
     if (launched.imageId() != null) {
       claim.getStatus().imageID = launched.imageId();
     }
+    if (!launched.capacity().isEmpty()) {
+      claim.getStatus().capacity = new HashMap<>(launched.capacity());
+    }
     Conditions.set(
         claim.getStatus().conditions,
         Conditions.LAUNCHED,

@@ -88,7 +88,11 @@ public final class Registration {
     if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
       current = register(claim, node);
       claim.getStatus().nodeName = node.getMetadata().getName();
-      claim.getStatus().capacity = node.getStatus() == null ? null : node.getStatus().getCapacity();
+      if (claim.getStatus().capacity == null || claim.getStatus().capacity.isEmpty()) {
+        // what the launch expected stays (the consistency check holds the Node to it)
+        claim.getStatus().capacity =
+            node.getStatus() == null ? null : node.getStatus().getCapacity();
+      }
       claim.getStatus().allocatable =
           node.getStatus() == null ? null : node.getStatus().getAllocatable();
       Conditions.set(

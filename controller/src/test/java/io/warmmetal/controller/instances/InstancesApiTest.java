@@ -3,7 +3,10 @@ package io.warmmetal.controller.instances;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.warmmetal.controller.cloudprovider.CloudProviderException;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.NotFound;
@@ -70,6 +73,22 @@ class InstancesApiTest {
         + "\",\"message\":\"m\""
         + (field == null ? "" : ",\"field\":\"" + field + "\"")
         + "}";
+  }
+
+  @Test
+  void aMachinesFactsAreTheCapacityItsNodeShouldReport() throws Exception {
+    JsonNode facts =
+        new ObjectMapper()
+            .readTree(
+                "{\"cpus\": 16, \"memoryMiB\": 65536, \"arch\": \"x86_64\","
+                    + " \"gpus\": [{\"model\": \"L4\"}, {\"model\": \"L4\"}]}");
+    assertThat(InstancesApi.capacity(facts))
+        .isEqualTo(
+            Map.of(
+                "cpu", new Quantity("16"),
+                "memory", new Quantity("65536Mi"),
+                "nvidia.com/gpu", new Quantity("2")));
+    assertThat(InstancesApi.capacity(new ObjectMapper().readTree("{}"))).isEmpty();
   }
 
   @Test
