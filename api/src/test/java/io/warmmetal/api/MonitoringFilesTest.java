@@ -203,6 +203,12 @@ class MonitoringFilesTest {
     metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
     metrics.nodesConsumingBudgets(Map.of("default", 1), List.of("Empty"));
     metrics.nodePoolCosts(Map.of("default", 1.5));
+    Pod undecided = pod();
+    undecided.getMetadata().setName("undecided");
+    Pod placed = pod();
+    placed.getMetadata().setName("placed");
+    metrics.podsPending(List.of(undecided, placed));
+    metrics.podsDecided(List.of(placed), List.of());
     Pod pending = pod();
     pending.getMetadata().setName("pending");
     pending.getSpec().setNodeName(null);

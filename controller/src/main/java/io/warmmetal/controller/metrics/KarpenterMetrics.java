@@ -16,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -48,6 +49,7 @@ public final class KarpenterMetrics {
   private final MultiGauge eligible;
   private final MultiGauge allowedDisruptions;
   private final MultiGauge consumingBudgets;
+  private final PodProvisioning podProvisioning;
   private final MultiGauge cost;
   private final ClusterMetrics cluster;
   private final Histogram consolidationScores =
@@ -75,6 +77,7 @@ public final class KarpenterMetrics {
    * @param clock what the cluster's gauges count ages and waits with
    */
   public KarpenterMetrics(Clock clock) {
+    podProvisioning = new PodProvisioning(clock, BUCKETS);
     schedulingDuration =
         Timer.builder("karpenter.scheduler.scheduling_duration")
             .description(
@@ -141,6 +144,7 @@ public final class KarpenterMetrics {
     collectors.register(cluster);
     collectors.register(podStartup);
     collectors.register(withoutCreated(consolidationScores));
+    collectors.register(withoutCreated(podProvisioning));
     collectors.register(nodeTermination);
     collectors.register(new BuildInfo());
   }
@@ -173,6 +177,31 @@ public final class KarpenterMetrics {
    */
   public void observeCluster(List<Node> nodes, List<Pod> pods) {
     cluster.observe(nodes, pods);
+  }
+
+  /** Pending pods the provisioner saw this pass (each timed from the first time). */
+  public void podsPending(Collection<Pod> pending) {
+    podProvisioning.seen(pending);
+  }
+
+  /** What a plan decided for pending pods: a place for some, none for the others. */
+  public void podsDecided(Collection<Pod> placed, Collection<Pod> unplaced) {
+    podProvisioning.decided(placed, unplaced);
+  }
+
+  /** A pod bound to a node, as the informer saw it. */
+  public void podBoundNow(Pod pod) {
+    podProvisioning.bound(pod);
+  }
+
+  /** A pod running, as the informer saw it. */
+  public void podStartedNow(Pod pod) {
+    podProvisioning.started(pod);
+  }
+
+  /** A pod gone. */
+  public void podDeleted(Pod pod) {
+    podProvisioning.deleted(pod);
   }
 
   /** A pod running: how long after its creation. */

@@ -9,7 +9,8 @@ import java.time.Instant;
 /**
  * How long pods take to be bound and to run, from their creation, as the pod informer sees them
  * change ({@code karpenter_pods_bound_duration_seconds}, {@code
- * karpenter_pods_startup_duration_seconds}): each counted once, when it happens.
+ * karpenter_pods_startup_duration_seconds}): each counted once, when it happens; and from when the
+ * scheduler first found them a place ({@code karpenter_pods_provisioning_*}).
  */
 public final class PodTimes implements ResourceEventHandler<Pod> {
   private final KarpenterMetrics metrics;
@@ -34,14 +35,18 @@ public final class PodTimes implements ResourceEventHandler<Pod> {
     Duration age = Duration.between(Instant.parse(created), clock.instant());
     if (node(before) == null && node(after) != null) {
       metrics.podBound(age);
+      metrics.podBoundNow(after);
     }
     if (!running(before) && running(after)) {
       metrics.podStarted(age);
+      metrics.podStartedNow(after);
     }
   }
 
   @Override
-  public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {}
+  public void onDelete(Pod pod, boolean deletedFinalStateUnknown) {
+    metrics.podDeleted(pod);
+  }
 
   private static String node(Pod pod) {
     return pod.getSpec() == null ? null : pod.getSpec().getNodeName();

@@ -18,6 +18,7 @@ import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClaimTemplate;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.karpenter.VirtualPod;
 import io.warmmetal.controller.karpenter.WellKnown;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
@@ -34,6 +35,7 @@ import io.warmmetal.controller.state.VolumeUsage;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
@@ -155,6 +157,7 @@ public final class Provisioner {
       nudges.retain(
           pendingPods.values().stream().map(p -> p.getMetadata().getUid()).collect(toSet()));
     }
+    metrics.podsPending(real(pendingPods.values()));
     if (pending.isEmpty()) {
       metrics.pending(0, 0);
       return;
@@ -172,6 +175,11 @@ public final class Provisioner {
         LOG.warn("Creating a NodeClaim failed: {}", e.getCause().getMessage());
       }
     }
+  }
+
+  /** The pods that are pods: not a CapacityBuffer's virtual ones (nor a request for none). */
+  private static List<Pod> real(Collection<Pod> pods) {
+    return pods.stream().filter(p -> p != null && !VirtualPod.is(p)).toList();
   }
 
   private static boolean live(NodeClaim claim) {
@@ -212,6 +220,11 @@ public final class Provisioner {
             pending, state.views, launchable, List.copyOf(state.nodes.values()), state.bystanders);
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
+    List<Pod> placed = new ArrayList<>();
+    plan.nodes().forEach(n -> n.pods().forEach(p -> placed.add(pendingPods.get(p))));
+    plan.onExisting().keySet().forEach(p -> placed.add(pendingPods.get(p)));
+    metrics.podsDecided(
+        real(placed), real(plan.unschedulable().stream().map(pendingPods::get).toList()));
     planListener.planned(pendingPods, plan);
     List<Callable<Void>> creates = new ArrayList<>();
     Map<String, NodePool> owners = owners(plan.nodes());

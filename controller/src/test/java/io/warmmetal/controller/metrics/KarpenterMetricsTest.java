@@ -7,11 +7,13 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.warmmetal.controller.testing.MovingClock;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
@@ -162,6 +164,48 @@ class KarpenterMetricsTest {
             "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Empty\",} 2.0")
         .contains(
             "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Drifted\",} 2.0");
+  }
+
+  @Test
+  void aPodsProvisioningIsTimedFromWhenItWasSeenAndFromWhenItCouldScheduleAsUpstreamTimesIt() {
+    MovingClock clock = new MovingClock(Instant.parse("2026-12-02T12:00:00Z"));
+    KarpenterMetrics timed = new KarpenterMetrics(clock);
+    Pod web =
+        new PodBuilder()
+            .withNewMetadata()
+            .withName("web")
+            .withNamespace("shop")
+            .endMetadata()
+            .build();
+    timed.podsPending(List.of(web));
+    clock.advance(Duration.ofSeconds(1));
+    assertThat(timed.scrape())
+        .contains(
+            "karpenter_pods_provisioning_scheduling_undecided_time_seconds{name=\"web\",namespace=\"shop\",} 1.0");
+    timed.podsDecided(List.of(), List.of(web)); // no place yet: decided all the same
+    clock.advance(Duration.ofSeconds(1));
+    timed.podsPending(List.of(web));
+    timed.podsDecided(List.of(web), List.of()); // a place, two seconds after it was seen
+    clock.advance(Duration.ofSeconds(3));
+    String waiting = timed.scrape();
+    assertThat(waiting)
+        .contains("karpenter_pods_scheduling_decision_duration_seconds_count 1.0")
+        .contains("karpenter_pods_scheduling_decision_duration_seconds_sum 1.0")
+        .doesNotContain("karpenter_pods_provisioning_scheduling_undecided_time_seconds{")
+        .contains(
+            "karpenter_pods_provisioning_unbound_time_seconds{name=\"web\",namespace=\"shop\",} 3.0")
+        .contains(
+            "karpenter_pods_provisioning_unstarted_time_seconds{name=\"web\",namespace=\"shop\",} 3.0");
+    timed.podBoundNow(web);
+    clock.advance(Duration.ofSeconds(4));
+    timed.podStartedNow(web);
+    String done = timed.scrape();
+    assertThat(done)
+        .contains("karpenter_pods_provisioning_bound_duration_seconds_sum 3.0")
+        .contains("karpenter_pods_provisioning_startup_duration_seconds_sum 7.0")
+        .contains("karpenter_pods_provisioning_startup_duration_seconds_bucket{le=\"10.0\",} 1.0")
+        .doesNotContain("karpenter_pods_provisioning_unstarted_time_seconds{")
+        .doesNotContain("_created");
   }
 
   @Test
