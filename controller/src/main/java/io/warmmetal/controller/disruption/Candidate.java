@@ -49,16 +49,44 @@ record Candidate(
       Map<String, NodePool> pools,
       PodBudgets pdbs,
       Instant now) {
+    return of(initialized, bound, nodes, pools, pdbs, now, (claim, node, why) -> {});
+  }
+
+  /** Told why a node disruption leaves be, in upstream's words. */
+  @FunctionalInterface
+  interface Blocked {
+    void blocked(NodeClaim claim, Node node, String why);
+  }
+
+  /** As {@link #of(List, Map, Map, Map, PodBudgets, Instant)}, telling {@code blocked} why. */
+  static List<Candidate> of(
+      List<NodeClaim> initialized,
+      Map<String, List<Pod>> bound,
+      Map<String, Node> nodes,
+      Map<String, NodePool> pools,
+      PodBudgets pdbs,
+      Instant now,
+      Blocked blocked) {
     List<Candidate> candidates = new ArrayList<>();
     for (NodeClaim claim : initialized) {
       NodePool pool = pools.get(poolOf(claim));
       Node node = nodes.get(claim.getStatus().nodeName);
-      if (pool == null
-          || node == null
+      if (node == null
           || claim.getMetadata().getDeletionTimestamp() != null
-          || DoNotDisrupt.marked(claim)
-          || Commands.underway(claim)
-          || DoNotDisrupt.marked(node)) {
+          || Commands.underway(claim)) {
+        continue;
+      }
+      if (DoNotDisrupt.marked(claim) || DoNotDisrupt.marked(node)) {
+        blocked.blocked(
+            claim,
+            node,
+            "Disruption is blocked through the \""
+                + WellKnown.DO_NOT_DISRUPT_ANNOTATION
+                + "\" annotation");
+        continue;
+      }
+      if (pool == null) {
+        blocked.blocked(claim, node, "NodePool not found (NodePool=" + poolOf(claim) + ")");
         continue;
       }
       List<Pod> onNode = bound.getOrDefault(claim.getStatus().nodeName, List.of());
@@ -68,6 +96,9 @@ record Candidate(
               .toList();
       boolean protectedNow = running.stream().anyMatch(p -> DoNotDisrupt.active(p, now));
       boolean budgetsAllow = running.stream().filter(p -> !mirror(p)).allMatch(pdbs::allows);
+      if (protectedNow || !budgetsAllow) {
+        blocked.blocked(claim, node, whyPodsStay(running, pdbs, now));
+      }
       candidates.add(
           new Candidate(
               claim,
@@ -78,6 +109,34 @@ record Candidate(
               Consolidation.consolidatable(claim, pool, now)));
     }
     return candidates;
+  }
+
+  /** Upstream's words for the first pod that keeps the node's pods from going now. */
+  private static String whyPodsStay(List<Pod> running, PodBudgets pdbs, Instant now) {
+    for (Pod pod : running) {
+      if (DoNotDisrupt.active(pod, now)) {
+        return "Pod has \""
+            + WellKnown.DO_NOT_DISRUPT_ANNOTATION
+            + "\" annotation (Pod="
+            + key(pod)
+            + ")";
+      }
+      if (!mirror(pod) && !pdbs.allows(pod)) {
+        List<String> budgets = pdbs.blocking(pod);
+        return pdbs.covering(pod) > 1
+            ? "Eviction does not support multiple PDBs (PodDisruptionBudget(s)="
+                + budgets.toString().replace(",", "")
+                + ")"
+            : "Pdb prevents pod evictions (PodDisruptionBudget="
+                + budgets.toString().replace(",", "")
+                + ")";
+      }
+    }
+    return "Pods may not go now";
+  }
+
+  private static String key(Pod pod) {
+    return pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
   }
 
   /**

@@ -167,7 +167,15 @@ public final class Disruption {
     PodBudgets budgets =
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
     List<Candidate> candidates =
-        Candidate.of(initialized, podsBound(pods), nodesByName, pools, budgets, now);
+        Candidate.of(
+            initialized,
+            podsBound(pods),
+            nodesByName,
+            pools,
+            budgets,
+            now,
+            (claim, node, why) ->
+                events.publish(KarpenterEvents.disruptionBlocked(node, claim, why)));
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
@@ -175,6 +183,13 @@ public final class Disruption {
     // Nodes pending pods are headed for (kube-scheduler has yet to bind them there) are not
     // disrupted: upstream's nominated nodes.
     Set<String> nominated = simulation.nominated();
+    candidates.stream()
+        .filter(c -> nominated.contains(c.name()))
+        .forEach(
+            c ->
+                events.publish(
+                    KarpenterEvents.disruptionBlocked(
+                        c.node(), c.claim(), "Node is nominated for a pending pod")));
     candidates = candidates.stream().filter(c -> !nominated.contains(c.name())).toList();
     // Upstream's Consolidatable condition: past consolidateAfter, and may be consolidated.
     Set<String> consolidatable =

@@ -187,6 +187,14 @@ public final class KarpenterEvents {
         Event.DEFAULT_DEDUPE);
   }
 
+  /**
+   * On the Node (if there is one) and its NodeClaim: why disruption leaves it be ("Pod has
+   * "karpenter.sh/do-not-disrupt" annotation (Pod=default/web)" and the like), as upstream's.
+   */
+  public static List<Event> disruptionBlocked(Node node, NodeClaim claim, String why) {
+    return onNodeAndClaim(node, claim, DISRUPTION_BLOCKED, why, why, null, Event.DEFAULT_DEDUPE);
+  }
+
   public static Event disruptionBlocked(NodeClaim claim, String why) {
     return new Event(
         claim, Event.NORMAL, DISRUPTION_BLOCKED, why, List.of(uid(claim)), Event.DEFAULT_DEDUPE);

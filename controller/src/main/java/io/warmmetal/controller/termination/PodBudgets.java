@@ -63,13 +63,18 @@ public final class PodBudgets {
   }
 
   /** The budgets that stopped the pod, for the log (all that cover it, if more than one). */
-  List<String> blocking(Pod pod) {
+  public List<String> blocking(Pod pod) {
     long covering = allowed.keySet().stream().filter(pdb -> selects(pdb, pod)).count();
     return allowed.entrySet().stream()
         .filter(e -> selects(e.getKey(), pod) && (e.getValue() <= 0 || covering > 1))
         .map(
             e -> e.getKey().getMetadata().getNamespace() + "/" + e.getKey().getMetadata().getName())
         .toList();
+  }
+
+  /** How many budgets cover the pod. */
+  public long covering(Pod pod) {
+    return allowed.keySet().stream().filter(pdb -> selects(pdb, pod)).count();
   }
 
   void evicted(Pod pod) {

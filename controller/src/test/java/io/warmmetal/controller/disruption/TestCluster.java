@@ -282,6 +282,11 @@ final class TestCluster {
 
   /** The candidates a pass at {@code now} builds. */
   List<Candidate> candidates(Instant now) {
+    return candidates(now, (claim, node, why) -> {});
+  }
+
+  /** As {@link #candidates(Instant)}, telling {@code blocked} why a node is left be. */
+  List<Candidate> candidates(Instant now, Candidate.Blocked blocked) {
     Map<String, Node> byName = new HashMap<>();
     nodes.forEach(n -> byName.put(n.getMetadata().getName(), n));
     List<NodeClaim> initialized = claims.stream().filter(Candidate::initialized).toList();
@@ -291,7 +296,8 @@ final class TestCluster {
         byName,
         pools,
         PodBudgets.of(pdbs, pods, Set.of()),
-        now);
+        now,
+        blocked);
   }
 
   /** A pass over the cluster as it is, its commands started by {@code starter}. */

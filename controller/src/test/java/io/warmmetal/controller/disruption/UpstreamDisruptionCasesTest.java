@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Test;
  * <p>Not ported, and why:
  *
  * <ul>
- *   <li>Pod Eviction Cost (all 6): upstream orders candidates by a disruption cost (pod deletion
- *       cost, priority, lifetime left); ours tries the least requested first (a deliberate
- *       difference, in docs/controller.md's compatibility table).
+ *   <li>Pod Eviction Cost (all 6): they assert the values of upstream's candidate {@code
+ *       DisruptionCost} (pod deletion cost, priority, lifetime left), a number ours does not keep;
+ *       ours orders candidates by upstream's savings ratio ({@code BalancedTest}).
  *   <li>Simulate Scheduling › should ensure that we do not duplicate capacity for disrupted nodes
  *       with provisioning: it races a provisioner's hung create against disruption; our pass
  *       launches replacements itself, on the pass's thread, so there is no such race to set up.
@@ -52,8 +52,8 @@ import org.junit.jupiter.api.Test;
  *   <li>Queue › should not return an error when handling commands before the timeout / when the
  *       NodeClaim doesn't exist but is in cluster state: about the queue's error returns, which
  *       ours does not have (the waiting case is "should keep nodes tainted…").
- *   <li>singlenodeconsolidation_test.go › Candidate Shuffling (5): savings-ratio ordering and
- *       per-NodePool timeouts are upstream's; ours orders by requests (as above).
+ *   <li>singlenodeconsolidation_test.go › Candidate Shuffling (5): per-NodePool timeouts and the
+ *       shuffling of NodePools not seen before a timeout; ours has one timeout per pass.
  * </ul>
  */
 @EnableKubernetesMockClient(crud = true)
@@ -85,6 +85,19 @@ class UpstreamDisruptionCasesTest {
 
   private boolean considered(String name) {
     return considered(name, Method.DisruptionClass.GRACEFUL);
+  }
+
+  /** The DisruptionBlocked messages a pass's candidates publish for the node's claim. */
+  private List<String> blocked(String name) {
+    List<String> why = new ArrayList<>();
+    cluster.candidates(
+        NOW,
+        (claim, node, message) -> {
+          if (claim.getMetadata().getName().equals(name)) {
+            why.add(message);
+          }
+        });
+    return why;
   }
 
   /** The node with one pod, that pod returned. */
@@ -128,6 +141,8 @@ class UpstreamDisruptionCasesTest {
   void doNotDisruptPodNoGracePeriod() {
     doNotDisrupt(nodeWithPod("a"));
     assertThat(considered("a")).isFalse();
+    assertThat(blocked("a"))
+        .containsExactly("Pod has \"karpenter.sh/do-not-disrupt\" annotation (Pod=default/a-pod)");
   }
 
   @Test
@@ -236,6 +251,9 @@ class UpstreamDisruptionCasesTest {
     cluster.node("a", cluster.large);
     TestCluster.annotate(cluster.nodes.get(0), WellKnown.DO_NOT_DISRUPT_ANNOTATION, "true");
     assertThat(considered("a")).isFalse();
+    assertThat(blocked("a"))
+        .containsExactly(
+            "Disruption is blocked through the \"karpenter.sh/do-not-disrupt\" annotation");
   }
 
   @Test
@@ -254,6 +272,12 @@ class UpstreamDisruptionCasesTest {
             .endMetadata()
             .build());
     assertThat(considered("a")).isFalse();
+    assertThat(blocked("a"))
+        .singleElement()
+        .asString()
+        .contains("Eviction does not support multiple PDBs")
+        .contains("default/db")
+        .contains("default/db-too");
   }
 
   @Test
@@ -262,6 +286,8 @@ class UpstreamDisruptionCasesTest {
     cluster.node("a", cluster.large);
     cluster.guarded("db", "a");
     assertThat(considered("a")).isFalse();
+    assertThat(blocked("a"))
+        .containsExactly("Pdb prevents pod evictions (PodDisruptionBudget=[default/db])");
   }
 
   @Test
@@ -353,6 +379,12 @@ class UpstreamDisruptionCasesTest {
     assertThat(passes.claims()).containsExactly("a");
     assertThat(Conditions.get(passes.claim("a").getStatus().conditions, Conditions.CONSOLIDATABLE))
         .isNull(); // left out before its condition is judged
+    assertThat(passes.events("default"))
+        .anySatisfy(
+            e -> {
+              assertThat(e.getReason()).isEqualTo("DisruptionBlocked");
+              assertThat(e.getMessage()).isEqualTo("Node is nominated for a pending pod");
+            });
   }
 
   @Test
