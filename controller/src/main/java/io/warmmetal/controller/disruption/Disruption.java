@@ -168,6 +168,7 @@ public final class Disruption {
         PodBudgets.of(pdbs, pods.stream().filter(p -> !VirtualPod.is(p)).toList(), Set.of());
     List<Candidate> candidates =
         Candidate.of(initialized, podsBound(pods), nodesByName, pools, budgets, now);
+    tellUnconsolidatable(candidates);
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
@@ -237,6 +238,19 @@ public final class Disruption {
         LOG.info(
             "Node {}: lifting a disrupted taint no disruption holds", claim.getStatus().nodeName);
         DisruptedTaint.remove(kube, node);
+      }
+    }
+  }
+
+  /**
+   * Tells the candidates consolidation leaves alone by their NodePool's choice ({@link
+   * Consolidation#leftAlone}), on the Node and the NodeClaim, as upstream's consolidation does.
+   */
+  private void tellUnconsolidatable(List<Candidate> candidates) {
+    for (Candidate candidate : candidates) {
+      String why = Consolidation.leftAlone(candidate);
+      if (why != null && candidate.disruptableBy(Method.DisruptionClass.GRACEFUL)) {
+        events.publish(KarpenterEvents.unconsolidatable(candidate.node(), candidate.claim(), why));
       }
     }
   }

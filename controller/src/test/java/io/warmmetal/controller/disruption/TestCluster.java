@@ -337,7 +337,11 @@ final class TestCluster {
           continue;
         }
         String typeName = claim.getMetadata().getLabels().get(WellKnown.INSTANCE_TYPE_LABEL);
-        InstanceType type = small.name().equals(typeName) ? small : large;
+        InstanceType type =
+            small.name().equals(typeName) ? small : large.name().equals(typeName) ? large : null;
+        if (type == null) {
+          continue; // of no type there is: nothing to price or place pods on
+        }
         NodePoolView view = views.get(Candidate.poolOf(claim));
         if (view == null) {
           continue; // of no NodePool there is: not the scheduler's to place pods on

@@ -763,7 +763,7 @@ class UpstreamDisruptionCasesTest {
     emptyPool();
     for (String n : List.of("a", "b", "c")) {
       cluster.node(n, cluster.large);
-      cluster.pod(n + "-pod", n, 2000); // together they fit one large node, cheaper than three
+      cluster.pod(n + "-pod", n, 1000); // together they fit one small node, cheaper than three
     }
     passes().create();
     passes.pass(NOW);
