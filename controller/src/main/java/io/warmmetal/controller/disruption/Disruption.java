@@ -170,6 +170,9 @@ public final class Disruption {
         Candidate.of(initialized, podsBound(pods), nodesByName, pools, budgets, now);
     tellUnconsolidatable(candidates);
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
+      Map<String, Integer> none = new HashMap<>();
+      methods.forEach(m -> none.put(m.reason().toLowerCase(Locale.ROOT), 0));
+      metrics.eligibleNodes(none); // none eligible now, not what was last pass
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
     Simulation simulation = new Simulation(scheduler, capacity, claims, pods, podsByNode);
