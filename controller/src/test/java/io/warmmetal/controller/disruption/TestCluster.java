@@ -1,5 +1,6 @@
 package io.warmmetal.controller.disruption;
 
+import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
@@ -183,6 +184,26 @@ final class TestCluster {
                     .withController(true)
                     .build()));
     return pod;
+  }
+
+  /**
+   * Labels the pod {@code app: <app>} and keeps it off any node another such pod is on (required
+   * anti-affinity over hostnames).
+   */
+  static void oneAPerNode(Pod pod, String app) {
+    pod.getMetadata().setLabels(Map.of("app", app));
+    pod.getSpec()
+        .setAffinity(
+            new AffinityBuilder()
+                .withNewPodAntiAffinity()
+                .addNewRequiredDuringSchedulingIgnoredDuringExecution()
+                .withTopologyKey(WellKnown.HOSTNAME_LABEL)
+                .withNewLabelSelector()
+                .withMatchLabels(Map.of("app", app))
+                .endLabelSelector()
+                .endRequiredDuringSchedulingIgnoredDuringExecution()
+                .endPodAntiAffinity()
+                .build());
   }
 
   /** Sets an annotation on the object. */

@@ -3,7 +3,6 @@ package io.warmmetal.controller.disruption;
 import static io.warmmetal.controller.disruption.TestCluster.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -933,19 +932,7 @@ class UpstreamConsolidationCasesTest {
     for (String n : List.of("a", "b", "c")) {
       cluster.node(n, cluster.small);
       Pod pod = cluster.pod(n + "-pod", n, 100);
-      pod.getMetadata().setLabels(Map.of("app", "spread"));
-      pod.getSpec()
-          .setAffinity(
-              new AffinityBuilder()
-                  .withNewPodAntiAffinity()
-                  .addNewRequiredDuringSchedulingIgnoredDuringExecution()
-                  .withTopologyKey(WellKnown.HOSTNAME_LABEL)
-                  .withNewLabelSelector()
-                  .withMatchLabels(Map.of("app", "spread"))
-                  .endLabelSelector()
-                  .endRequiredDuringSchedulingIgnoredDuringExecution()
-                  .endPodAntiAffinity()
-                  .build());
+      TestCluster.oneAPerNode(pod, "spread");
     }
     cluster.machines = false; // the cheapest type already: nothing to replace them with
     passOnce();

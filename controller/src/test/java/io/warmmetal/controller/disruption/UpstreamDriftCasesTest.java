@@ -3,7 +3,6 @@ package io.warmmetal.controller.disruption;
 import static io.warmmetal.controller.disruption.TestCluster.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
@@ -387,19 +386,7 @@ class UpstreamDriftCasesTest {
     drifted("a");
     for (int i = 0; i < 3; i++) {
       Pod pod = cluster.pod("web-" + i, "a", 2000);
-      pod.getMetadata().setLabels(Map.of("app", "web"));
-      pod.getSpec()
-          .setAffinity(
-              new AffinityBuilder()
-                  .withNewPodAntiAffinity()
-                  .addNewRequiredDuringSchedulingIgnoredDuringExecution()
-                  .withTopologyKey(WellKnown.HOSTNAME_LABEL)
-                  .withNewLabelSelector()
-                  .withMatchLabels(Map.of("app", "web"))
-                  .endLabelSelector()
-                  .endRequiredDuringSchedulingIgnoredDuringExecution()
-                  .endPodAntiAffinity()
-                  .build());
+      TestCluster.oneAPerNode(pod, "web");
     }
     passOnce();
     assertThat(cluster.launched).hasSize(1);
