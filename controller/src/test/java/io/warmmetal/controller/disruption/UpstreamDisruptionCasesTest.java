@@ -36,9 +36,8 @@ import org.junit.jupiter.api.Test;
  * <p>Not ported, and why:
  *
  * <ul>
- *   <li>Pod Eviction Cost (all 6): upstream orders candidates by a disruption cost (pod deletion
- *       cost, priority, lifetime left); ours tries the least requested first (a deliberate
- *       difference, in docs/controller.md's compatibility table).
+ *   <li>Pod Eviction Cost (all 6): covered by {@code BalancedTest}'s eviction cost test (ours
+ *       orders candidates by upstream's savings ratio, {@link Balanced#savingsRatio}).
  *   <li>Simulate Scheduling › should ensure that we do not duplicate capacity for disrupted nodes
  *       with provisioning: it races a provisioner's hung create against disruption; our pass
  *       launches replacements itself, on the pass's thread, so there is no such race to set up.
