@@ -68,6 +68,8 @@ import org.junit.jupiter.api.Test;
  *   <li>should evict pods that tolerate the node.kubernetes.io/unschedulable taint / should delete
  *       nodes that have pods without an ownerRef: fabric8's mock server does not serve the Eviction
  *       API these need ({@code DisruptionTest} in e2e drains through a real one).
+ *   <li>terminator/suite_test.go (13): upstream's eviction queue's own API (its events, its retry
+ *       keys, its clamp of gracePeriodSeconds); ours has no queue: the drain's behaviour is above.
  *   <li>should only delete pods when their terminationGracePeriodSeconds is less than the node's
  *       remaining terminationGracePeriod: its timing needs a clock Termination does not take.
  * </ul>
