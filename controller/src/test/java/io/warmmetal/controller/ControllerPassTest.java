@@ -84,6 +84,9 @@ class ControllerPassTest {
   @AfterEach
   void stop() {
     controller.close();
+    // Every watch's connection gone at once: an informer's connection still closing would keep
+    // the mock server's graceful shutdown waiting past its 10 s.
+    kube.close();
   }
 
   private void pending(String name, String cpu) {

@@ -76,6 +76,7 @@ class NodeOverlayPassTest {
     if (controller != null) {
       controller.close();
     }
+    kube.close(); // every watch's connection gone: the mock server then closes at once
   }
 
   private static NodeOverlay overlay(String name, String type) {

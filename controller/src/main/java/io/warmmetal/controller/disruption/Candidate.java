@@ -159,6 +159,13 @@ record Candidate(
     return claim.getStatus().nodeName;
   }
 
+  /** The instance type its claim is labelled with (null if none). */
+  String instanceTypeName() {
+    return claim.getMetadata().getLabels() == null
+        ? null
+        : claim.getMetadata().getLabels().get(WellKnown.INSTANCE_TYPE_LABEL);
+  }
+
   String poolName() {
     return pool.getMetadata().getName();
   }

@@ -147,6 +147,28 @@ abstract class Consolidation implements Method {
     return wait != null && !now.isBefore(quietSince.plus(wait));
   }
 
+  /**
+   * Why its NodePool has consolidation leave the candidate alone, in upstream's words:
+   * consolidation disabled ({@code consolidateAfter: Never}), or a node that is not empty under
+   * {@code WhenEmpty}; null if it does not (a static NodePool's nodes are left alone without a
+   * word).
+   */
+  static String leftAlone(Candidate candidate) {
+    NodePool pool = candidate.pool();
+    if (pool.isStatic()) {
+      return null;
+    }
+    String name = pool.getMetadata().getName();
+    if (pool.getSpec().disruption != null
+        && "Never".equals(pool.getSpec().disruption.consolidateAfter)) {
+      return "NodePool \"" + name + "\" has consolidation disabled";
+    }
+    if (!candidate.empty() && "WhenEmpty".equals(policy(pool))) {
+      return "NodePool \"" + name + "\" has consolidation policy WhenEmpty, but node is not empty";
+    }
+    return null;
+  }
+
   static String policy(NodePool pool) {
     return pool.getSpec().disruption == null
             || pool.getSpec().disruption.consolidationPolicy == null

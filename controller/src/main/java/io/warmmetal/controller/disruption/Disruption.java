@@ -176,7 +176,11 @@ public final class Disruption {
             now,
             (claim, node, why) ->
                 events.publish(KarpenterEvents.disruptionBlocked(node, claim, why)));
+    tellUnconsolidatable(candidates);
     if (candidates.stream().noneMatch(c -> c.drifted() || c.consolidatable())) {
+      Map<String, Integer> none = new HashMap<>();
+      methods.forEach(m -> none.put(m.reason().toLowerCase(Locale.ROOT), 0));
+      metrics.eligibleNodes(none); // none eligible now, not what was last pass
       return; // nothing to disrupt: no simulation (a burst's passes stay quick)
     }
     Simulation simulation = new Simulation(scheduler, capacity, claims, pods, podsByNode);
@@ -252,6 +256,19 @@ public final class Disruption {
         LOG.info(
             "Node {}: lifting a disrupted taint no disruption holds", claim.getStatus().nodeName);
         DisruptedTaint.remove(kube, node);
+      }
+    }
+  }
+
+  /**
+   * Tells the candidates consolidation leaves alone by their NodePool's choice ({@link
+   * Consolidation#leftAlone}), on the Node and the NodeClaim, as upstream's consolidation does.
+   */
+  private void tellUnconsolidatable(List<Candidate> candidates) {
+    for (Candidate candidate : candidates) {
+      String why = Consolidation.leftAlone(candidate);
+      if (why != null && candidate.disruptableBy(Method.DisruptionClass.GRACEFUL)) {
+        events.publish(KarpenterEvents.unconsolidatable(candidate.node(), candidate.claim(), why));
       }
     }
   }

@@ -29,7 +29,7 @@ final class MultiNodeConsolidation extends Consolidation {
       }
       List<Candidate> some = candidates.subList(0, k);
       Command command = budgets.allows(some) ? compute(some, pass) : null;
-      if (command == null) {
+      if (command == null || replacesWithOwnType(command)) {
         continue;
       }
       Map<String, Balanced.Score> scores = pass.balanced().scores(command);
@@ -48,6 +48,19 @@ final class MultiNodeConsolidation extends Consolidation {
       pass.balanced().judgedMulti(rejected, rejectedScores, false);
     }
     return false;
+  }
+
+  /**
+   * Whether the command replaces its candidates by a new node of a type one of them already is:
+   * deleting the others and keeping that one does as well with fewer pods moved (upstream's {@code
+   * filterOutSameInstanceType}).
+   */
+  private static boolean replacesWithOwnType(Command command) {
+    return command.replacements().stream()
+        .anyMatch(
+            r ->
+                command.candidates().stream()
+                    .anyMatch(c -> r.type().name().equals(c.instanceTypeName())));
   }
 
   @Override

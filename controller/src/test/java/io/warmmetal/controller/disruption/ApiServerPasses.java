@@ -80,7 +80,7 @@ final class ApiServerPasses implements AutoCloseable {
   void create() {
     cluster.claims.forEach(this::create);
     cluster.nodes.forEach(n -> kube.nodes().resource(n).create());
-    cluster.pods.forEach(p -> kube.pods().resource(p).create());
+    cluster.pods.forEach(this::create);
     cluster.pdbs.forEach(b -> kube.policy().v1().podDisruptionBudget().resource(b).create());
   }
 
@@ -89,6 +89,15 @@ final class ApiServerPasses implements AutoCloseable {
     NodeClaim created = kube.resources(NodeClaim.class).resource(claim).create();
     created.setStatus(claim.getStatus());
     kube.resources(NodeClaim.class).resource(created).updateStatus();
+  }
+
+  /** Writes the pod, with its status (a subresource: create leaves it out). */
+  void create(Pod pod) {
+    Pod created = kube.pods().resource(pod).create();
+    if (pod.getStatus() != null) {
+      created.setStatus(pod.getStatus());
+      kube.pods().resource(created).updateStatus();
+    }
   }
 
   NodeClaim claim(String name) {
@@ -134,7 +143,10 @@ final class ApiServerPasses implements AutoCloseable {
             .filter(NodeClaims::ours)
             .toList();
     disruption.reconcile(
-        pods, nodes, claims, kube.policy().v1().podDisruptionBudget().list().getItems());
+        pods,
+        nodes,
+        claims,
+        kube.policy().v1().podDisruptionBudget().inAnyNamespace().list().getItems());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.warmmetal.controller.disruption;
 
+import io.fabric8.kubernetes.api.model.AffinityBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Node;
@@ -185,6 +186,26 @@ final class TestCluster {
     return pod;
   }
 
+  /**
+   * Labels the pod {@code app: <app>} and keeps it off any node another such pod is on (required
+   * anti-affinity over hostnames).
+   */
+  static void oneAPerNode(Pod pod, String app) {
+    pod.getMetadata().setLabels(Map.of("app", app));
+    pod.getSpec()
+        .setAffinity(
+            new AffinityBuilder()
+                .withNewPodAntiAffinity()
+                .addNewRequiredDuringSchedulingIgnoredDuringExecution()
+                .withTopologyKey(WellKnown.HOSTNAME_LABEL)
+                .withNewLabelSelector()
+                .withMatchLabels(Map.of("app", app))
+                .endLabelSelector()
+                .endRequiredDuringSchedulingIgnoredDuringExecution()
+                .endPodAntiAffinity()
+                .build());
+  }
+
   /** Sets an annotation on the object. */
   static void annotate(HasMetadata object, String key, String value) {
     Map<String, String> annotations =
@@ -343,7 +364,11 @@ final class TestCluster {
           continue;
         }
         String typeName = claim.getMetadata().getLabels().get(WellKnown.INSTANCE_TYPE_LABEL);
-        InstanceType type = small.name().equals(typeName) ? small : large;
+        InstanceType type =
+            small.name().equals(typeName) ? small : large.name().equals(typeName) ? large : null;
+        if (type == null) {
+          continue; // of no type there is: nothing to price or place pods on
+        }
         NodePoolView view = views.get(Candidate.poolOf(claim));
         if (view == null) {
           continue; // of no NodePool there is: not the scheduler's to place pods on

@@ -36,9 +36,8 @@ import org.junit.jupiter.api.Test;
  * <p>Not ported, and why:
  *
  * <ul>
- *   <li>Pod Eviction Cost (all 6): they assert the values of upstream's candidate {@code
- *       DisruptionCost} (pod deletion cost, priority, lifetime left), a number ours does not keep;
- *       ours orders candidates by upstream's savings ratio ({@code BalancedTest}).
+ *   <li>Pod Eviction Cost (all 6): covered by {@code BalancedTest}'s eviction cost test (ours
+ *       orders candidates by upstream's savings ratio, {@link Balanced#savingsRatio}).
  *   <li>Simulate Scheduling › should ensure that we do not duplicate capacity for disrupted nodes
  *       with provisioning: it races a provisioner's hung create against disruption; our pass
  *       launches replacements itself, on the pass's thread, so there is no such race to set up.
@@ -795,7 +794,7 @@ class UpstreamDisruptionCasesTest {
     emptyPool();
     for (String n : List.of("a", "b", "c")) {
       cluster.node(n, cluster.large);
-      cluster.pod(n + "-pod", n, 2000); // together they fit one large node, cheaper than three
+      cluster.pod(n + "-pod", n, 1000); // together they fit one small node, cheaper than three
     }
     passes().create();
     passes.pass(NOW);

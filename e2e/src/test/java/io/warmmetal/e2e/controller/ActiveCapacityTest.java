@@ -54,6 +54,7 @@ class ActiveCapacityTest {
     if (controller != null) {
       controller.close();
     }
+    kube.close(); // every watch's connection gone: the mock server then closes at once
     if (fx != null) {
       fx.close();
     }
