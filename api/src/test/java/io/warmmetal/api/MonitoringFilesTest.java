@@ -203,6 +203,7 @@ class MonitoringFilesTest {
     metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
     metrics.nodesConsumingBudgets(Map.of("default", 1), List.of("Empty"));
     metrics.nodePoolCosts(Map.of("default", 1.5));
+    metrics.pendingByEffectiveZone(Map.of("rack-1", 1));
     Pod undecided = pod();
     undecided.getMetadata().setName("undecided");
     Pod placed = pod();

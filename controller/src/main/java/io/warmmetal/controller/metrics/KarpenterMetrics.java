@@ -51,6 +51,7 @@ public final class KarpenterMetrics {
   private final MultiGauge consumingBudgets;
   private final PodProvisioning podProvisioning;
   private final MultiGauge cost;
+  private final MultiGauge pendingByZone;
   private final ClusterMetrics cluster;
   private final Histogram consolidationScores =
       Histogram.build()
@@ -129,6 +130,14 @@ public final class KarpenterMetrics {
                 "Total cost of the nodepool from Karpenter's perspective. Units are determined by the"
                     + " cloud provider. Not an authoritative source for billing. Includes"
                     + " modifications due to NodeOverlays")
+            .register(registry);
+    pendingByZone =
+        MultiGauge.builder("karpenter.scheduler.pending_pods_by_effective_zone_count")
+            .description(
+                "Pending pods dimensioned by effective zone constraint, or the intersection of"
+                    + " pod-level zone signals, volume topology (PVC zones), and topology constraints."
+                    + " Values: specific zone name (e.g., 'us-west-2a'), 'flexible' (multiple zones),"
+                    + " or 'none' (no valid intersection).")
             .register(registry);
     // As upstream: both consolidation types' timeouts are there from the start, at 0.
     consolidationTimedOut("multi", 0);
@@ -349,6 +358,15 @@ public final class KarpenterMetrics {
                 reason ->
                     rows.add(MultiGauge.Row.of(Tags.of("nodepool", pool, "reason", reason), n))));
     consumingBudgets.register(rows, true);
+  }
+
+  /** The pending pods a plan was given, counted by their effective zone. */
+  public void pendingByEffectiveZone(Map<String, Integer> byZone) {
+    List<MultiGauge.Row<?>> rows = new ArrayList<>();
+    byZone.forEach(
+        (zone, n) ->
+            rows.add(MultiGauge.Row.of(Tags.of("controller", "provisioner", "zone", zone), n)));
+    pendingByZone.register(rows, true);
   }
 
   /** What each NodePool's nodes cost, as its instance types are priced (a NodePool of none: 0). */

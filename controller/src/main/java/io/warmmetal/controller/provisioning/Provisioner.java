@@ -160,6 +160,7 @@ public final class Provisioner {
     metrics.podsPending(real(pendingPods.values()));
     if (pending.isEmpty()) {
       metrics.pending(0, 0);
+      metrics.pendingByEffectiveZone(Map.of());
       return;
     }
     // Each new NodeClaim is created by one task, many at once, as a burst wants; each is handed to
@@ -220,6 +221,14 @@ public final class Provisioner {
             pending, state.views, launchable, List.copyOf(state.nodes.values()), state.bystanders);
     metrics.scheduled(Duration.ofNanos(System.nanoTime() - started));
     metrics.pending(pending.size(), plan.unschedulable().size());
+    Map<String, Integer> byZone = new HashMap<>();
+    pendingPods.forEach(
+        (request, pod) -> {
+          if (!VirtualPod.is(pod)) {
+            byZone.merge(request.effectiveZone(), 1, Integer::sum);
+          }
+        });
+    metrics.pendingByEffectiveZone(byZone);
     List<Pod> placed = new ArrayList<>();
     plan.nodes().forEach(n -> n.pods().forEach(p -> placed.add(pendingPods.get(p))));
     plan.onExisting().keySet().forEach(p -> placed.add(pendingPods.get(p)));

@@ -3,11 +3,13 @@ package io.warmmetal.controller.scheduling;
 import io.fabric8.kubernetes.api.model.Taint;
 import io.fabric8.kubernetes.api.model.Toleration;
 import io.warmmetal.controller.karpenter.Requirement;
+import io.warmmetal.controller.karpenter.WellKnown;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -217,6 +219,49 @@ public record PodRequest(
    * Whether anything of the pod's is about one of these node label keys: selector, affinity,
    * spread, pod terms.
    */
+  /**
+   * Upstream's effective zone of a pending pod, from its required node selection (its volumes'
+   * zones among it): the one zone it may go to, {@code flexible} (several, or it names none), or
+   * {@code none} (what it asks for leaves no zone).
+   */
+  public String effectiveZone() {
+    String key = WellKnown.ZONE_LABEL;
+    Set<String> named = new TreeSet<>();
+    if (nodeSelector.containsKey(key)) {
+      named.add(nodeSelector.get(key));
+    } else if (affinityTerms.isEmpty()) {
+      return "flexible";
+    } else {
+      for (List<Requirement> term : affinityTerms) {
+        List<Requirement> in =
+            term.stream()
+                .filter(r -> key.equals(r.getKey()) && "In".equals(r.getOperator()))
+                .toList();
+        if (in.isEmpty()) {
+          return "flexible"; // a term that names no zone allows any
+        }
+        in.forEach(r -> named.addAll(r.getValues()));
+      }
+    }
+    List<String> allowed =
+        named.stream()
+            .filter(
+                zone ->
+                    (!nodeSelector.containsKey(key) || nodeSelector.get(key).equals(zone))
+                        && (affinityTerms.isEmpty()
+                            || affinityTerms.stream()
+                                .anyMatch(
+                                    term ->
+                                        term.stream()
+                                            .filter(r -> key.equals(r.getKey()))
+                                            .allMatch(r -> r.matches(Map.of(key, zone))))))
+            .toList();
+    if (allowed.size() == 1) {
+      return allowed.get(0);
+    }
+    return allowed.isEmpty() ? "none" : "flexible";
+  }
+
   public boolean mentions(Set<String> keys) {
     if (nodeSelector.keySet().stream().anyMatch(keys::contains)
         || affinityTerms.stream().flatMap(List::stream).anyMatch(r -> keys.contains(r.getKey()))

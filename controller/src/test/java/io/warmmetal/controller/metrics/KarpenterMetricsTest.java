@@ -156,6 +156,7 @@ class KarpenterMetricsTest {
         .contains(
             "karpenter_voluntary_disruption_consolidation_timeouts_total{consolidation_type=\"single\",} 0.0");
     metrics.consolidationTimedOut("single");
+    metrics.pendingByEffectiveZone(Map.of("rack-1", 3, "flexible", 2));
     metrics.nodesConsumingBudgets(Map.of("default", 2), List.of("Empty", "Drifted"));
     assertThat(metrics.scrape())
         .contains(
@@ -163,7 +164,11 @@ class KarpenterMetricsTest {
         .contains(
             "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Empty\",} 2.0")
         .contains(
-            "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Drifted\",} 2.0");
+            "karpenter_nodepools_nodes_consuming_budgets{nodepool=\"default\",reason=\"Drifted\",} 2.0")
+        .contains(
+            "karpenter_scheduler_pending_pods_by_effective_zone_count{controller=\"provisioner\",zone=\"rack-1\",} 3.0")
+        .contains(
+            "karpenter_scheduler_pending_pods_by_effective_zone_count{controller=\"provisioner\",zone=\"flexible\",} 2.0");
   }
 
   @Test

@@ -608,6 +608,44 @@ class SchedulerTest {
   }
 
   @Test
+  void aPendingPodsEffectiveZoneIsTheOneItsRequiredSelectionLeaves() {
+    Requirement inAOrB =
+        new Requirement("topology.kubernetes.io/zone", "In", List.of("rack-a", "rack-b"));
+    Requirement notB = new Requirement("topology.kubernetes.io/zone", "NotIn", List.of("rack-b"));
+    Requirement inC = new Requirement("topology.kubernetes.io/zone", "In", List.of("rack-c"));
+    assertThat(pod("any", 100, 1).effectiveZone()).isEqualTo("flexible");
+    assertThat(
+            new PodRequest(
+                    "selected",
+                    Resources.of(100, GIB),
+                    Map.of("topology.kubernetes.io/zone", "rack-a"),
+                    List.of(),
+                    List.of())
+                .effectiveZone())
+        .isEqualTo("rack-a");
+    assertThat(withTerms(List.of(inAOrB)).effectiveZone()).isEqualTo("flexible");
+    assertThat(withTerms(List.of(inAOrB, notB)).effectiveZone()).isEqualTo("rack-a");
+    assertThat(withTerms(List.of(inC, notB), List.of(inAOrB, notB)).effectiveZone())
+        .as("two terms, each leaving one zone")
+        .isEqualTo("flexible");
+    assertThat(
+            withTerms(
+                    List.of(
+                        inC,
+                        new Requirement("topology.kubernetes.io/zone", "NotIn", List.of("rack-c"))))
+                .effectiveZone())
+        .isEqualTo("none");
+    assertThat(withTerms(List.of(new Requirement("arch", "In", List.of("arm64")))).effectiveZone())
+        .as("a term that names no zone")
+        .isEqualTo("flexible");
+  }
+
+  @SafeVarargs
+  private static PodRequest withTerms(List<Requirement>... terms) {
+    return new PodRequest("p", Resources.of(100, GIB), Map.of(), List.of(terms), List.of());
+  }
+
+  @Test
   void aZoneTheSelectorOrThePoolNamesIsTheZoneTheNodeIsIn() {
     PodRequest inB =
         new PodRequest(
