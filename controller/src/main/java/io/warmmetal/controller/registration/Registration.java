@@ -88,11 +88,17 @@ public final class Registration {
     if (!Conditions.isTrue(claim.getStatus().conditions, Conditions.REGISTERED)) {
       current = register(claim, node);
       claim.getStatus().nodeName = node.getMetadata().getName();
-      if (claim.getStatus().capacity == null || claim.getStatus().capacity.isEmpty()) {
-        // what the launch expected stays (the consistency check holds the Node to it)
-        claim.getStatus().capacity =
-            node.getStatus() == null ? null : node.getStatus().getCapacity();
+      // What the Node reports, with what the launch expected of the machine over it (the
+      // consistency check holds the Node to that); what the launch could not know (pods, disks)
+      // as the Node says.
+      Map<String, Quantity> capacity = new HashMap<>();
+      if (node.getStatus() != null && node.getStatus().getCapacity() != null) {
+        capacity.putAll(node.getStatus().getCapacity());
       }
+      if (claim.getStatus().capacity != null) {
+        capacity.putAll(claim.getStatus().capacity);
+      }
+      claim.getStatus().capacity = capacity.isEmpty() ? null : capacity;
       claim.getStatus().allocatable =
           node.getStatus() == null ? null : node.getStatus().getAllocatable();
       Conditions.set(
