@@ -51,7 +51,11 @@ public final class Lookups {
             });
   }
 
-  /** Machines per shape and per state (reads every machine: not for a hot path). */
+  /**
+   * Machines per shape and per state, every state of a shape that has machines counted (0 where
+   * none: a gauge with no series reads as "no data", not as none warm). Reads every machine: not
+   * for a hot path.
+   */
   public static Future<Map<String, Map<String, Long>>> machineCounts(SqlClient db) {
     return db.query("SELECT shape, state, count(*) AS n FROM machines GROUP BY shape, state")
         .execute()
@@ -61,9 +65,17 @@ public final class Lookups {
               rows.forEach(
                   r ->
                       counts
-                          .computeIfAbsent(r.getString("shape"), s -> new HashMap<>())
+                          .computeIfAbsent(r.getString("shape"), s -> zeroForEveryState())
                           .put(r.getString("state"), r.getLong("n")));
               return counts;
             });
+  }
+
+  private static Map<String, Long> zeroForEveryState() {
+    Map<String, Long> zeros = new HashMap<>();
+    for (MachineState state : MachineState.values()) {
+      zeros.put(state.wire(), 0L);
+    }
+    return zeros;
   }
 }

@@ -51,7 +51,10 @@ class OperationsTest {
           .contains("warmmetal_launch_duration_seconds_bucket{outcome=\"launched\",le=")
           .contains("warmmetal_claims_total{shape=\"x86-8c-32g\"} 1.0")
           .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"warm\"} 1.0")
-          .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"joining\"} 1.0");
+          .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"joining\"} 1.0")
+          // Every state of a shape with machines has a series, 0 where none (not "no data").
+          .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"failed\"} 0.0")
+          .contains("warmmetal_machines{shape=\"x86-8c-32g\",state=\"offline\"} 0.0");
 
       // The console's view of the same histogram: one launch, cumulative counts, every bucket a
       // bound of /metrics.

@@ -137,13 +137,14 @@ class DocsCommandsTest {
   }
 
   /**
-   * The flags of the page's first {@code java -jar …/warmmetal-api.jar} line (run or not), else
-   * none.
+   * The flags of the page's first {@code java -jar …/warmmetal-api.jar} line that starts the server
+   * (run or not; a subcommand such as {@code init-ca} does not), else none.
    */
   static List<String> apiFlags(List<ShellBlock> blocks) {
     return blocks.stream()
         .flatMap(b -> Invocation.in(b).stream())
         .filter(c -> c.program().equals("warmmetal-api.jar"))
+        .filter(c -> c.args().isEmpty() || c.args().get(0).startsWith("-"))
         .findFirst()
         .map(Invocation::args)
         .orElse(List.of());

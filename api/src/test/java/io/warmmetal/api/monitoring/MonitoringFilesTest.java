@@ -1,23 +1,15 @@
-package io.warmmetal.api;
+package io.warmmetal.api.monitoring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.vertx.core.Vertx;
-import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
-import io.warmmetal.controller.metrics.KarpenterMetrics;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -134,28 +126,12 @@ class MonitoringFilesTest {
    * behind it.
    */
   private static String apiMetrics(Vertx vertx) throws Exception {
-    try (ApiFixture fx = ApiFixture.start(vertx)) {
-      fx.registerMachines(2, ApiFixture.facts(8, 32), true);
-      String shape = "x86-8c-32g";
-      assertThat(
-              fx.client
-                  .put(
-                      "/v1/pools/" + shape,
-                      ApiFixture.ADMIN,
-                      new JsonObject().put("minWarm", 3).put("maxWarm", 3))
-                  .status())
-          .isEqualTo(200);
-      fx.reconcilePools(); // two machines for a pool of three: a deficit
-      for (int status :
-          new int[] {
-            201, 201, 503
-          }) { // two warm machines, three launches: one InsufficientCapacity
-        assertThat(
-                fx.client
-                    .post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", shape))
-                    .status())
-            .isEqualTo(status);
-      }
+    try (ApiFixture fx = MonitoredFleet.start(vertx, 2)) {
+      MonitoredFleet.pool(fx, 3); // two machines for a pool of three: a deficit
+      // Two warm machines, three launches: one InsufficientCapacity.
+      MonitoredFleet.launch(fx, 201);
+      MonitoredFleet.launch(fx, 201);
+      MonitoredFleet.launch(fx, 503);
       // The machine counts are counted when scraped (a scrape waits for the count it starts, at
       // most one a second).
       String[] scraped = new String[1];
@@ -167,91 +143,6 @@ class MonitoringFilesTest {
           });
       return scraped[0];
     }
-  }
-
-  /** The controller's registry with every meter it has touched once. */
-  private static String controllerMetrics() {
-    KarpenterMetrics metrics = new KarpenterMetrics();
-    metrics.nodeClaimCreated("default", "provisioned");
-    metrics.nodeClaimTerminated("default", "on-demand", "rack-1");
-    metrics.nodeClaimDisrupted("empty", "default", "WhenEmpty", "graceful");
-    metrics.nodeClaimUnhealthyDisrupted("ready", "default", "on-demand", "");
-    metrics.nodeCreated("default", "rack-1");
-    metrics.nodeTerminated("default", "rack-1");
-    metrics.disruptionDecision(List.of("default"), "delete", "empty", "single");
-    metrics.scheduled(Duration.ofMillis(3));
-    metrics.pending(1, 1);
-    metrics.clusterNodes(1);
-    metrics.nodePools(
-        Map.of("default", Map.of("cpu", 8.0)), Map.of("default", Map.of("cpu", 64.0)));
-    metrics.eligibleNodes(Map.of("empty", 1));
-    metrics.podStarted(Duration.ofSeconds(3));
-    metrics.podBound(Duration.ofSeconds(1));
-    metrics.nodeTerminationDuration("default", Duration.ofSeconds(30));
-    metrics.nodeClaimTerminationDuration("default", Duration.ofSeconds(30));
-    metrics.instanceTerminationDuration("default", Duration.ofSeconds(1));
-    metrics.nodeLifetime("default", Duration.ofHours(1));
-    metrics.nodeDrained("default");
-    metrics.podDrained("empty");
-    metrics.evictionRequested(200);
-    metrics.cloudProviderCall("Create", Duration.ofMillis(40), "InsufficientCapacityError");
-    metrics.reconciled("provisioning", Duration.ofMillis(3), "error");
-    metrics.workQueue("nodeclaim.lifecycle", () -> 0);
-    metrics.allowedDisruptions(Map.of("default", Map.of("Empty", 1)));
-    metrics.decisionEvaluated("empty", "empty", Duration.ofMillis(1));
-    metrics.consolidationMove("rejected", "default", "Balanced");
-    metrics.consolidationScore("rejected", "default", "Balanced", 0.2);
-    metrics.nodesConsumingBudgets(Map.of("default", 1), List.of("Empty"));
-    metrics.nodePoolCosts(Map.of("default", 1.5));
-    metrics.pendingByEffectiveZone(Map.of("rack-1", 1));
-    Pod undecided = pod();
-    undecided.getMetadata().setName("undecided");
-    Pod placed = pod();
-    placed.getMetadata().setName("placed");
-    metrics.podsPending(List.of(undecided, placed));
-    metrics.podsDecided(List.of(placed), List.of());
-    Pod pending = pod();
-    pending.getMetadata().setName("pending");
-    pending.getSpec().setNodeName(null);
-    metrics.observeCluster(List.of(node()), List.of(pod(), pending));
-    return metrics.scrape();
-  }
-
-  private static Node node() {
-    return new NodeBuilder()
-        .withNewMetadata()
-        .withName("wm-1")
-        .withCreationTimestamp("2026-12-02T12:00:00Z")
-        .withLabels(Map.of("karpenter.sh/nodepool", "default"))
-        .endMetadata()
-        .withNewStatus()
-        .withCapacity(Map.of("cpu", new Quantity("16")))
-        .withAllocatable(Map.of("cpu", new Quantity("15")))
-        .endStatus()
-        .build();
-  }
-
-  private static Pod pod() {
-    return new PodBuilder()
-        .withNewMetadata()
-        .withName("web")
-        .withNamespace("default")
-        .withCreationTimestamp("2026-12-02T12:00:00Z")
-        .endMetadata()
-        .withNewSpec()
-        .withNodeName("wm-1")
-        .addNewContainer()
-        .withName("app")
-        .withNewResources()
-        .addToRequests("cpu", new Quantity("1"))
-        .addToLimits("cpu", new Quantity("2"))
-        .endResources()
-        .endContainer()
-        .endSpec()
-        .withNewStatus()
-        .withPhase("Pending")
-        .endStatus()
-        .build();
   }
 
   private static Set<String> matches(Pattern pattern, String text) {
@@ -266,7 +157,7 @@ class MonitoringFilesTest {
   @Test
   void dashboardsAndAlertsReadOnlyMetricsTheCodeExports(Vertx vertx) throws Exception {
     String api = apiMetrics(vertx);
-    String controller = controllerMetrics();
+    String controller = MonitoredFleet.controllerMetrics().scrape();
     Set<String> exported = new TreeSet<>(matches(SAMPLE, api));
     exported.addAll(matches(SAMPLE, controller));
     Set<String> families = new TreeSet<>(matches(FAMILY, api));
