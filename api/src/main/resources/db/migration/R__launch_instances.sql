@@ -221,6 +221,24 @@ BEGIN
       v_addresses := v_addresses[1 : v_first - 1];
       v_handed := v_handed[1 : v_first - 1];
       DELETE FROM launches WHERE id = p_launch_ids[i];
+      -- A free machine passed over for its kubelet says so on its own timeline (at most one a minute), so an
+      -- operator looking at a warm machine that launches never take sees why.
+      IF v_newest IS NOT NULL THEN
+        INSERT INTO events (type, subject, machine_id, reason, details)
+        SELECT 'KubeletNotAccepted', m.id, m.id,
+               'a launch passed it over: its kubelet v' || (m.kubelet_version / 1000) || '.' || (m.kubelet_version % 1000)
+                 || ' is outside what the join''s control plane accepts (v' || (v_oldest / 1000) || '.'
+                 || (v_oldest % 1000) || ' to v' || (v_newest / 1000) || '.' || (v_newest % 1000)
+                 || '): boot it into an image of a version in that range',
+               jsonb_build_object('oldest', (v_oldest / 1000) || '.' || (v_oldest % 1000),
+                                  'newest', (v_newest / 1000) || '.' || (v_newest % 1000))
+        FROM machines m
+        WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
+          AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+          AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest
+          AND NOT EXISTS (SELECT 1 FROM events e WHERE e.machine_id = m.id AND e.type = 'KubeletNotAccepted'
+                          AND e.at > now() - interval '1 minute');
+      END IF;
       v_outcomes := v_outcomes || jsonb_build_object(
         'outcome', CASE WHEN v_capped THEN 'quota-exceeded' ELSE 'insufficient' END,
         'claimable', v_n, 'shapes', to_jsonb(v_names), 'project', p_projects[i],

@@ -314,6 +314,21 @@ class LaunchTest {
     assertThat(refused.body().getJsonObject("details").getJsonObject("kubeletVersions"))
         .isEqualTo(new JsonObject().put("oldest", "1.20").put("newest", "1.22"));
     assertThat(fx.count("SELECT count(*) FROM machines WHERE state = 'warm'")).isEqualTo(2);
+    // Each machine passed over says why on its own timeline, once however often launches retry.
+    assertThat(launchJoining("v1.22.3").status()).isEqualTo(503);
+    for (String passedOver : List.of(v124, v119)) {
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM events WHERE type = 'KubeletNotAccepted' AND machine_id = '"
+                      + passedOver
+                      + "'"))
+          .isEqualTo(1);
+    }
+    assertThat(fx.client.get("/v1/events?machineId=" + v124, ApiFixture.ADMIN).body().encode())
+        .contains(
+            "its kubelet v1.24 is outside what the join's control plane accepts (v1.20 to v1.22)");
+    assertThat(fx.count("SELECT count(*) FROM events WHERE type = 'KubeletNotAccepted'"))
+        .isEqualTo(2);
 
     assertThat(machinesOf(launchJoining("v1.24.1+k3s1"))).containsExactly(v124);
     assertThat(machinesOf(launchJoining(null)))
