@@ -142,6 +142,43 @@ class EnrollmentTest {
     assertRefused(created.body().getString("token"), "revoked");
   }
 
+  @Test
+  void aKnownServerRefusedForAnUnknownUsedOrExpiredTokenSaysWhyOnItsTimeline() {
+    String used = token(1, new JsonObject());
+    Response expiringToken =
+        fx.client.post("/v1/enrollment-tokens", ApiFixture.ADMIN, new JsonObject());
+    String expiring = expiringToken.body().getString("token");
+    fx.db()
+        .query(
+            "UPDATE enrollment_tokens SET expires_at = now() - interval '1 second' WHERE id = '"
+                + expiringToken.body().getString("id")
+                + "'")
+        .execute()
+        .await();
+    for (String[] refused :
+        new String[][] {{"wme_not-a-token", "unknown"}, {used, "used up"}, {expiring, "expired"}}) {
+      // A server the fleet knows (enrolled once), booting again with a token that will not do.
+      String uuid = UUID.randomUUID().toString();
+      agent.enroll(token(1, new JsonObject()), host(uuid)).await();
+      if (refused[0].equals(used)) {
+        agent.enroll(used, host(UUID.randomUUID().toString())).await(); // its one use gone
+      }
+      assertThatThrownBy(() -> agent.enroll(refused[0], host(uuid)).await())
+          .isInstanceOf(EnrollmentRefused.class)
+          .hasMessageContaining(refused[1]);
+      assertThat(
+              fx.count(
+                  "SELECT count(*) FROM events e JOIN machines m ON m.id = e.machine_id"
+                      + " WHERE e.type = 'EnrollmentRefused' AND m.system_uuid = '"
+                      + uuid
+                      + "' AND e.reason LIKE 'enrollment refused: %"
+                      + refused[1]
+                      + "%'"))
+          .as("an EnrollmentRefused event saying '%s'", refused[1])
+          .isEqualTo(1);
+    }
+  }
+
   private static void assertRefused(String token, String why) {
     long machines = fx.count("SELECT count(*) FROM machines");
     assertThatThrownBy(() -> agent.enroll(token, host(UUID.randomUUID().toString())).await())
