@@ -39,10 +39,9 @@ app.kubernetes.io/name: {{ include "warmmetal.controller.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
-{{/* An image: its repository is required, as no public image exists (images/<name>/Dockerfile, pushed by you). */}}
+{{/* An image: its repository (by default the one the build makes, mvn -B package -Pimages) and tag (appVersion). */}}
 {{- define "warmmetal.image" -}}
-{{- $missing := printf "%s.image.repository is required: no public WarmMetal image exists; build images/%s/Dockerfile," .name .name -}}
-{{- $repository := required (printf "%s push it to a registry this cluster pulls from, and set it here (the chart README: Images)" $missing) .image.repository -}}
+{{- $repository := required (printf "%s.image.repository is required: the image the build makes (localhost/warmmetal/warmmetal-%s) or yours (the chart README: Images)" .name .name) .image.repository -}}
 {{ $repository }}:{{ .image.tag | default .root.Chart.AppVersion }}
 {{- end -}}
 

@@ -18,7 +18,9 @@ import io.vertx.pgclient.PgConnectOptions;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.testing.ApiFixture;
+import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -37,19 +39,12 @@ import picocli.CommandLine;
 
 /**
  * What ships beside the code stays true to it: the API's cluster manifests ({@code
- * deploy/api.yaml}), {@code docker-compose.yml} and the Dockerfiles under {@code images/} name only
- * settings, flags, files, ports and images the code has.
+ * deploy/api.yaml}), {@code docker-compose.yml} and the images the build makes (Jib, in the
+ * modules' poms) name only settings, flags, files, ports and images the code has.
  */
 @ExtendWith(VertxExtension.class)
 class DeploymentFilesTest {
   private static final Path ROOT = Path.of("..");
-
-  /**
-   * docker-compose.yml's names for the images it builds: local tags, as nothing is published at
-   * ghcr.io.
-   */
-  private static final Pattern LOCAL_IMAGE =
-      Pattern.compile("ghcr\\.io/warmmetal/warmmetal-([a-z]+):(\\S+)");
 
   /** What deploy/ and the chart's docs put where your registry goes. */
   static final String PLACEHOLDER_REGISTRY = "registry.example.com/warmmetal";
@@ -316,35 +311,83 @@ class DeploymentFilesTest {
         .parseArgs(command(service(compose, "controller")).toArray(String[]::new));
   }
 
+  /** The root pom's property {@code name}. */
+  static String rootProperty(String name) {
+    try {
+      Matcher m =
+          Pattern.compile("<" + name + ">([^<]+)</" + name + ">")
+              .matcher(Files.readString(ROOT.resolve("pom.xml")));
+      assertThat(m.find()).as("the root pom's %s", name).isTrue();
+      return m.group(1);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The image the build makes for {@code module} (Jib, -Pimages): its reference. */
+  static String builtImage(String module) {
+    return rootProperty("images.registry")
+        + "/warmmetal-"
+        + module
+        + ":"
+        + rootProperty("images.tag");
+  }
+
   @Test
   @SuppressWarnings("unchecked")
-  void everyImageNamedSaysHowItIsBuiltAndItsDockerfileCopiesWhatTheBuildMakes() throws Exception {
+  void everyImageNamedIsOneTheBuildMakesAndSaysHowItIsBuilt() throws Exception {
     String appVersion =
         (String)
             new Yaml()
                 .<Map<String, Object>>load(
                     Files.readString(ROOT.resolve("deploy/helm/warmmetal/Chart.yaml")))
                 .get("appVersion");
-    // docker-compose.yml builds each WarmMetal image under a local tag and never pulls one: none is
-    // published.
-    Map<String, String> localTags = new HashMap<>();
+    assertThat(rootProperty("images.tag"))
+        .as("the images' tag is the chart's")
+        .isEqualTo(appVersion);
+    // Each image's program is its module's: Jib's main class is the jar's.
+    for (String module : List.of("api", "controller", "fleet")) {
+      String pom = Files.readString(ROOT.resolve(module).resolve("pom.xml"));
+      assertThat(pom).contains("<artifactId>jib-maven-plugin</artifactId>");
+      Matcher main = Pattern.compile("<mainClass>([^<]+)</mainClass>").matcher(pom);
+      Set<String> mains = new TreeSet<>();
+      while (main.find()) {
+        mains.add(main.group(1));
+      }
+      assertThat(mains).as("%s's image and jar run one program", module).hasSize(1);
+    }
+    // The controller's runs as the user deploy/controller.yaml runs it as; the API's has the agent
+    // jar where WARMMETAL_AGENT_JAR says.
+    String controllerPom = Files.readString(ROOT.resolve("controller/pom.xml"));
+    Matcher user = Pattern.compile("<user>(\\d+)</user>").matcher(controllerPom);
+    assertThat(user.find()).isTrue();
+    assertThat(Files.readString(ROOT.resolve("deploy/controller.yaml")))
+        .contains("runAsUser: " + user.group(1));
+    String apiPom = Files.readString(ROOT.resolve("api/pom.xml"));
+    assertThat(apiPom)
+        .contains("<WARMMETAL_AGENT_JAR>/opt/warmmetal/warmmetal-agent.jar</WARMMETAL_AGENT_JAR>")
+        .contains("<into>/opt/warmmetal</into>")
+        .contains("<includes>" + Path.of(jarOf("agent")).getFileName() + "</includes>");
+    // docker-compose.yml runs the build's images and never pulls one: none is published.
+    Set<String> composed = new TreeSet<>();
     ((Map<String, Map<String, Object>>) compose().get("services"))
         .forEach(
             (name, service) -> {
-              Matcher m = LOCAL_IMAGE.matcher((String) service.get("image"));
-              if (m.matches()) {
-                assertThat((Map<String, Object>) service.get("build"))
-                    .as("%s builds its image", name)
-                    .containsEntry("context", ".")
-                    .containsEntry("dockerfile", "images/" + m.group(1) + "/Dockerfile");
+              String image = (String) service.get("image");
+              if (image.contains("warmmetal-")) {
+                assertThat(service).as("%s", name).doesNotContainKey("build");
                 assertThat(service.get("pull_policy"))
                     .as("%s never pulls", name)
-                    .isEqualTo("build");
-                assertThat(m.group(2)).isEqualTo(appVersion);
-                localTags.put(m.group(1), m.group());
+                    .isEqualTo("never");
+                composed.add(image);
               }
             });
-    assertThat(localTags).containsOnlyKeys("api", "fleet", "controller");
+    assertThat(composed)
+        .containsExactlyInAnyOrder(
+            builtImage("api"), builtImage("fleet"), builtImage("controller"));
+    assertThat(Files.readString(ROOT.resolve("docker-compose.yml")))
+        .contains("mvn -B package -Pimages -DskipTests")
+        .contains("docker load -i $m/target/jib-image.tar");
     // deploy/'s manifests: a placeholder registry for yours, and how the image is made, above it.
     for (String file : List.of("api.yaml", "controller.yaml")) {
       String text = Files.readString(ROOT.resolve("deploy").resolve(file));
@@ -356,28 +399,14 @@ class DeploymentFilesTest {
                       + "/warmmetal-([a-z]+):(\\S+)$")
               .matcher(text);
       assertThat(m.find()).as("a %s image in %s", PLACEHOLDER_REGISTRY, file).isTrue();
-      assertThat(m.group(1)).isIn(localTags.keySet());
       assertThat(m.group(2)).isEqualTo(appVersion);
       assertThat(text)
-          .contains("Built by images/" + m.group(1) + "/Dockerfile")
-          .contains("no public image");
+          .contains("mvn -B package -Pimages: " + m.group(1) + "/target/jib-image.tar")
+          .contains("no public");
     }
-    for (Map.Entry<String, String> image : localTags.entrySet()) {
-      String dockerfile =
-          Files.readString(ROOT.resolve("images").resolve(image.getKey()).resolve("Dockerfile"));
-      assertThat(dockerfile)
-          .contains("docker build -f images/" + image.getKey() + "/Dockerfile")
-          .contains("-t " + image.getValue() + " ."); // the name compose builds it under
-      Matcher copy = Pattern.compile("(?m)^COPY (.+) (\\S+)$").matcher(dockerfile);
-      assertThat(copy.find()).isTrue();
-      for (String source : copy.group(1).split(" ")) {
-        assertThat(source).isEqualTo(jarOf(source.substring(0, source.indexOf('/'))));
-      }
-      assertThat(dockerfile)
-          .contains("\"" + copy.group(2) + "warmmetal-" + image.getKey() + ".jar\"");
-    }
-    // The API's says how to push it for a cluster, to the registry deploy/ and the chart name.
-    assertThat(Files.readString(ROOT.resolve("images/api/Dockerfile")))
-        .contains("docker push " + PLACEHOLDER_REGISTRY + "/warmmetal-api:" + appVersion);
+    // How to push them, to the registry deploy/ names.
+    assertThat(Files.readString(ROOT.resolve("deploy/README.md")))
+        .contains("skopeo copy \"docker-archive:$m/target/jib-image.tar\"")
+        .contains("REGISTRY=" + PLACEHOLDER_REGISTRY);
   }
 }

@@ -687,32 +687,22 @@ class HelmChartTest {
   }
 
   @Test
-  void withoutImageRepositoriesItRefusesAndSaysHowToBuildThem() throws Exception {
-    assertThatThrownBy(
-            () ->
-                withSecrets(bare("warmmetal", "warmmetal-system"))
-                    .set("controller.image.repository", imageRepository("controller"))
-                    .call())
-        .hasMessageContaining(
-            "api.image.repository is required: no public WarmMetal image exists; build "
-                + "images/api/Dockerfile");
-    assertThatThrownBy(
-            () ->
-                withSecrets(bare("warmmetal", "warmmetal-system"))
-                    .set("api.image.repository", imageRepository("api"))
-                    .call())
-        .hasMessageContaining("controller.image.repository is required")
-        .hasMessageContaining("images/controller/Dockerfile");
-    // values.yaml: no default, and a comment saying where the image comes from; no registry named
-    // anywhere.
+  void byDefaultItRunsTheImagesTheBuildMakes() throws Exception {
+    List<HasMetadata> chart = parse(withSecrets(bare("warmmetal", "warmmetal-system")).call());
+    assertThat(all(chart, Deployment.class))
+        .extracting(d -> d.getSpec().getTemplate().getSpec().getContainers().get(0))
+        .allSatisfy(c -> assertThat(c.getImagePullPolicy()).isEqualTo("IfNotPresent"))
+        .extracting(Container::getImage)
+        .containsExactlyInAnyOrder(
+            DeploymentFilesTest.builtImage("api"), DeploymentFilesTest.builtImage("controller"));
+    // values.yaml says where the image comes from; no published registry is named anywhere.
     Map<String, String[]> leaves = valuesLeaves();
     for (String component : List.of("api", "controller")) {
       String[] repository = leaves.get(component + ".image.repository");
-      assertThat(repository[0]).isEqualTo("\"\"");
+      assertThat(DeploymentFilesTest.builtImage(component)).startsWith(repository[0] + ":");
       assertThat(repository[1])
           .contains("no public image exists")
-          .contains("Build images/" + component + "/");
-      assertThat(Path.of("..", "images", component, "Dockerfile")).exists();
+          .contains("mvn -B package -Pimages: " + component + "/target/jib-image.tar");
     }
     assertThat(Files.readString(CHART.resolve("values.yaml"))).doesNotContain("ghcr.io");
     try (Stream<Path> templates = Files.list(CHART.resolve("templates"))) {
@@ -720,6 +710,13 @@ class HelmChartTest {
         assertThat(Files.readString(template)).as("%s", template).doesNotContain("ghcr.io");
       }
     }
+    // Emptied, it says what to name.
+    assertThatThrownBy(
+            () ->
+                withSecrets(bare("warmmetal", "warmmetal-system"))
+                    .set("api.image.repository", "")
+                    .call())
+        .hasMessageContaining("api.image.repository is required: the image the build makes");
   }
 
   @Test
