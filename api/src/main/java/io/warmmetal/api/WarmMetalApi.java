@@ -456,7 +456,8 @@ public final class WarmMetalApi {
                                       config.agentHeaderTimeout(),
                                       config.agentBodyTimeout(),
                                       config.agentMaxConnections(),
-                                      config.agentMaxConnectionsPerAddress()));
+                                      config.agentMaxConnectionsPerAddress()),
+                                  config.agentMaxConnectionsPerCertificate());
                           metrics.connections(
                               "agents", limits.connections()::open, limits.connections()::refused);
                           // As many event loops as the API port's: 10,000 agents' frames,

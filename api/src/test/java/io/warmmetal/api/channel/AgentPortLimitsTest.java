@@ -63,8 +63,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The agents' TLS port against slow, piled-up and unknown clients, with raw sockets: a connection
  * that never handshakes, or handshakes and sends nothing, or trickles its headers (on its first
  * request or a later one) is closed; caps hold per address (for connections without a client
- * certificate) and in total; without a client certificate only enrollment is answered, once per
- * connection; and the channel's WebSocket is not cut by the HTTP idle timeout.
+ * certificate), per client certificate and in total; without a client certificate only enrollment
+ * is answered, once per connection; and the channel's WebSocket is not cut by the HTTP idle
+ * timeout.
  */
 @ExtendWith(VertxExtension.class)
 class AgentPortLimitsTest {
@@ -73,6 +74,7 @@ class AgentPortLimitsTest {
   private static final int IDLE_SECONDS = 2;
   private static final int CAP = 8;
   private static final int CAP_PER_ADDRESS = 3;
+  private static final int CAP_PER_CERTIFICATE = 3;
 
   private static ApiFixture fx;
   private static Enrollment enrollment;
@@ -91,6 +93,8 @@ class AgentPortLimitsTest {
                 "WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
                 "WARMMETAL_AGENT_MAX_CONNECTIONS", Integer.toString(CAP),
                 "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS),
+                "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_CERTIFICATE",
+                    Integer.toString(CAP_PER_CERTIFICATE),
                 "WARMMETAL_HEARTBEAT_SECONDS", "3",
                 "WARMMETAL_OFFLINE_AFTER_SECONDS", "30"));
     enrollment =
@@ -322,6 +326,52 @@ class AgentPortLimitsTest {
       assertThat(readResponse(held.get(0))).startsWith("HTTP/1.1 400");
     } finally {
       closeAll(held);
+    }
+  }
+
+  @Test
+  void oneCertificatesConnectionsBeyondItsCapAreClosedWhileAnotherCertificateStillConnects()
+      throws Exception {
+    awaitNoConnections();
+    long refusedBefore = RawHttp.refusedConnections(fx.api.metricsPort(), "agents");
+    AgentIdentity another = enroll();
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < CAP_PER_CERTIFICATE; i++) {
+        // From as many addresses: the cap follows the certificate, wherever it connects from.
+        SSLSocket agent = connectTls("127.0.2." + (i + 1), identity);
+        held.add(agent);
+        send(agent, renewWithoutCsr());
+        assertThat(readResponse(agent)).startsWith("HTTP/1.1 400");
+      }
+      assertThat(answerWith(identity, "127.0.2.9"))
+          .as("closed once the handshake showed the certificate, unanswered")
+          .isEmpty();
+      Await.until(
+          "the refusal counted",
+          () -> RawHttp.refusedConnections(fx.api.metricsPort(), "agents") == refusedBefore + 1);
+      assertThat(answerWith(another, "127.0.2.1")).startsWith("HTTP/1.1 400");
+      send(held.get(0), renewWithoutCsr());
+      assertThat(readResponse(held.get(0))).startsWith("HTTP/1.1 400");
+      held.remove(0).close();
+      Await.until(
+          "the closed connection gone",
+          () -> RawHttp.openConnections(fx.api.metricsPort(), "agents") == held.size());
+      assertThat(answerWith(identity, "127.0.2.9"))
+          .as("a closed connection gives its slot back")
+          .startsWith("HTTP/1.1 400");
+    } finally {
+      closeAll(held);
+    }
+  }
+
+  /** What the agents' port answers a renewal without a CSR, over a new connection as {@code as}. */
+  private static String answerWith(AgentIdentity as, String from) throws Exception {
+    try (SSLSocket s = connectTls(from, as)) {
+      send(s, renewWithoutCsr().replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"));
+      return readUntilClosed(s, 5);
+    } catch (IOException refused) {
+      return ""; // closed before the handshake was through, on the client's side
     }
   }
 
