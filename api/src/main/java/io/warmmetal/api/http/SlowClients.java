@@ -205,6 +205,11 @@ public final class SlowClients {
           ApiError.of(ErrorCode.UriTooLong, "the request line (method, URL, version) is too long");
     } else if (cause instanceof TooLongHttpHeaderException) {
       error = ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
+    } else if (cause instanceof RequestClock.UnknownVersion) {
+      error =
+          ApiError.of(
+              ErrorCode.HttpVersionNotSupported,
+              "this port speaks HTTP/1.1 (and 1.0), not " + cause.getMessage());
     } else {
       error = ApiError.of(ErrorCode.ValidationError, "the request is not valid HTTP/1.1");
     }

@@ -45,6 +45,7 @@ import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -290,6 +291,20 @@ class AgentPortLimitsTest {
       String answer = readUntilClosed(s, 5);
       assertThat(answer).as(answer).startsWith("HTTP/1.1 417");
       assertThat(body(answer).getString("code")).isEqualTo("ExpectationFailed");
+    }
+  }
+
+  @Test
+  void anUnknownHttpVersionIs505InTheErrorShapeWithOrWithoutACertificate() throws Exception {
+    for (AgentIdentity as : Arrays.asList(null, identity)) {
+      try (SSLSocket s = connectTls("127.0.0.1", as)) {
+        send(s, "GET " + Channel.PATH + " HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n");
+        String answer = readUntilClosed(s, 5); // answered, then closed
+        assertThat(answer).as(answer).startsWith("HTTP/1.1 505");
+        JsonObject error = body(answer);
+        assertThat(error.getString("code")).isEqualTo("HttpVersionNotSupported");
+        assertThat(error.getString("requestId")).isNotBlank();
+      }
     }
   }
 

@@ -223,6 +223,9 @@ class SlowClientsTest {
         "headers larger than the limit | 431 | HeadersTooLarge",
         "a header line without a colon | 400 | ValidationError",
         "an HTTP/1.1 request without Host | 400 | ValidationError",
+        "an HTTP version that does not exist | 505 | HttpVersionNotSupported",
+        "a protocol that is not HTTP | 505 | HttpVersionNotSupported",
+        "the HTTP/2 preface on the plain port | 505 | HttpVersionNotSupported",
       })
   void requestsVertxRefusesByItselfAreRefusedInTheErrorShape(String what, int status, String code)
       throws Exception {
@@ -235,6 +238,10 @@ class SlowClientsTest {
               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "a".repeat(9000) + "\r\n\r\n";
           case "a header line without a colon" ->
               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n";
+          case "an HTTP version that does not exist" ->
+              "GET /healthz HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n";
+          case "a protocol that is not HTTP" -> "GET /healthz FOO/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+          case "the HTTP/2 preface on the plain port" -> "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
           default ->
               "GET /v1/machines HTTP/1.1\r\nAuthorization: Bearer "
                   + ApiFixture.ADMIN
@@ -247,7 +254,9 @@ class SlowClientsTest {
       assertThat(answer)
           .as(answer)
           .matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
-      assertThat(body(answer).getString("code")).isEqualTo(code);
+      JsonObject error = body(answer);
+      assertThat(error.getString("code")).isEqualTo(code);
+      assertThat(error.getString("requestId")).isNotBlank();
     }
   }
 
