@@ -134,7 +134,10 @@ public final class FleetMetrics {
         .register(registry);
   }
 
-  /** A port's open connections and the connections its caps refused ({@code port}: api, agents). */
+  /**
+   * A port's open connections and the connections its caps refused ({@code port}: api, agents,
+   * management).
+   */
   public void connections(String port, IntSupplier open, LongSupplier refused) {
     Gauge.builder("warmmetal.connections.open", open::getAsInt)
         .description(
