@@ -240,7 +240,7 @@ public final class WarmMetalApi {
 
   /**
    * The connection caps are what keeps a flood of connections from using up the process's file
-   * descriptors (which would stop both ports, and the database pool): they are no use above the
+   * descriptors (which would stop the ports, and the database pool): they are no use above the
    * process's limit.
    */
   private void warnIfCapsExceedDescriptors() {
@@ -251,16 +251,19 @@ public final class WarmMetalApi {
     long needed =
         (long) config.httpMaxConnections()
             + config.agentMaxConnections()
+            + config.metricsMaxConnections()
             + config.dbPoolSize()
             + DESCRIPTORS_BESIDES_CONNECTIONS;
     if (needed > limit) {
       LOG.warn(
-          "The connection caps (WARMMETAL_HTTP_MAX_CONNECTIONS {} + WARMMETAL_AGENT_MAX_CONNECTIONS {}) with "
-              + "the database pool and open files need about {} file descriptors, but this process may open {}: "
-              + "raise its limit (ulimit -n, LimitNOFILE, the container's nofile) or lower the caps, or a flood of "
-              + "connections can use them all up and stop both ports",
+          "The connection caps (WARMMETAL_HTTP_MAX_CONNECTIONS {} + WARMMETAL_AGENT_MAX_CONNECTIONS {} + "
+              + "WARMMETAL_METRICS_MAX_CONNECTIONS {}) with the database pool and open files need about {} file "
+              + "descriptors, but this process may open {}: raise its limit (ulimit -n, LimitNOFILE, the "
+              + "container's nofile) or lower the caps, or a flood of connections can use them all up and stop "
+              + "the ports",
           config.httpMaxConnections(),
           config.agentMaxConnections(),
+          config.metricsMaxConnections(),
           needed,
           limit);
     }
@@ -412,11 +415,22 @@ public final class WarmMetalApi {
    * cluster.
    */
   private Future<Void> deployManagementPort(FleetMetrics metrics) {
+    SlowClients slowClients =
+        new SlowClients(
+            "management port",
+            new HttpLimits(
+                config.httpIdleTimeout(),
+                config.httpHeaderTimeout(),
+                config.httpBodyTimeout(),
+                config.metricsMaxConnections(),
+                config.metricsMaxConnectionsPerAddress()));
+    metrics.connections(
+        "management", slowClients.connections()::open, slowClients.connections()::refused);
     ManagementVerticle verticle =
         new ManagementVerticle(
             config.metricsHost(),
             config.metricsPort(),
-            config.httpIdleTimeout(),
+            slowClients,
             router -> OperationalRoutes.mountManagement(router, db, metrics));
     return vertx
         .deployVerticle(verticle)
@@ -456,7 +470,8 @@ public final class WarmMetalApi {
                                       config.agentHeaderTimeout(),
                                       config.agentBodyTimeout(),
                                       config.agentMaxConnections(),
-                                      config.agentMaxConnectionsPerAddress()));
+                                      config.agentMaxConnectionsPerAddress()),
+                                  config.agentMaxConnectionsPerCertificate());
                           metrics.connections(
                               "agents", limits.connections()::open, limits.connections()::refused);
                           // As many event loops as the API port's: 10,000 agents' frames,

@@ -67,9 +67,13 @@ public final class AgentPortVerticle extends VerticleBase {
   /**
    * The agent port's limits and connection counts, shared by every instance of the verticle (one
    * per event loop): the caps are the port's, not a loop's.
+   *
+   * @param maxPerCertificate open connections with one client certificate at most (an agent needs
+   *     its channel and a few requests)
    */
-  public static SlowClients limits(HttpLimits limits) {
-    return new SlowClients("agent port", limits).requiringClientCertificates(WITHOUT_CERTIFICATE);
+  public static SlowClients limits(HttpLimits limits, int maxPerCertificate) {
+    return new SlowClients("agent port", limits)
+        .requiringClientCertificates(WITHOUT_CERTIFICATE, maxPerCertificate);
   }
 
   /**

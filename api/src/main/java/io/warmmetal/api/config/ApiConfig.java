@@ -107,6 +107,14 @@ import java.util.Set;
  *     shown a client certificate (enrolling, or still in their TLS handshake) at most; agents with
  *     certificates count only toward the total ({@code
  *     WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS}, 1024)
+ * @param agentMaxConnectionsPerCertificate open agent-port connections with one verified client
+ *     certificate at most, counted from its handshake: an agent needs its channel and a few
+ *     requests ({@code WARMMETAL_AGENT_MAX_CONNECTIONS_PER_CERTIFICATE}, 4)
+ * @param metricsMaxConnections open management-port connections at most; its clocks are the API
+ *     port's ({@code WARMMETAL_METRICS_MAX_CONNECTIONS}, 64: Prometheus, the probes, an operator)
+ * @param metricsMaxConnectionsPerAddress and from one client address ({@code
+ *     WARMMETAL_METRICS_MAX_CONNECTIONS_PER_ADDRESS}, 16), so one client cannot keep the kubelet's
+ *     probes out
  * @param console serve the fleet console at /console/ ({@code WARMMETAL_CONSOLE}, default true)
  * @param bootHttpsPort the boot endpoints ({@code /v1/boot/…}) also over HTTPS on this port, with a
  *     certificate from the API's CA for the agent names ({@code WARMMETAL_BOOT_HTTPS_PORT}; unset:
@@ -168,6 +176,9 @@ public record ApiConfig(
     Duration agentHandshakeTimeout,
     int agentMaxConnections,
     int agentMaxConnectionsPerAddress,
+    int agentMaxConnectionsPerCertificate,
+    int metricsMaxConnections,
+    int metricsMaxConnectionsPerAddress,
     boolean console,
     OptionalInt bootHttpsPort,
     int bootMintBurst,
@@ -266,6 +277,9 @@ public record ApiConfig(
         Duration.ofSeconds(r.integer("WARMMETAL_AGENT_HANDSHAKE_TIMEOUT_SECONDS", 10, 1, 3600)),
         r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS", 12288, 1, 1_000_000),
         r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", 1024, 1, 1_000_000),
+        r.integer("WARMMETAL_AGENT_MAX_CONNECTIONS_PER_CERTIFICATE", 4, 1, 1024),
+        r.integer("WARMMETAL_METRICS_MAX_CONNECTIONS", 64, 1, 1_000_000),
+        r.integer("WARMMETAL_METRICS_MAX_CONNECTIONS_PER_ADDRESS", 16, 1, 1_000_000),
         r.bool("WARMMETAL_CONSOLE", true),
         r.optional("WARMMETAL_BOOT_HTTPS_PORT").isEmpty()
             ? OptionalInt.empty()

@@ -9,21 +9,25 @@ import io.netty.util.AttributeKey;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpServer;
 import java.lang.reflect.Field;
+import java.math.BigInteger;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.security.cert.X509Certificate;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.security.auth.x500.X500Principal;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A port's open connections, capped in total and per client address (an IPv6 client: its /64, which
  * one host usually has whole), counted from the moment the socket is accepted. One beyond a cap is
- * closed at once, unanswered.
+ * closed at once, unanswered. On a port with client certificates, a connection whose TLS handshake
+ * verified one counts under its certificate instead of its address ({@link #certified}).
  *
  * <p>Counting starts at accept, not in Vert.x's connection handler, because on a TLS port that
  * handler runs only once the handshake is done: sockets that never start (or never finish) their
@@ -46,8 +50,11 @@ public final class ConnectionCaps {
   private final String port;
   private final int max;
   private final int maxPerAddress;
+  private final int maxPerCertificate;
   private final AtomicInteger open = new AtomicInteger();
   private final ConcurrentHashMap<InetAddress, Integer> perAddress = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<CertificateId, Integer> perCertificate =
+      new ConcurrentHashMap<>();
   private final AtomicLong refused = new AtomicLong();
   private final AtomicInteger refusedUnlogged = new AtomicInteger();
   private final AtomicLong lastLogged = new AtomicLong(Long.MIN_VALUE / 2);
@@ -57,9 +64,22 @@ public final class ConnectionCaps {
    * @param port the port's name in log lines, e.g. "API port"
    */
   public ConnectionCaps(String port, int max, int maxPerAddress) {
+    this(port, max, maxPerAddress, Integer.MAX_VALUE);
+  }
+
+  /**
+   * @param maxPerCertificate open connections with one verified client certificate at most
+   */
+  public ConnectionCaps(String port, int max, int maxPerAddress, int maxPerCertificate) {
     this.port = port;
     this.max = max;
     this.maxPerAddress = maxPerAddress;
+    this.maxPerCertificate = maxPerCertificate;
+  }
+
+  /** The same caps, and at most {@code maxPerCertificate} connections per client certificate. */
+  ConnectionCaps withCertificateCap(int maxPerCertificate) {
+    return new ConnectionCaps(port, max, maxPerAddress, maxPerCertificate);
   }
 
   /** Connections open now. */
@@ -86,13 +106,46 @@ public final class ConnectionCaps {
   }
 
   /**
-   * Gives back the connection's per-address slot: it has shown who it is (a verified client
-   * certificate).
+   * The connection's TLS handshake verified its client certificate: it gives back its per-address
+   * slot (many clients with certificates may share an address, behind a load balancer) and takes
+   * one of the certificate's instead — or, when the certificate has its cap's worth of connections
+   * open, is refused (counted as any refusal) and the caller closes it. Without this cap one
+   * certificate, even a rejected machine's, could hold every connection the total cap allows.
    */
-  void exemptFromAddressCap(Channel channel) {
-    InetAddress address = channel.attr(ADDRESS_SLOT).getAndSet(null);
-    if (address != null) {
-      perAddress.computeIfPresent(address, (a, n) -> n <= 1 ? null : n - 1);
+  boolean certified(Channel channel, X509Certificate certificate) {
+    CertificateId id = CertificateId.of(certificate);
+    if (!take(perCertificate, id, maxPerCertificate)) {
+      refuse(
+          addressOf(channel),
+          "the cap of "
+              + maxPerCertificate
+              + " open connections with one client certificate is reached (serial "
+              + id.serial().toString(16)
+              + ")");
+      return false;
+    }
+    // at once if the connection is already closed
+    channel.closeFuture().addListener(f -> give(perCertificate, id));
+    give(perAddress, channel.attr(ADDRESS_SLOT).getAndSet(null));
+    return true;
+  }
+
+  /** A slot under {@code key}, unless it has {@code cap} already. */
+  private static <K> boolean take(ConcurrentHashMap<K, Integer> counts, K key, int cap) {
+    boolean[] full = new boolean[1];
+    counts.compute(
+        key,
+        (k, n) -> {
+          int count = n == null ? 0 : n;
+          full[0] = count >= cap;
+          return full[0] ? n : count + 1;
+        });
+    return !full[0];
+  }
+
+  private static <K> void give(ConcurrentHashMap<K, Integer> counts, K key) {
+    if (key != null) {
+      counts.computeIfPresent(key, (k, n) -> n <= 1 ? null : n - 1);
     }
   }
 
@@ -105,15 +158,7 @@ public final class ConnectionCaps {
       return false;
     }
     if (address != null) {
-      boolean[] full = new boolean[1];
-      perAddress.compute(
-          address,
-          (a, n) -> {
-            int count = n == null ? 0 : n;
-            full[0] = count >= maxPerAddress;
-            return full[0] ? n : count + 1;
-          });
-      if (full[0]) {
+      if (!take(perAddress, address, maxPerAddress)) {
         open.decrementAndGet();
         refuse(
             address,
@@ -126,7 +171,7 @@ public final class ConnectionCaps {
         .closeFuture()
         .addListener(
             f -> {
-              exemptFromAddressCap(child);
+              give(perAddress, child.attr(ADDRESS_SLOT).getAndSet(null));
               open.decrementAndGet();
             });
     return true;
@@ -222,5 +267,12 @@ public final class ConnectionCaps {
       }
     }
     throw new NoSuchFieldException(target.getClass().getName() + "." + name);
+  }
+
+  /** A certificate as its issuer knows it: a CA never gives two the same serial. */
+  private record CertificateId(X500Principal issuer, BigInteger serial) {
+    static CertificateId of(X509Certificate certificate) {
+      return new CertificateId(certificate.getIssuerX500Principal(), certificate.getSerialNumber());
+    }
   }
 }

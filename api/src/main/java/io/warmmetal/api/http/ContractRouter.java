@@ -64,7 +64,7 @@ public final class ContractRouter {
    * Answers in the error shape whatever Vert.x Web ends with a bare status (no route, a body too
    * large, an Expect it cannot meet, ...): every 4xx, and 500.
    */
-  private static void handleErrors(Router router) {
+  static void handleErrors(Router router) {
     for (int status = 400; status < 500; status++) {
       router.errorHandler(status, ErrorResponses::handle);
     }

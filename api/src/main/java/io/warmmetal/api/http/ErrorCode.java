@@ -30,7 +30,9 @@ public enum ErrorCode {
   InternalError(500),
   RemoteFailure(502),
   InsufficientCapacity(503),
-  ServiceUnavailable(503);
+  ServiceUnavailable(503),
+  /** A request line with a version other than HTTP/1.1 and 1.0 (HTTP/2 included). */
+  HttpVersionNotSupported(505);
 
   private final int status;
 

@@ -58,6 +58,7 @@ public final class ErrorResponses {
           RequestIds.get(ctx));
       return;
     }
+    RequestIds.ensure(ctx); // a request Vert.x Web refused before any route (no Host) has none yet
     ApiError error = toApiError(ctx);
     if (error.code() == ErrorCode.ServiceUnavailable && ctx.failure() != null) {
       OUTAGE.failed(ctx.failure());

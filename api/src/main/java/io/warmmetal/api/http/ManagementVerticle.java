@@ -5,50 +5,40 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.ext.web.Router;
-import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
  * The management port: what Prometheus and operators read from inside the cluster ({@code
  * /metrics}, and the probes' {@code /healthz} and {@code /readyz}), on a listener of its own so
  * that none of it is on the API port, which clients and the internet may reach. No authentication,
- * no contract: only the routes mounted here, anything else a 404 in the one error shape.
+ * no contract: only the routes mounted here, anything else a 404 in the one error shape. Guarded as
+ * the other ports are ({@link SlowClients}): caps, header and body clocks, malformed requests in
+ * the error shape.
  */
 public final class ManagementVerticle extends VerticleBase {
   private final String host;
   private final int port;
-  private final Duration idleTimeout;
+  private final SlowClients slowClients;
   private final Consumer<Router> mount;
   private HttpServer server;
 
-  public ManagementVerticle(String host, int port, Duration idleTimeout, Consumer<Router> mount) {
+  public ManagementVerticle(
+      String host, int port, SlowClients slowClients, Consumer<Router> mount) {
     this.host = host;
     this.port = port;
-    this.idleTimeout = idleTimeout;
+    this.slowClients = slowClients;
     this.mount = mount;
   }
 
   @Override
   public Future<?> start() {
     Router router = Router.router(vertx);
-    router.route().handler(RequestIds::assign);
+    slowClients.timeBodies(router, Integer.MIN_VALUE); // gives the request its id too
     mount.accept(router);
-    for (int status : new int[] {404, 405, 500}) {
-      router.errorHandler(status, ErrorResponses::handle);
-    }
+    ContractRouter.handleErrors(router); // a 4xx Vert.x Web makes by itself (no Host) too
     HttpServerOptions options =
-        new HttpServerOptions()
-            .setHost(host)
-            .setPort(port)
-            .setIdleTimeout((int) idleTimeout.toSeconds())
-            .setIdleTimeoutUnit(TimeUnit.SECONDS)
-            .setHttp2ClearTextEnabled(false);
-    return vertx
-        .createHttpServer(options)
-        .requestHandler(router)
-        .listen()
-        .onSuccess(s -> server = s);
+        slowClients.apply(new HttpServerOptions().setHost(host).setPort(port));
+    return slowClients.listen(vertx.createHttpServer(options), router).onSuccess(s -> server = s);
   }
 
   public int actualPort() {

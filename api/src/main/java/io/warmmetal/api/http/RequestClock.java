@@ -8,14 +8,17 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -56,6 +59,13 @@ final class RequestClock {
   private int inProgress;
 
   private boolean closeAfterResponse;
+
+  /**
+   * A request was refused for its version: what follows it is not read, as the decoder reads
+   * nothing after a request it cannot parse.
+   */
+  private boolean refusedVersion;
+
   private ScheduledFuture<?> headerTimer;
   private ScheduledFuture<?> bodyTimer;
 
@@ -143,7 +153,12 @@ final class RequestClock {
   private final class Messages extends ChannelDuplexHandler {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (refusedVersion) {
+        ReferenceCountUtil.release(msg);
+        return;
+      }
       if (msg instanceof HttpRequest request) {
+        refuseUnknownVersion(request);
         inProgress++;
         headerTimer = cancel(headerTimer);
         if (request.headers().contains(HttpHeaderNames.UPGRADE)
@@ -156,6 +171,24 @@ final class RequestClock {
         bodyTimer = cancel(bodyTimer);
       }
       ctx.fireChannelRead(msg);
+    }
+
+    /**
+     * A version other than HTTP/1.0 and 1.1 (HTTP/1.2, FOO/1.1, the HTTP/2 preface's HTTP/2.0) goes
+     * to the port's invalid-request handler, as what the decoder could not parse does: Vert.x would
+     * answer it a bare 501 itself, or route it on a port with WebSockets. Its answer says HTTP/1.1,
+     * not the version the client made up.
+     */
+    private void refuseUnknownVersion(HttpRequest request) {
+      HttpVersion version = request.protocolVersion();
+      // Vert.x, too, knows the two by identity: the decoder uses the constants for exactly these.
+      if (version != HttpVersion.HTTP_1_1 && version != HttpVersion.HTTP_1_0) {
+        request.setProtocolVersion(HttpVersion.HTTP_1_1);
+        if (request.decoderResult().isSuccess()) {
+          request.setDecoderResult(DecoderResult.failure(new UnknownVersion(version.text())));
+        }
+        refusedVersion = true;
+      }
     }
 
     @Override
@@ -186,6 +219,13 @@ final class RequestClock {
         }
       }
       ctx.write(msg, promise);
+    }
+  }
+
+  /** A request's HTTP version is neither 1.0 nor 1.1. */
+  static final class UnknownVersion extends Exception {
+    UnknownVersion(String version) {
+      super(version, null, false, false);
     }
   }
 }

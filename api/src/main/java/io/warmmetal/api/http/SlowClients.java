@@ -1,5 +1,6 @@
 package io.warmmetal.api.http;
 
+import io.netty.channel.Channel;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -12,6 +13,8 @@ import io.vertx.core.http.ServerWebSocketHandshake;
 import io.vertx.core.net.impl.ConnectionBase;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
+import java.security.cert.Certificate;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -69,11 +72,13 @@ public final class SlowClients {
    * The same guard for a TLS port that asks for client certificates (and has the TLS handshake
    * verify those it gets): a connection without one may call only {@code openPaths} — anything else
    * is a 401 in the error shape, a WebSocket upgrade a bare 401 — and only once (its response says
-   * {@code Connection: close}); a connection with one is exempt from the per-address cap, since
-   * many clients with certificates may share an address (behind a load balancer).
+   * {@code Connection: close}); a connection with one counts under its certificate, at most {@code
+   * maxPerCertificate} at once, instead of its address, since many clients with certificates may
+   * share an address (behind a load balancer).
    */
-  public SlowClients requiringClientCertificates(Set<String> openPaths) {
-    return new SlowClients(limits, caps, Set.copyOf(openPaths));
+  public SlowClients requiringClientCertificates(Set<String> openPaths, int maxPerCertificate) {
+    return new SlowClients(
+        limits, caps.withCertificateCap(maxPerCertificate), Set.copyOf(openPaths));
   }
 
   /** The port's open connections and refusals. */
@@ -137,13 +142,15 @@ public final class SlowClients {
   }
 
   private void connected(HttpConnection conn) {
-    RequestClock clock = RequestClock.start(((ConnectionBase) conn).channel(), limits);
-    if (openPaths != null) {
-      if (hasClientCertificate(conn)) {
-        caps.exemptFromAddressCap(((ConnectionBase) conn).channel());
-      } else {
-        clock.oneRequestOnly();
-      }
+    Channel channel = ((ConnectionBase) conn).channel();
+    X509Certificate certificate = openPaths == null ? null : clientCertificate(conn);
+    if (certificate != null && !caps.certified(channel, certificate)) {
+      channel.close();
+      return;
+    }
+    RequestClock clock = RequestClock.start(channel, limits);
+    if (openPaths != null && certificate == null) {
+      clock.oneRequestOnly();
     }
   }
 
@@ -198,6 +205,11 @@ public final class SlowClients {
           ApiError.of(ErrorCode.UriTooLong, "the request line (method, URL, version) is too long");
     } else if (cause instanceof TooLongHttpHeaderException) {
       error = ApiError.of(ErrorCode.HeadersTooLarge, "the request's headers are too large");
+    } else if (cause instanceof RequestClock.UnknownVersion) {
+      error =
+          ApiError.of(
+              ErrorCode.HttpVersionNotSupported,
+              "this port speaks HTTP/1.1 (and 1.0), not " + cause.getMessage());
     } else {
       error = ApiError.of(ErrorCode.ValidationError, "the request is not valid HTTP/1.1");
     }
@@ -267,10 +279,21 @@ public final class SlowClients {
   }
 
   private static boolean hasClientCertificate(HttpConnection conn) {
+    return clientCertificate(conn) != null;
+  }
+
+  /** The connection's verified client certificate, or null. */
+  private static X509Certificate clientCertificate(HttpConnection conn) {
+    if (!conn.isSsl()) {
+      return null;
+    }
     try {
-      return conn.isSsl() && !conn.peerCertificates().isEmpty();
+      List<Certificate> chain = conn.peerCertificates();
+      return !chain.isEmpty() && chain.get(0) instanceof X509Certificate certificate
+          ? certificate
+          : null;
     } catch (SSLPeerUnverifiedException none) {
-      return false;
+      return null;
     }
   }
 

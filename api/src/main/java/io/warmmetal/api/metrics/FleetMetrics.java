@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
@@ -35,6 +36,13 @@ public final class FleetMetrics {
   private final Map<String, Timer> launchStages = new ConcurrentHashMap<>();
   private final Map<String, Counter> claims = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> deficits = new ConcurrentHashMap<>();
+
+  /**
+   * What the function counters read: Micrometer holds a function counter's object weakly, and a
+   * method reference nothing else holds is collected — the counter then repeats its last value.
+   */
+  private final List<Object> counted = new CopyOnWriteArrayList<>();
+
   private final MultiGauge machines;
   private final DistributionSummary launchBatches;
 
@@ -126,16 +134,21 @@ public final class FleetMetrics {
         .register(registry);
   }
 
-  /** A port's open connections and the connections its caps refused ({@code port}: api, agents). */
+  /**
+   * A port's open connections and the connections its caps refused ({@code port}: api, agents,
+   * management).
+   */
   public void connections(String port, IntSupplier open, LongSupplier refused) {
     Gauge.builder("warmmetal.connections.open", open::getAsInt)
         .description(
             "Open connections of this replica's port (capped by WARMMETAL_*_MAX_CONNECTIONS)")
         .tag("port", port)
         .register(registry);
+    counted.add(refused);
     FunctionCounter.builder("warmmetal.connections.refused", refused, LongSupplier::getAsLong)
         .description(
-            "Connections refused at accept because a connection cap (total or per address) was reached")
+            "Connections refused because a connection cap was reached (total or per address at"
+                + " accept, per client certificate after the TLS handshake)")
         .tag("port", port)
         .register(registry);
   }

@@ -45,6 +45,7 @@ import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,8 +64,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The agents' TLS port against slow, piled-up and unknown clients, with raw sockets: a connection
  * that never handshakes, or handshakes and sends nothing, or trickles its headers (on its first
  * request or a later one) is closed; caps hold per address (for connections without a client
- * certificate) and in total; without a client certificate only enrollment is answered, once per
- * connection; and the channel's WebSocket is not cut by the HTTP idle timeout.
+ * certificate), per client certificate and in total; without a client certificate only enrollment
+ * is answered, once per connection; and the channel's WebSocket is not cut by the HTTP idle
+ * timeout.
  */
 @ExtendWith(VertxExtension.class)
 class AgentPortLimitsTest {
@@ -73,6 +75,7 @@ class AgentPortLimitsTest {
   private static final int IDLE_SECONDS = 2;
   private static final int CAP = 8;
   private static final int CAP_PER_ADDRESS = 3;
+  private static final int CAP_PER_CERTIFICATE = 3;
 
   private static ApiFixture fx;
   private static Enrollment enrollment;
@@ -91,6 +94,8 @@ class AgentPortLimitsTest {
                 "WARMMETAL_AGENT_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
                 "WARMMETAL_AGENT_MAX_CONNECTIONS", Integer.toString(CAP),
                 "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS),
+                "WARMMETAL_AGENT_MAX_CONNECTIONS_PER_CERTIFICATE",
+                    Integer.toString(CAP_PER_CERTIFICATE),
                 "WARMMETAL_HEARTBEAT_SECONDS", "3",
                 "WARMMETAL_OFFLINE_AFTER_SECONDS", "30"));
     enrollment =
@@ -290,6 +295,20 @@ class AgentPortLimitsTest {
   }
 
   @Test
+  void anUnknownHttpVersionIs505InTheErrorShapeWithOrWithoutACertificate() throws Exception {
+    for (AgentIdentity as : Arrays.asList(null, identity)) {
+      try (SSLSocket s = connectTls("127.0.0.1", as)) {
+        send(s, "GET " + Channel.PATH + " HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n");
+        String answer = readUntilClosed(s, 5); // answered, then closed
+        assertThat(answer).as(answer).startsWith("HTTP/1.1 505");
+        JsonObject error = body(answer);
+        assertThat(error.getString("code")).isEqualTo("HttpVersionNotSupported");
+        assertThat(error.getString("requestId")).isNotBlank();
+      }
+    }
+  }
+
+  @Test
   void uncertifiedConnectionsFromOneAddressAreCappedButAgentsWithCertificatesAreNot()
       throws Exception {
     awaitNoConnections();
@@ -322,6 +341,52 @@ class AgentPortLimitsTest {
       assertThat(readResponse(held.get(0))).startsWith("HTTP/1.1 400");
     } finally {
       closeAll(held);
+    }
+  }
+
+  @Test
+  void oneCertificatesConnectionsBeyondItsCapAreClosedWhileAnotherCertificateStillConnects()
+      throws Exception {
+    awaitNoConnections();
+    long refusedBefore = RawHttp.refusedConnections(fx.api.metricsPort(), "agents");
+    AgentIdentity another = enroll();
+    List<Socket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < CAP_PER_CERTIFICATE; i++) {
+        // From as many addresses: the cap follows the certificate, wherever it connects from.
+        SSLSocket agent = connectTls("127.0.2." + (i + 1), identity);
+        held.add(agent);
+        send(agent, renewWithoutCsr());
+        assertThat(readResponse(agent)).startsWith("HTTP/1.1 400");
+      }
+      assertThat(answerWith(identity, "127.0.2.9"))
+          .as("closed once the handshake showed the certificate, unanswered")
+          .isEmpty();
+      Await.until(
+          "the refusal counted",
+          () -> RawHttp.refusedConnections(fx.api.metricsPort(), "agents") == refusedBefore + 1);
+      assertThat(answerWith(another, "127.0.2.1")).startsWith("HTTP/1.1 400");
+      send(held.get(0), renewWithoutCsr());
+      assertThat(readResponse(held.get(0))).startsWith("HTTP/1.1 400");
+      held.remove(0).close();
+      Await.until(
+          "the closed connection gone",
+          () -> RawHttp.openConnections(fx.api.metricsPort(), "agents") == held.size());
+      assertThat(answerWith(identity, "127.0.2.9"))
+          .as("a closed connection gives its slot back")
+          .startsWith("HTTP/1.1 400");
+    } finally {
+      closeAll(held);
+    }
+  }
+
+  /** What the agents' port answers a renewal without a CSR, over a new connection as {@code as}. */
+  private static String answerWith(AgentIdentity as, String from) throws Exception {
+    try (SSLSocket s = connectTls(from, as)) {
+      send(s, renewWithoutCsr().replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"));
+      return readUntilClosed(s, 5);
+    } catch (IOException refused) {
+      return ""; // closed before the handshake was through, on the client's side
     }
   }
 

@@ -21,6 +21,7 @@ import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
 import io.warmmetal.api.testing.RawHttp;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,14 +32,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
 /**
  * The API port against slow and piled-up clients, with real sockets: stalled or trickled headers
  * are cut off on every request of a connection, stalled bodies answered 408, idle connections
  * closed, connections beyond the caps (per address, in total) refused while the others are served,
- * and what Vert.x refuses by itself answered in the error shape. The agents' port has the same, and
- * more: {@code channel/AgentPortLimitsTest}.
+ * and what Vert.x refuses by itself answered in the error shape. The management port ({@code
+ * /metrics}, the probes) has the API port's clocks and caps of its own, given the same values here:
+ * the tests of headers, caps and refusals run on both. The agents' port has the same, and more:
+ * {@code channel/AgentPortLimitsTest}.
  */
 @ExtendWith(VertxExtension.class)
 class SlowClientsTest {
@@ -60,7 +64,10 @@ class SlowClientsTest {
                 "WARMMETAL_HTTP_BODY_TIMEOUT_SECONDS", Integer.toString(BODY_SECONDS),
                 "WARMMETAL_HTTP_IDLE_TIMEOUT_SECONDS", Integer.toString(IDLE_SECONDS),
                 "WARMMETAL_HTTP_MAX_CONNECTIONS", Integer.toString(CAP),
-                "WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS)));
+                "WARMMETAL_HTTP_MAX_CONNECTIONS_PER_ADDRESS", Integer.toString(CAP_PER_ADDRESS),
+                "WARMMETAL_METRICS_MAX_CONNECTIONS", Integer.toString(CAP),
+                "WARMMETAL_METRICS_MAX_CONNECTIONS_PER_ADDRESS",
+                    Integer.toString(CAP_PER_ADDRESS)));
   }
 
   @AfterAll
@@ -73,7 +80,14 @@ class SlowClientsTest {
   }
 
   private static Socket connectFrom(String address) throws IOException {
-    return RawHttp.connect(fx.api.port(), address);
+    return connectFrom("api", address);
+  }
+
+  /**
+   * @param port as {@code /metrics} names it: api, management
+   */
+  private static Socket connectFrom(String port, String address) throws IOException {
+    return RawHttp.connect("api".equals(port) ? fx.api.port() : fx.api.metricsPort(), address);
   }
 
   @Test
@@ -87,10 +101,11 @@ class SlowClientsTest {
     }
   }
 
-  @Test
-  void aClientTricklingItsHeadersIsDisconnectedAtTheHeaderTimeout() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"api", "management"})
+  void aClientTricklingItsHeadersIsDisconnectedAtTheHeaderTimeout(String port) throws Exception {
     // A byte every 300 ms keeps the idle timeout from firing: only the header timeout ends this.
-    try (Socket s = connect()) {
+    try (Socket s = connectFrom(port, "127.0.0.1")) {
       send(s, "GET /v1/machines HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
       assertThat(trickleUntilClosed(s, HEADER_SECONDS + 5))
           .isBetween(HEADER_SECONDS * 1000L - 500, HEADER_SECONDS * 1000L + 1500);
@@ -161,42 +176,53 @@ class SlowClientsTest {
     }
   }
 
-  @Test
-  void connectionsFromOneAddressBeyondItsCapAreClosedAtOnceWhileOtherAddressesAreServed()
+  @ParameterizedTest
+  @ValueSource(strings = {"api", "management"})
+  void connectionsFromOneAddressBeyondItsCapAreClosedAtOnceWhileOtherAddressesAreServed(String port)
       throws Exception {
-    awaitNoOtherConnections();
+    awaitNoOtherConnections(port);
+    long refused = RawHttp.refusedConnections(fx.api.metricsPort(), port);
     List<Socket> held = new ArrayList<>();
     try {
       for (int i = 0; i < CAP_PER_ADDRESS; i++) {
-        held.add(connectFrom("127.0.0.2"));
+        held.add(connectFrom(port, "127.0.0.2"));
       }
-      assertClosedAtOnce(connectFrom("127.0.0.2"));
-      assertServed(connectFrom("127.0.0.3"));
+      assertClosedAtOnce(connectFrom(port, "127.0.0.2"));
+      assertServed(connectFrom(port, "127.0.0.3"));
       assertServedKeptOpen(held.get(0));
     } finally {
       closeAll(held);
     }
-    awaitNoOtherConnections();
-    assertServed(connectFrom("127.0.0.2")); // the closed ones no longer count
+    awaitNoOtherConnections(port);
+    assertThat(RawHttp.refusedConnections(fx.api.metricsPort(), port)).isEqualTo(refused + 1);
+    assertServed(connectFrom(port, "127.0.0.2")); // the closed ones no longer count
   }
 
-  @Test
-  void connectionsBeyondTheTotalCapAreClosedAtOnceWhileTheOthersAreServed() throws Exception {
-    awaitNoOtherConnections();
+  @ParameterizedTest
+  @ValueSource(strings = {"api", "management"})
+  void connectionsBeyondTheTotalCapAreClosedAtOnceWhileTheOthersAreServed(String port)
+      throws Exception {
+    awaitNoOtherConnections(port);
     List<Socket> held = new ArrayList<>();
     try {
-      for (int i = 0; i < CAP; i++) {
-        held.add(connectFrom("127.0.1." + (i % 2 + 1))); // within each address's cap
+      held.add(connectFrom(port, "127.0.1.1"));
+      if ("management".equals(port)) {
+        // The connection that asked above may not be closed yet; this one asks until it is alone.
+        Await.until(
+            "the held connection alone", () -> openConnections(held.get(0), "management") == 1);
       }
-      assertClosedAtOnce(connectFrom("127.0.1.3"));
+      for (int i = 1; i < CAP; i++) {
+        held.add(connectFrom(port, "127.0.1." + (i % 2 + 1))); // within each address's cap
+      }
+      assertClosedAtOnce(connectFrom(port, "127.0.1.3"));
       for (Socket s : held) {
         assertServedKeptOpen(s);
       }
     } finally {
       closeAll(held);
     }
-    awaitNoOtherConnections();
-    assertServed(connectFrom("127.0.1.3"));
+    awaitNoOtherConnections(port);
+    assertServed(connectFrom(port, "127.0.1.3"));
   }
 
   @Test
@@ -223,9 +249,12 @@ class SlowClientsTest {
         "headers larger than the limit | 431 | HeadersTooLarge",
         "a header line without a colon | 400 | ValidationError",
         "an HTTP/1.1 request without Host | 400 | ValidationError",
+        "an HTTP version that does not exist | 505 | HttpVersionNotSupported",
+        "a protocol that is not HTTP | 505 | HttpVersionNotSupported",
+        "the HTTP/2 preface on the plain port | 505 | HttpVersionNotSupported",
       })
-  void requestsVertxRefusesByItselfAreRefusedInTheErrorShape(String what, int status, String code)
-      throws Exception {
+  void requestsVertxRefusesByItselfAreRefusedInTheErrorShapeOnBothPorts(
+      String what, int status, String code) throws Exception {
     String request =
         switch (what) {
           case "a request line that is not HTTP" -> "HELLO\r\n\r\n";
@@ -235,19 +264,27 @@ class SlowClientsTest {
               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + "a".repeat(9000) + "\r\n\r\n";
           case "a header line without a colon" ->
               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n";
+          case "an HTTP version that does not exist" ->
+              "GET /healthz HTTP/1.2\r\nHost: 127.0.0.1\r\n\r\n";
+          case "a protocol that is not HTTP" -> "GET /healthz FOO/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+          case "the HTTP/2 preface on the plain port" -> "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
           default ->
               "GET /v1/machines HTTP/1.1\r\nAuthorization: Bearer "
                   + ApiFixture.ADMIN
                   + "\r\n"
                   + "Connection: close\r\n\r\n";
         };
-    try (Socket s = connect()) {
-      send(s, request);
-      String answer = readUntilClosed(s, 5);
-      assertThat(answer)
-          .as(answer)
-          .matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
-      assertThat(body(answer).getString("code")).isEqualTo(code);
+    for (String port : List.of("api", "management")) {
+      try (Socket s = connectFrom(port, "127.0.0.1")) {
+        send(s, request);
+        String answer = readUntilClosed(s, 5);
+        assertThat(answer)
+            .as(port + ": " + answer)
+            .matches("(?s)HTTP/1\\.[01] " + status + " .*"); // 1.0 if the line was not 1.1
+        JsonObject error = body(answer);
+        assertThat(error.getString("code")).isEqualTo(code);
+        assertThat(error.getString("requestId")).isNotBlank();
+      }
     }
   }
 
@@ -344,11 +381,29 @@ class SlowClientsTest {
     }
   }
 
-  /** The other tests' connections are gone. */
-  private static void awaitNoOtherConnections() throws InterruptedException {
+  /**
+   * The other tests' connections to the port are gone. On the management port the connection asking
+   * is one, and until the port has seen the closes it may itself be refused (unanswered).
+   */
+  private static void awaitNoOtherConnections(String port) throws InterruptedException {
+    int asking = "management".equals(port) ? 1 : 0;
     Await.until(
         "no other connections open",
-        () -> RawHttp.openConnections(fx.api.metricsPort(), "api") == 0);
+        () -> {
+          try {
+            return RawHttp.openConnections(fx.api.metricsPort(), port) == asking;
+          } catch (AssertionError refusedWhileFull) {
+            return false;
+          }
+        });
+  }
+
+  private static int openConnections(Socket keptOpen, String port) {
+    try {
+      return RawHttp.openConnections(keptOpen, port);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private static void assertServed(Socket s) throws IOException {

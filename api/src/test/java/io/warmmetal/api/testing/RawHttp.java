@@ -238,22 +238,41 @@ public final class RawHttp {
 
   /**
    * A port's open connections as {@code /metrics} on the management port says ({@code port}: api,
-   * agents); the connection asking is the management port's, counted in neither.
+   * agents, management); the connection asking counts under management.
    */
   public static int openConnections(int metricsPort, String port) {
+    return (int) metric(metricsPort, "warmmetal_connections_open", port);
+  }
+
+  /** The connections a port's caps refused so far, as {@code /metrics} says. */
+  public static long refusedConnections(int metricsPort, String port) {
+    return metric(metricsPort, "warmmetal_connections_refused_total", port);
+  }
+
+  /**
+   * A port's open connections as {@code /metrics} says, asked over {@code keptOpen}, a connection
+   * to the management port that stays open (and counts under management).
+   */
+  public static int openConnections(Socket keptOpen, String port) throws IOException {
+    send(keptOpen, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    return (int) metric(readResponse(keptOpen), "warmmetal_connections_open", port);
+  }
+
+  private static long metric(int metricsPort, String name, String port) {
     try (Socket s = connect(metricsPort, "127.0.0.1")) {
       send(s, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-      String answer = readUntilClosed(s, 5);
-      Matcher m =
-          Pattern.compile("warmmetal_connections_open\\{port=\"" + port + "\"} (\\d+)")
-              .matcher(answer);
-      if (!m.find()) {
-        throw new AssertionError("no open-connections gauge for " + port + " in " + answer);
-      }
-      return Integer.parseInt(m.group(1));
+      return metric(readUntilClosed(s, 5), name, port);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  private static long metric(String answer, String name, String port) {
+    Matcher m = Pattern.compile(name + "\\{port=\"" + port + "\"} ([0-9.]+)").matcher(answer);
+    if (!m.find()) {
+      throw new AssertionError("no " + name + " for " + port + " in " + answer);
+    }
+    return (long) Double.parseDouble(m.group(1));
   }
 
   /** The server closes the connection at once, without a word. */
