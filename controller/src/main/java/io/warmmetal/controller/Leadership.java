@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.client.extended.leaderelection.LeaderCallbacks;
 import io.fabric8.kubernetes.client.extended.leaderelection.LeaderElectionConfigBuilder;
 import io.fabric8.kubernetes.client.extended.leaderelection.resourcelock.LeaseLock;
 import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +25,23 @@ public final class Leadership {
   }
 
   private Leadership() {}
+
+  /**
+   * This replica's name in the Lease: its pod's ({@code POD_NAME}, which the manifests set from the
+   * downward API), else the container's host name ({@code HOSTNAME}), else {@code
+   * warmmetal-controller} — never a name lookup, which fails where the host name is in no DNS (a
+   * pod on the node's network) — and a random suffix, so a restarted replica is a new holder.
+   */
+  public static String identity(Map<String, String> env) {
+    String name = env.getOrDefault("POD_NAME", "");
+    if (name.isBlank()) {
+      name = env.getOrDefault("HOSTNAME", "");
+    }
+    if (name.isBlank()) {
+      name = "warmmetal-controller";
+    }
+    return name + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
 
   /**
    * Competes for the lease {@code name} in {@code namespace}; {@code onLead} runs when this replica

@@ -7,9 +7,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.metrics.MetricsServer;
 import io.warmmetal.controller.scheduling.Resources;
-import java.net.InetAddress;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -151,10 +149,7 @@ public final class Main implements Callable<Integer> {
                     .withUserAgent(Controller.USER_AGENT)
                     .build())
             .build();
-    String identity =
-        InetAddress.getLocalHost().getHostName()
-            + "-"
-            + UUID.randomUUID().toString().substring(0, 8);
+    String identity = Leadership.identity(System.getenv());
     Resources reserve = Resources.of(reservedCpu, reservedMemoryMiB << 20);
     FeatureGates gates;
     try {

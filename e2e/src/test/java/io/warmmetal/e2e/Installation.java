@@ -105,6 +105,21 @@ public final class Installation implements AutoCloseable {
             return false;
           }
         });
+    installFleet(kube, endpoint, clientToken, joinEndpoint, caCertHash, pool);
+  }
+
+  /**
+   * The objects that point a controller at a fleet, in a cluster that has WarmMetal's CRDs and
+   * namespace (from deploy/, or the chart): the API's credentials Secret, the node class (joining
+   * nodes to {@code joinEndpoint}) and the NodePool, which {@code pool} adjusts.
+   */
+  public static void installFleet(
+      KubernetesClient kube,
+      String endpoint,
+      String clientToken,
+      String joinEndpoint,
+      String caCertHash,
+      Consumer<NodePool> pool) {
     kube.secrets()
         .inNamespace(NAMESPACE)
         .resource(

@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class TcpProxy implements AutoCloseable {
   private final Vertx vertx;
+  private final String listenHost;
   private final String targetHost;
   private volatile int targetPort;
   private final NetClient client;
@@ -22,15 +23,23 @@ public final class TcpProxy implements AutoCloseable {
   private NetServer server;
   private int port;
 
-  private TcpProxy(Vertx vertx, String targetHost, int targetPort) {
+  private TcpProxy(Vertx vertx, String listenHost, String targetHost, int targetPort) {
     this.vertx = vertx;
+    this.listenHost = listenHost;
     this.targetHost = targetHost;
     this.targetPort = targetPort;
     this.client = vertx.createNetClient();
   }
 
   public static TcpProxy start(Vertx vertx, String targetHost, int targetPort) {
-    TcpProxy proxy = new TcpProxy(vertx, targetHost, targetPort);
+    return start(vertx, "127.0.0.1", targetHost, targetPort);
+  }
+
+  /**
+   * A proxy listening on {@code listenHost} (an address of a test's network namespace link, say).
+   */
+  public static TcpProxy start(Vertx vertx, String listenHost, String targetHost, int targetPort) {
+    TcpProxy proxy = new TcpProxy(vertx, listenHost, targetHost, targetPort);
     proxy.listen(0);
     return proxy;
   }
@@ -63,7 +72,7 @@ public final class TcpProxy implements AutoCloseable {
   private synchronized void listen(int onPort) {
     server =
         vertx.createNetServer(
-            new NetServerOptions().setHost("127.0.0.1").setPort(onPort).setReuseAddress(true));
+            new NetServerOptions().setHost(listenHost).setPort(onPort).setReuseAddress(true));
     server.connectHandler(this::forward);
     port = server.listen().await().actualPort();
   }

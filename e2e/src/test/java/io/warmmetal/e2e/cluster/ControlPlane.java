@@ -326,6 +326,11 @@ public final class ControlPlane implements AutoCloseable {
     return c;
   }
 
+  /** kubeadm's admin.conf: cluster-admin, the API server at {@link #endpoint()} (for Helm, say). */
+  public Path adminKubeconfig() {
+    return sandbox.dir.resolve("kubeconfig").resolve("admin.conf");
+  }
+
   /** A client with cluster-admin rights (kubeadm's admin.conf). */
   public KubernetesClient admin() {
     return admin;

@@ -6,13 +6,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.vertx.core.Vertx;
-import io.vertx.core.http.WebSocketClient;
-import io.vertx.core.http.WebSocketClientOptions;
 import io.vertx.core.json.JsonObject;
-import io.warmmetal.agent.commands.Distribution;
-import io.warmmetal.agent.commands.Executor;
-import io.warmmetal.agent.commands.SimulatedExecutor;
-import io.warmmetal.agent.enrollment.Enrollment;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.Await;
@@ -26,19 +20,13 @@ import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.metrics.KarpenterMetrics;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.e2e.Installation;
+import io.warmmetal.e2e.SimulatedMachines;
 import io.warmmetal.e2e.cluster.ControlPlane;
-import io.warmmetal.fleet.SimulatedAgent;
-import io.warmmetal.fleet.kubelet.SimulatedKubelet;
 import io.warmmetal.fleet.kubelet.SimulatedNodes;
-import java.net.URI;
-import java.nio.file.Files;
-import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import java.util.UUID;
 import java.util.function.Consumer;
 
 /**
@@ -60,11 +48,8 @@ final class Fleet implements AutoCloseable {
   final TcpProxy database;
 
   final Installation installation;
+  final SimulatedMachines machines;
   final SimulatedNodes kubelets;
-  final List<SimulatedAgent> agents = new ArrayList<>();
-  final Enrollment enrollment;
-  final WebSocketClient ws;
-  final URI agentPort;
   private Controller controller;
 
   /** What the controller counts: Karpenter's metrics, as its endpoint would serve them. */
@@ -80,10 +65,8 @@ final class Fleet implements AutoCloseable {
     this.fx = fx;
     this.database = database;
     this.installation = installation;
-    this.kubelets = new SimulatedNodes(kube);
-    this.agentPort = URI.create("https://127.0.0.1:" + fx.api.agentPort());
-    this.enrollment = new Enrollment(vertx, agentPort, fx.api.caPin());
-    this.ws = vertx.createWebSocketClient(new WebSocketClientOptions().setVerifyHost(false));
+    this.machines = new SimulatedMachines(vertx, kube, fx, "127.0.0.1");
+    this.kubelets = machines.kubelets;
   }
 
   /** Where the fleet's machines stand: racks are zones, the room a region. */
@@ -192,48 +175,7 @@ final class Fleet implements AutoCloseable {
   void addAgents(
       Vertx vertx, int n, JsonObject facts, String prefix, boolean kubelet, JsonObject labels)
       throws Exception {
-    String token =
-        fx.client
-            .post(
-                "/v1/enrollment-tokens",
-                ApiFixture.ADMIN,
-                new JsonObject().put("uses", n).put("labels", labels))
-            .body()
-            .getString("token");
-    for (int i = 0; i < n; i++) {
-      String name = prefix + agents.size();
-      JsonObject machine =
-          new JsonObject()
-              .put("name", name)
-              .put("facts", facts)
-              .put("identity", new JsonObject().put("systemUuid", UUID.randomUUID().toString()));
-      Executor executor =
-          new SimulatedExecutor(
-              vertx,
-              Map.of(
-                  "prepare",
-                  Distribution.parse("fixed:20ms"),
-                  "join",
-                  Distribution.parse("fixed:50ms"),
-                  "reset",
-                  Distribution.parse("fixed:20ms")),
-              0.0,
-              new Random(i));
-      if (kubelet) {
-        executor = new SimulatedKubelet(vertx, executor, kubelets, name, facts);
-      }
-      agents.add(
-          SimulatedAgent.start(
-                  vertx,
-                  enrollment,
-                  ws,
-                  agentPort,
-                  token,
-                  machine,
-                  Files.createTempDirectory("sim"),
-                  executor)
-              .await());
-    }
+    machines.add(vertx, n, facts, prefix, kubelet, labels);
   }
 
   void trigger() {
@@ -411,11 +353,9 @@ final class Fleet implements AutoCloseable {
 
   @Override
   public void close() {
-    agents.forEach(a -> a.stop().await());
+    machines.stopAgents();
     installation.close(); // the controller first, then the cluster emptied
-    kubelets.close();
-    ws.close().await();
-    enrollment.close().await();
+    machines.close();
     fx.close();
     database.close();
   }
