@@ -6,7 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.logging.Level;
