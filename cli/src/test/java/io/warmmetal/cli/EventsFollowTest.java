@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.api.testing.Await;
 import io.warmmetal.cli.testing.CliFixture;
+import io.warmmetal.protocol.testing.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

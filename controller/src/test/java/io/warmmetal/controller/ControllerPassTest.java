@@ -30,12 +30,12 @@ import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.controller.testing.ControllerFixture;
 import io.warmmetal.controller.testing.PendingPods;
+import io.warmmetal.protocol.testing.Await;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,7 +56,7 @@ class ControllerPassTest {
   private Controller controller;
 
   @BeforeEach
-  void start() {
+  void start() throws InterruptedException {
     ControllerFixture.createDefaultPool(kube);
     cloud.offer(
         "default",
@@ -68,7 +68,7 @@ class ControllerPassTest {
             3,
             List.of(new InstanceType.Offering("rack-1", "room-1", 3, 3))));
     controller = started(SETTINGS);
-    await(
+    Await.until(
         "the informers synced", () -> !kube.resources(NodePool.class).list().getItems().isEmpty());
   }
 
@@ -106,29 +106,12 @@ class ControllerPassTest {
         && Conditions.isTrue(claim.getStatus().conditions, Conditions.LAUNCHED);
   }
 
-  private static void await(String what, BooleanSupplier done) {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!done.getAsBoolean()) {
-      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-      Thread.onSpinWait();
-    }
-  }
-
-  /** Passes until the controller's informers have seen the pending pods (plans need them). */
-  private void passUntil(String what, BooleanSupplier done) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!done.getAsBoolean()) {
-      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-      controller.passNow();
-    }
-  }
-
   @Test
   void aPendingPodGetsOneNodeClaimWhichItsLifecycleLaunchesThroughTheCloudProvider()
       throws Exception {
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched", () -> launched(claims().get(0)));
     NodeClaim claim = claims().get(0);
     assertThat(claim.getMetadata().getLabels())
         .containsEntry("node.kubernetes.io/instance-type", SHAPE);
@@ -150,7 +133,8 @@ class ControllerPassTest {
         .contains("controller_runtime_reconcile_total{controller=\"provisioning\"")
         .contains("workqueue_depth{controller=\"nodeclaim.lifecycle\"");
     // The pool's cost, its one node at its shape's price (worked out every 5 s).
-    passUntil(
+    ControllerFixture.passUntil(
+        controller,
         "the pool's cost",
         () ->
             metrics.scrape().contains("karpenter_nodepools_cost_total{nodepool=\"default\",} 0.5"));
@@ -162,8 +146,8 @@ class ControllerPassTest {
         new Unavailable("503 ServiceUnavailable", Duration.ofMillis(200)),
         new Unavailable("connection refused", Duration.ofMillis(200)));
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched after two refusals", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched after two refusals", () -> launched(claims().get(0)));
     String uid = claims().get(0).getMetadata().getUid();
     assertThat(cloud.createCalls).containsExactly(uid, uid, uid);
     assertThat(cloud.instances()).hasSize(1);
@@ -175,13 +159,14 @@ class ControllerPassTest {
   void noCapacityGivesTheClaimUpAndTheNextPlanLeavesTheShapeOut() throws Exception {
     cloud.failNextCreates(new InsufficientCapacity("503 InsufficientCapacity"));
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> !cloud.createCalls.isEmpty());
-    await(
+    ControllerFixture.passUntil(
+        controller, "a NodeClaim created", () -> !cloud.createCalls.isEmpty());
+    Await.until(
         "the claim given up",
         () -> claims().stream().allMatch(c -> c.getMetadata().getDeletionTimestamp() != null));
     controller.passNow(); // termination: nothing launched to terminate; the finalizer goes
     controller.passNow(); // the shape rests: nothing planned for now
-    await("the claim gone", () -> claims().isEmpty());
+    Await.until("the claim gone", () -> claims().isEmpty());
     assertThat(cloud.createCalls).hasSize(1);
     assertThat(cloud.instances()).isEmpty();
   }
@@ -191,7 +176,7 @@ class ControllerPassTest {
    * more times (each pass looks at a claim not initialized yet).
    */
   private void registeredAndReconciledThriceMore(String what) throws Exception {
-    await(
+    Await.until(
         what,
         () ->
             claims().stream()
@@ -256,7 +241,7 @@ class ControllerPassTest {
                 Controller.Settings.SHAPES_REFRESH,
                 true));
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
     NodeClaim claim = claims().get(0);
     assertThat(claim.getMetadata().getAnnotations())
         .containsEntry("karpenter.sh/nodeclaim-min-values-relaxed", "true");
@@ -283,8 +268,8 @@ class ControllerPassTest {
             1,
             List.of(new InstanceType.Offering("rack-1", "room-1", 1, 1))));
     pending("trainer", Map.of("cpu", new Quantity("2"), "nvidia.com/gpu", new Quantity("1")));
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched", () -> launched(claims().get(0)));
     NodeClaim claim = claims().get(0);
     assertThat(claim.getSpec().resources.requests)
         .as("what its pods request, the GPU among it")
@@ -304,7 +289,7 @@ class ControllerPassTest {
               n.getStatus().getAllocatable().put("nvidia.com/gpu", new Quantity("1"));
               return n;
             });
-    await(
+    Await.until(
         "initialized once the GPU is allocatable",
         () -> Conditions.isTrue(claims().get(0).getStatus().conditions, Conditions.INITIALIZED));
   }
@@ -337,7 +322,7 @@ class ControllerPassTest {
     kube.pods().inNamespace("default").resource(running).create();
     kube.pods().inNamespace("default").resource(webPod("web-1", "1")).create();
 
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
     assertThat(claims().get(0).getSpec().requirements)
         .as("rack-1 has a web pod already, on a node not ours: the new one goes to rack-2")
         .anySatisfy(
@@ -381,11 +366,11 @@ class ControllerPassTest {
         .create();
     Pod first = mountingClaim("db-0", "data-0");
     kube.pods().inNamespace("default").resource(first).create();
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched", () -> launched(claims().get(0)));
     NodeClaim claim = claims().get(0);
     nodeRegisters("wm-1", claim, Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")));
-    await(
+    Await.until(
         "registered",
         () -> {
           NodeClaim now =
@@ -423,7 +408,8 @@ class ControllerPassTest {
             });
     kube.pods().inNamespace("default").resource(mountingClaim("db-1", "data-1")).create();
 
-    passUntil("a second NodeClaim, for db-1's volume", () -> claims().size() == 2);
+    ControllerFixture.passUntil(
+        controller, "a second NodeClaim, for db-1's volume", () -> claims().size() == 2);
   }
 
   /** A pending pod mounting an unbound claim of the {@code ceph} class (the claim created too). */
@@ -456,12 +442,12 @@ class ControllerPassTest {
   @Test
   void aNodeDeletedByHandTakesItsClaimAndInstanceWithIt() throws Exception {
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched", () -> launched(claims().get(0)));
     NodeClaim claim = claims().get(0);
     String instance = cloud.instances().get(0).id();
     nodeRegisters("wm-1", claim, Map.of("cpu", new Quantity("16"), "pods", new Quantity("110")));
-    await(
+    Await.until(
         "registered, the Node carrying the termination finalizer",
         () -> {
           Node node = kube.nodes().withName("wm-1").get();
@@ -473,7 +459,8 @@ class ControllerPassTest {
     assertThat(kube.nodes().withName("wm-1").get())
         .as("held by its finalizer until termination is done")
         .isNotNull();
-    passUntil(
+    ControllerFixture.passUntil(
+        controller,
         "the Node and its claim gone",
         () ->
             kube.nodes().withName("wm-1").get() == null
@@ -490,8 +477,8 @@ class ControllerPassTest {
   private NodeClaim aNodeNotReadyForOverHalfAnHour() throws Exception {
     cloud.repairPolicies(WarmMetalCloudProvider.REPAIR_POLICIES.toArray(RepairPolicy[]::new));
     pending("web-1", "2");
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
-    await("launched", () -> launched(claims().get(0)));
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
+    Await.until("launched", () -> launched(claims().get(0)));
     NodeClaim claim = claims().get(0);
     nodeRegisters(
         "wm-1",
@@ -512,7 +499,8 @@ class ControllerPassTest {
     NodeClaim unhealthy = aNodeNotReadyForOverHalfAnHour();
     String instance = cloud.instances().get(0).id();
     String name = unhealthy.getMetadata().getName();
-    passUntil(
+    ControllerFixture.passUntil(
+        controller,
         "the claim gone, its Node too, and another launched for its pod",
         () ->
             kube.resources(NodeClaim.class).withName(name).get() == null

@@ -19,10 +19,8 @@ import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.controller.testing.ControllerFixture;
 import io.warmmetal.controller.testing.PendingPods;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -134,14 +132,6 @@ class NodeOverlayPassTest {
         .getValues();
   }
 
-  private void passUntil(String what, BooleanSupplier done) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-    while (!done.getAsBoolean()) {
-      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-      controller.passNow();
-    }
-  }
-
   /** Two more passes run to their end: what would have been planned has been. */
   private void twoMorePasses() throws Exception {
     long before = controller.passesFinished();
@@ -154,7 +144,8 @@ class NodeOverlayPassTest {
   void anOverlaysPriceMakesAnotherInstanceTypeTheOneChosen() throws Exception {
     start("NodeOverlay=true");
     create(cheapIsDear());
-    passUntil("the overlay evaluated", () -> evaluated("cheap-is-dear"));
+    ControllerFixture.passUntil(
+        controller, "the overlay evaluated", () -> evaluated("cheap-is-dear"));
     assertThat(
             Conditions.isTrue(
                 kube.resources(NodeOverlay.class)
@@ -166,7 +157,7 @@ class NodeOverlayPassTest {
         .isTrue();
 
     pending("web-1", Map.of("cpu", new Quantity("2")));
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
     NodeClaim claim = claims().get(0);
     assertThat(acceptable(claim)).containsExactly(DEAR, CHEAP);
     assertThat(claim.getMetadata().getAnnotations())
@@ -182,7 +173,7 @@ class NodeOverlayPassTest {
     assertThat(claims()).as("no instance type has " + FUSE + " yet").isEmpty();
 
     create(fuseOnDear());
-    passUntil("a NodeClaim created", () -> claims().size() == 1);
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> claims().size() == 1);
     NodeClaim claim = claims().get(0);
     assertThat(acceptable(claim)).containsExactly(DEAR);
     assertThat(claim.getSpec().resources.requests).containsKey(FUSE);
@@ -198,7 +189,7 @@ class NodeOverlayPassTest {
     create(fuseOnDear());
     pending("web-1", Map.of("cpu", new Quantity("2")));
     pending("fuse-user", Map.of("cpu", new Quantity("1"), FUSE, new Quantity("1")));
-    passUntil("a NodeClaim created", () -> !claims().isEmpty());
+    ControllerFixture.passUntil(controller, "a NodeClaim created", () -> !claims().isEmpty());
     twoMorePasses();
     List<NodeClaim> claims = claims();
     assertThat(claims).as("the fuse user has no place: overlays add nothing").hasSize(1);

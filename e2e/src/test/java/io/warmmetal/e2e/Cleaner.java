@@ -8,11 +8,11 @@ import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.buffers.CapacityBuffer;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
+import io.warmmetal.protocol.testing.Await;
 import java.util.List;
 
 /**

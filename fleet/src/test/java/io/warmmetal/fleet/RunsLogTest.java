@@ -9,6 +9,9 @@ import io.warmmetal.protocol.channel.Command;
 import io.warmmetal.protocol.commands.CommandKind;
 import io.warmmetal.protocol.commands.PrepareParams;
 import io.warmmetal.protocol.commands.ResetParams;
+import io.warmmetal.protocol.testing.Await;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -42,16 +45,21 @@ class RunsLogTest {
     long after = Instant.now().toEpochMilli() * 1000 + 1000;
     assertThat(ran).hasValue(2);
 
+    // The writer thread flushes once it has caught up.
+    Await.until("both runs written", () -> lines(file).size() >= 2, 5_000);
     List<String> lines = Files.readAllLines(file);
-    for (long deadline = System.nanoTime() + 5_000_000_000L;
-        lines.size() < 2 && System.nanoTime() < deadline;
-        lines = Files.readAllLines(file)) {
-      Thread.sleep(10); // the writer thread flushes once it has caught up
-    }
     assertThat(lines).hasSize(2);
     String[] first = lines.get(0).split(" ");
     assertThat(Long.parseLong(first[0])).isBetween(before, after);
     assertThat(List.of(first).subList(1, 4)).containsExactly("cmd-1", "prepare", "-");
     assertThat(lines.get(1)).endsWith(" cmd-2 reset i-0123456789abcdef0");
+  }
+
+  private static List<String> lines(Path file) {
+    try {
+      return Files.exists(file) ? Files.readAllLines(file) : List.of();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

@@ -16,6 +16,7 @@ import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.testing.ApiProcess;
 import io.warmmetal.api.testing.TestDatabase;
 import io.warmmetal.fleet.Main;
+import io.warmmetal.protocol.testing.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -36,7 +37,6 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -392,10 +392,10 @@ public final class FleetLoadBenchmark {
       returned.put(
           r.bodyAsJsonObject().getJsonArray("instances").getJsonObject(0).getString("id"), at);
     }
-    await(
+    Await.until(
         "every join of " + label + " started",
         () -> runs.poll().joinStarted.keySet().containsAll(returned.keySet()),
-        120);
+        120 * 1000L);
     long[] micros =
         returned.entrySet().stream()
             .mapToLong(e -> Math.max(0, runs.joinStarted.get(e.getKey()) - e.getValue()))
@@ -434,7 +434,7 @@ public final class FleetLoadBenchmark {
     for (int w = 0; w < 32; w++) {
       workers.add(stormWorker(a, b, launches, next, answered, lost));
     }
-    await("a third answered", () -> answered.get() >= launches / 3, 300);
+    Await.until("a third answered", () -> answered.get() >= launches / 3, 300 * 1000L);
     long killedAt = System.nanoTime();
     a.kill();
     System.out.printf(
@@ -461,17 +461,17 @@ public final class FleetLoadBenchmark {
             () -> database(sql));
     double reconnected = (System.nanoTime() - killedAt) / 1e9;
     long expected = before + launches;
-    await(
+    Await.until(
         "every instance running",
         () -> count(sql, "SELECT count(*) FROM instances WHERE state = 'running'") == expected,
-        600);
+        600 * 1000L);
     double running = (System.nanoTime() - killedAt) / 1e9;
-    await(
+    Await.until(
         "no command left queued or delivered",
         () ->
             count(sql, "SELECT count(*) FROM commands WHERE status IN ('queued', 'delivered')")
                 == 0,
-        300);
+        300 * 1000L);
 
     long instances = count(sql, "SELECT count(*) FROM instances");
     List<String> finished =
@@ -743,17 +743,6 @@ public final class FleetLoadBenchmark {
   private static void check(boolean holds, String otherwise) {
     if (!holds) {
       throw new IllegalStateException("CHECK FAILED: " + otherwise);
-    }
-  }
-
-  private static void await(String what, BooleanSupplier done, int seconds)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    while (!done.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("timed out waiting until " + what);
-      }
-      Thread.sleep(50);
     }
   }
 

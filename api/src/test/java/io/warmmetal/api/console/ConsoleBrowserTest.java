@@ -6,6 +6,7 @@ import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
+import io.warmmetal.protocol.testing.Await;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.logging.Level;
@@ -64,39 +65,37 @@ class ConsoleBrowserTest {
     chromium.close();
   }
 
-  private void logIn(String token) {
+  private void logIn(String token) throws InterruptedException {
     logIn(fx, token);
   }
 
-  private void logIn(ApiFixture at, String token) {
+  private void logIn(ApiFixture at, String token) throws InterruptedException {
     page.get("http://127.0.0.1:" + at.api.port() + "/console/");
     waitFor("the login page", () -> page.findElement(By.id("login")).isDisplayed());
     page.findElement(By.id("token")).sendKeys(token);
     page.findElement(By.id("login-button")).click();
   }
 
-  private void waitFor(String what, Supplier<Boolean> condition) {
-    long deadline = System.currentTimeMillis() + 20_000;
-    while (true) {
-      Boolean ok;
-      try {
-        ok = condition.get();
-      } catch (NoSuchElementException | StaleElementReferenceException e) {
-        ok = false; // not rendered yet, or re-rendered while read
-      }
-      if (Boolean.TRUE.equals(ok)) {
-        return;
-      }
-      if (System.currentTimeMillis() > deadline) {
-        throw new AssertionError("timed out waiting for " + what);
-      }
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError("interrupted waiting for " + what);
-      }
-    }
+  private void waitFor(String what, Supplier<Boolean> condition) throws InterruptedException {
+    Await.until(
+        what,
+        () -> {
+          try {
+            return Boolean.TRUE.equals(condition.get());
+          } catch (NoSuchElementException | StaleElementReferenceException e) {
+            return false; // not rendered yet, or re-rendered while read
+          }
+        },
+        20_000);
+  }
+
+  /** The requests the page has made to {@code path} so far (its resource timings). */
+  private long requestsTo(String path) {
+    return (Long)
+        page.executeScript(
+            "return performance.getEntriesByType('resource')"
+                + ".filter(e => new URL(e.name).pathname === arguments[0]).length;",
+            path);
   }
 
   private String cell(String shape, String column) {
@@ -185,7 +184,7 @@ class ConsoleBrowserTest {
   }
 
   @Test
-  void aTokenTheApiRefusesLandsBackOnTheLoginPage() {
+  void aTokenTheApiRefusesLandsBackOnTheLoginPage() throws Exception {
     logIn("not-a-token-0123456789abcdef");
     waitFor(
         "the login page with the 401",
@@ -238,8 +237,11 @@ class ConsoleBrowserTest {
     assertThat(notice("events")).isEmpty();
     chromium.screenshot("5-project-token");
     // A refusal is final for the role: asked once, not every tick (the browser logs each 403 it
-    // gets).
-    Thread.sleep(3000);
+    // gets). Every tick polls the events; the pools have their turn every other tick, the latency
+    // chart every tenth: twelve more ticks (the tenth done and its request answered) have given
+    // both their turns again.
+    long ticks = requestsTo("/v1/events");
+    waitFor("twelve more ticks", () -> requestsTo("/v1/events") >= ticks + 12);
     List<LogEntry> logged = chromium.consoleLog();
     assertThat(logged).filteredOn(e -> e.getMessage().contains("/v1/pools ")).hasSize(1);
     assertThat(logged).filteredOn(e -> e.getMessage().contains("/v1/launch-latency ")).hasSize(1);

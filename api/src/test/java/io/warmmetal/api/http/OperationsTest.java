@@ -11,7 +11,7 @@ import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.config.ApiConfig;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;

@@ -7,7 +7,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -7,7 +7,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;

@@ -6,7 +6,7 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.warmmetal.api.lifecycle.Lifecycle;
 import io.warmmetal.api.lifecycle.PoolDecisions;
-import io.warmmetal.api.testing.Await;
+import io.warmmetal.protocol.testing.Await;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;

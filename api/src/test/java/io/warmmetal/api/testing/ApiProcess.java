@@ -7,9 +7,6 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URLClassLoader;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -123,28 +120,7 @@ public final class ApiProcess implements AutoCloseable {
   }
 
   private void awaitReady(Duration timeout) throws Exception {
-    HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new AssertionError(name + " exited with " + process.exitValue() + ":\n" + tail());
-      }
-      try {
-        var r =
-            client.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + "/readyz"))
-                    .timeout(Duration.ofSeconds(2))
-                    .build(),
-                HttpResponse.BodyHandlers.discarding());
-        if (r.statusCode() == 200) {
-          return;
-        }
-      } catch (IOException notYet) {
-        // not listening yet
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError(name + " not ready within " + timeout + ":\n" + tail());
+    Readiness.await(name, process, httpPort, "/readyz", timeout, this::tail);
   }
 
   /**

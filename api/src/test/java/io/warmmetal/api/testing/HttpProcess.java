@@ -42,11 +42,8 @@ final class HttpProcess implements AutoCloseable {
             .start();
     HttpProcess started = new HttpProcess(process, log, port);
     try {
-      Await.until(
-          command.get(0) + " answers on 127.0.0.1:" + port,
-          () -> started.answers(readyPath),
-          60_000,
-          started::logTail);
+      Readiness.await(
+          command.get(0), process, port, readyPath, Duration.ofSeconds(60), started::logTail);
     } catch (AssertionError | InterruptedException e) {
       started.close();
       throw e;
@@ -56,20 +53,6 @@ final class HttpProcess implements AutoCloseable {
 
   int port() {
     return port;
-  }
-
-  private boolean answers(String path) {
-    if (!process.isAlive()) {
-      throw new AssertionError("the process exited: " + logTail());
-    }
-    try {
-      return get(path).statusCode() == 200;
-    } catch (IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
   }
 
   HttpResponse<String> get(String path) throws IOException, InterruptedException {

@@ -1,5 +1,6 @@
 package io.warmmetal.api.testing;
 
+import io.warmmetal.protocol.testing.Await;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -84,18 +85,35 @@ public final class Sshd implements AutoCloseable {
         run("ssh-keygen", "-lf", dir.resolve("host_ed25519.pub").toString()).split(" ")[1];
     Sshd server =
         new Sshd(dir, port, fingerprint, Files.readString(dir.resolve("client_ed25519")), sshd);
-    long deadline = System.currentTimeMillis() + 60_000;
-    while (true) {
-      try (Socket probe = new Socket("127.0.0.1", port)) {
-        return server;
-      } catch (IOException notYet) {
-        if (!sshd.isAlive() || System.currentTimeMillis() > deadline) {
-          server.close();
-          throw new IllegalStateException(
-              "sshd did not start: " + Files.readString(dir.resolve("sshd.log")));
-        }
-        Thread.sleep(20);
-      }
+    try {
+      Await.until(
+          "sshd listening on 127.0.0.1:" + port,
+          () -> listening(port, sshd, dir),
+          60_000,
+          () -> sshdLog(dir));
+    } catch (AssertionError | InterruptedException e) {
+      server.close();
+      throw e;
+    }
+    return server;
+  }
+
+  private static boolean listening(int port, Process sshd, Path dir) {
+    if (!sshd.isAlive()) {
+      throw new AssertionError("sshd exited: " + sshdLog(dir));
+    }
+    try (Socket probe = new Socket("127.0.0.1", port)) {
+      return true;
+    } catch (IOException notYet) {
+      return false;
+    }
+  }
+
+  private static String sshdLog(Path dir) {
+    try {
+      return "sshd.log:\n" + Files.readString(dir.resolve("sshd.log"));
+    } catch (IOException e) {
+      return "(no sshd.log: " + e.getMessage() + ")";
     }
   }
 

@@ -3,13 +3,10 @@ package io.warmmetal.cli.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warmmetal.api.testing.ApiProcess;
+import io.warmmetal.api.testing.Readiness;
 import io.warmmetal.api.testing.RequiredTool;
 import java.io.File;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -190,30 +187,7 @@ class DocsCommandsTest {
     }
 
     private void awaitReady() throws Exception {
-      HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
-      HttpRequest ready =
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http + "/readyz"))
-              .timeout(Duration.ofSeconds(5))
-              .build();
-      long deadline = System.nanoTime() + API_START.toNanos();
-      while (true) {
-        if (!process.isAlive()) {
-          throw new AssertionError(
-              "the API exited with status " + process.exitValue() + ":\n" + logTail(40));
-        }
-        try {
-          if (client.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-            return;
-          }
-        } catch (IOException notYet) {
-          // not listening yet
-        }
-        if (System.nanoTime() > deadline) {
-          throw new AssertionError(
-              "the API was not ready within " + API_START.toSeconds() + " s:\n" + logTail(40));
-        }
-        Thread.sleep(200);
-      }
+      Readiness.await("the API", process, http, "/readyz", API_START, () -> logTail(40));
     }
 
     /** The documented default ports, as the page writes them, rewritten to this API's. */

@@ -1,10 +1,9 @@
 package io.warmmetal.controller.events;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.warmmetal.protocol.testing.Await;
 import java.time.Duration;
 import java.util.List;
 
@@ -31,14 +30,11 @@ public final class WrittenEvents {
             .endMetadata()
             .build();
     recorder.publish(new Event(marker, Event.NORMAL, "Marker", name, List.of(), Duration.ZERO));
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (kube.v1().events().inNamespace("markers").list().getItems().stream()
-        .noneMatch(e -> e.getMessage().equals(name))) {
-      assertThat(System.nanoTime())
-          .as("the events before " + name + " written within 30 s")
-          .isLessThan(deadline);
-      Thread.sleep(25);
-    }
+    Await.until(
+        "the events before " + name + " written",
+        () ->
+            kube.v1().events().inNamespace("markers").list().getItems().stream()
+                .anyMatch(e -> e.getMessage().equals(name)));
     return kube.v1().events().inNamespace(namespace).list().getItems();
   }
 }

@@ -2,6 +2,7 @@ package io.warmmetal.controller.queue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warmmetal.protocol.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -10,19 +11,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 
 /** The queue's promises: once per key however often added, never twice at once, retried. */
 class WorkQueueTest {
-
-  private static void await(String what, BooleanSupplier done) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!done.getAsBoolean()) {
-      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-      Thread.sleep(5);
-    }
-  }
 
   @Test
   void aKeyAddedManyTimesBeforeItsTurnIsReconciledOnce() throws Exception {
@@ -47,7 +39,7 @@ class WorkQueueTest {
         queue.add("claim-b");
       }
       release.countDown();
-      await("all reconciled", () -> queue.depth() == 0 && queue.reconciled() == 3);
+      Await.until("all reconciled", () -> queue.depth() == 0 && queue.reconciled() == 3);
       assertThat(runs.get("claim-a")).hasValue(1);
       assertThat(runs.get("claim-b")).hasValue(1);
     }
@@ -80,7 +72,7 @@ class WorkQueueTest {
       queue.add("claim-a"); // changed while being reconciled: once more, after
       queue.add("claim-a");
       release.countDown();
-      await("run twice", () -> queue.reconciled() == 2 && queue.depth() == 0);
+      Await.until("run twice", () -> queue.reconciled() == 2 && queue.depth() == 0);
       assertThat(runs).hasValue(2);
       assertThat(seen).containsOnly(1); // four workers, yet never two of one key at once
     }
@@ -106,8 +98,8 @@ class WorkQueueTest {
       assertThat(queue.backoff(3)).isEqualTo(Duration.ofMillis(20));
       assertThat(queue.backoff(10)).isEqualTo(Duration.ofMillis(40));
       queue.add("claim-a");
-      await("three failures, a success and the run it asked for", () -> attempts.get() == 5);
-      await("idle", () -> queue.depth() == 0 && queue.reconciled() == 5);
+      Await.until("three failures, a success and the run it asked for", () -> attempts.get() == 5);
+      Await.until("idle", () -> queue.depth() == 0 && queue.reconciled() == 5);
     }
   }
 }

@@ -6,7 +6,9 @@ import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
 import io.warmmetal.controller.nodeclass.WarmMetalNodeClass;
 import io.warmmetal.controller.scheduling.Resources;
+import io.warmmetal.protocol.testing.Await;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 /**
  * What a running controller's tests start from: a node class and a NodePool, both "default", and
@@ -39,5 +41,26 @@ public final class ControllerFixture {
         4,
         false,
         Duration.ofMinutes(2));
+  }
+
+  /**
+   * Runs passes until {@code done}, looking between them: a plan needs the informers to have seen
+   * its pods first, and nothing else would run a pass in a test that steps them.
+   */
+  public static void passUntil(Controller controller, String what, BooleanSupplier done)
+      throws InterruptedException {
+    Await.until(what, () -> done.getAsBoolean() || passed(controller) && done.getAsBoolean());
+  }
+
+  private static boolean passed(Controller controller) {
+    try {
+      controller.passNow();
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      throw new AssertionError("a pass failed", e);
+    }
   }
 }

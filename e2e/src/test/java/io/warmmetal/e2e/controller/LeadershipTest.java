@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.warmmetal.api.testing.Await;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.Leadership;
 import io.warmmetal.e2e.Installation;
 import io.warmmetal.e2e.cluster.ControlPlane;
 import io.warmmetal.e2e.cluster.RealCluster;
+import io.warmmetal.protocol.testing.Await;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
