@@ -24,6 +24,9 @@ public final class Leadership {
         new Timing(Duration.ofSeconds(15), Duration.ofSeconds(10), Duration.ofSeconds(2));
   }
 
+  /** The variable the manifests set to the pod's name (downward API): its name in the Lease. */
+  public static final String POD_NAME_VARIABLE = "POD_NAME";
+
   private Leadership() {}
 
   /**
@@ -33,7 +36,7 @@ public final class Leadership {
    * pod on the node's network) — and a random suffix, so a restarted replica is a new holder.
    */
   public static String identity(Map<String, String> env) {
-    String name = env.getOrDefault("POD_NAME", "");
+    String name = env.getOrDefault(POD_NAME_VARIABLE, "");
     if (name.isBlank()) {
       name = env.getOrDefault("HOSTNAME", "");
     }

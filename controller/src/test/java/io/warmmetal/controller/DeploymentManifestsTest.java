@@ -62,12 +62,14 @@ class DeploymentManifestsTest {
             .findFirst()
             .orElseThrow();
     List<String> known =
-        Arrays.stream(Main.class.getDeclaredFields())
-            .map(f -> f.getAnnotation(CommandLine.Option.class))
-            .filter(o -> o != null)
-            .map(CommandLine.Option::defaultValue)
-            .filter(d -> d.startsWith("${env:"))
-            .map(d -> d.substring(6, d.indexOf(":-")))
+        Stream.concat(
+                Arrays.stream(Main.class.getDeclaredFields())
+                    .map(f -> f.getAnnotation(CommandLine.Option.class))
+                    .filter(o -> o != null)
+                    .map(CommandLine.Option::defaultValue)
+                    .filter(d -> d.startsWith("${env:"))
+                    .map(d -> d.substring(6, d.indexOf(":-"))),
+                Stream.of(Leadership.POD_NAME_VARIABLE))
             .toList();
     var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
     assertThat(container.getEnv())

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-class LeadershipTest {
+class LeaseIdentityTest {
   @Test
   void aReplicaIsNamedByItsPodThenItsHostNameNeverByALookupAndEachStartIsANewHolder() {
     String pod =
