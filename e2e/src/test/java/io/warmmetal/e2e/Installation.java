@@ -1,6 +1,7 @@
 package io.warmmetal.e2e;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
@@ -149,6 +150,21 @@ public final class Installation implements AutoCloseable {
     nodePool.getSpec().template.spec.nodeClassRef.name = "default";
     pool.accept(nodePool);
     kube.resources(NodePool.class).resource(nodePool).create();
+  }
+
+  /**
+   * Removes what {@link #installInto} applied from deploy/controller.yaml but its Namespace (the
+   * ServiceAccount, roles and bindings), so a Helm release can own them: Helm refuses objects it
+   * did not make. The CRDs stay (Helm leaves existing ones alone).
+   */
+  public static void removeManifests(KubernetesClient kube) throws Exception {
+    try (InputStream in = Files.newInputStream(DEPLOY.resolve("controller.yaml"))) {
+      for (HasMetadata item : kube.load(in).items()) {
+        if (!(item instanceof Namespace)) {
+          kube.resource(item).delete();
+        }
+      }
+    }
   }
 
   /** Every object of a manifest but Deployments (the controller runs here, not in a pod). */
