@@ -13,7 +13,6 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.storage.CSINodeBuilder;
 import io.fabric8.kubernetes.api.model.storage.StorageClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.InsufficientCapacity;
 import io.warmmetal.controller.cloudprovider.CloudProviderException.Unavailable;
 import io.warmmetal.controller.cloudprovider.FakeCloudProvider;
@@ -29,8 +28,13 @@ import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.controller.testing.ControllerFixture;
+import io.warmmetal.controller.testing.MockApiServer;
 import io.warmmetal.controller.testing.PendingPods;
 import io.warmmetal.protocol.testing.Await;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -39,6 +43,7 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 /**
  * The rung between unit tests and e2e, as upstream's suites with their fake cloud provider: the
@@ -47,16 +52,28 @@ import org.junit.jupiter.api.Test;
  * Controller#passNow}). Each claim's lifecycle runs on its own workers; the tests wait for what it
  * does, counting, never sleeping.
  */
-@EnableKubernetesMockClient(crud = true)
 class ControllerPassTest {
   private static final String SHAPE = "x86-16c-64g";
-  KubernetesClient kube;
+  private MockApiServer api;
+  private KubernetesClient kube;
   private final FakeCloudProvider cloud = new FakeCloudProvider();
   private final KarpenterMetrics metrics = new KarpenterMetrics();
   private Controller controller;
 
+  /**
+   * A test that starts the controller itself, with settings of its own, rather than closing the
+   * usual one to start another: an informer's watch closed while the mock server is still sending
+   * it events blocks that server's event loop (its WatchEventsListener waits for its sender there)
+   * for up to a minute.
+   */
+  @Retention(RetentionPolicy.RUNTIME)
+  @Target(ElementType.METHOD)
+  private @interface OwnController {}
+
   @BeforeEach
-  void start() throws InterruptedException {
+  void start(TestInfo test) throws InterruptedException {
+    api = MockApiServer.start();
+    kube = api.kube;
     ControllerFixture.createDefaultPool(kube);
     cloud.offer(
         "default",
@@ -67,9 +84,16 @@ class ControllerPassTest {
             0.5,
             3,
             List.of(new InstanceType.Offering("rack-1", "room-1", 3, 3))));
-    controller = started(SETTINGS);
+    if (!test.getTestMethod().orElseThrow().isAnnotationPresent(OwnController.class)) {
+      controller = startedAndSynced(SETTINGS);
+    }
+  }
+
+  private Controller startedAndSynced(Controller.Settings settings) throws InterruptedException {
+    Controller started = started(settings);
     Await.until(
         "the informers synced", () -> !kube.resources(NodePool.class).list().getItems().isEmpty());
+    return started;
   }
 
   private static final Controller.Settings SETTINGS = ControllerFixture.settings();
@@ -83,10 +107,10 @@ class ControllerPassTest {
 
   @AfterEach
   void stop() {
-    controller.close();
-    // Every watch's connection gone at once: an informer's connection still closing would keep
-    // the mock server's graceful shutdown waiting past its 10 s.
-    kube.close();
+    if (controller != null) {
+      controller.close();
+    }
+    api.close();
   }
 
   private void pending(String name, String cpu) {
@@ -217,8 +241,8 @@ class ControllerPassTest {
   }
 
   @Test
+  @OwnController
   void underBestEffortAPoolWhoseTypesCannotMeetItsMinValuesGetsARelaxedClaim() throws Exception {
-    controller.close();
     kube.resources(NodePool.class)
         .withName("default")
         .edit(
@@ -230,7 +254,7 @@ class ControllerPassTest {
               return p;
             });
     controller =
-        started(
+        startedAndSynced(
             new Controller.Settings(
                 Duration.ofMillis(5),
                 Duration.ofMillis(100),
@@ -493,9 +517,9 @@ class ControllerPassTest {
   }
 
   @Test
+  @OwnController
   void withNodeRepairOnAnUnhealthyNodesClaimIsDeletedAndReplaced() throws Exception {
-    controller.close();
-    controller = started(SETTINGS.withFeatureGates(FeatureGates.parse("NodeRepair=true")));
+    controller = startedAndSynced(SETTINGS.withFeatureGates(FeatureGates.parse("NodeRepair=true")));
     NodeClaim unhealthy = aNodeNotReadyForOverHalfAnHour();
     String instance = cloud.instances().get(0).id();
     String name = unhealthy.getMetadata().getName();

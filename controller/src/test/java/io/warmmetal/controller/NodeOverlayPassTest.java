@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Condition;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.warmmetal.controller.cloudprovider.FakeCloudProvider;
 import io.warmmetal.controller.karpenter.Conditions;
 import io.warmmetal.controller.karpenter.NodeClaim;
@@ -17,6 +16,7 @@ import io.warmmetal.controller.scheduling.InstanceType;
 import io.warmmetal.controller.scheduling.Resources;
 import io.warmmetal.controller.state.PodRequests;
 import io.warmmetal.controller.testing.ControllerFixture;
+import io.warmmetal.controller.testing.MockApiServer;
 import io.warmmetal.controller.testing.PendingPods;
 import java.time.Clock;
 import java.util.List;
@@ -32,18 +32,20 @@ import org.junit.jupiter.api.Test;
  * extended resource) makes a pod that asks for it provisionable; without the gate, overlays are
  * ignored and left alone.
  */
-@EnableKubernetesMockClient(crud = true)
 class NodeOverlayPassTest {
   private static final String CHEAP = "x86-8c-32g";
   private static final String DEAR = "x86-16c-64g";
   private static final String FUSE = "smarter-devices/fuse";
 
-  KubernetesClient kube;
+  private MockApiServer api;
+  private KubernetesClient kube;
   private final FakeCloudProvider cloud = new FakeCloudProvider();
   private Controller controller;
 
   @BeforeEach
   void definitions() {
+    api = MockApiServer.start();
+    kube = api.kube;
     ControllerFixture.createDefaultPool(kube);
     cloud.offer("default", type(CHEAP, 8, 0.5), type(DEAR, 16, 0.8));
   }
@@ -74,7 +76,7 @@ class NodeOverlayPassTest {
     if (controller != null) {
       controller.close();
     }
-    kube.close(); // every watch's connection gone: the mock server then closes at once
+    api.close();
   }
 
   private static NodeOverlay overlay(String name, String type) {
