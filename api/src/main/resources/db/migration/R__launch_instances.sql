@@ -94,6 +94,7 @@ DECLARE
   v_plane      text[];
   v_newest     integer;  -- the kubelet versions the request's control plane accepts, as V23's kubelet_version
   v_oldest     integer;
+  v_passed     text[];   -- a refused request's free machines whose kubelet its control plane does not accept
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtext('warmmetal-quota'), hashtext(holder.name))
   FROM (SELECT DISTINCT u.name FROM unnest(p_projects) AS u(name)
@@ -221,9 +222,15 @@ BEGIN
       v_addresses := v_addresses[1 : v_first - 1];
       v_handed := v_handed[1 : v_first - 1];
       DELETE FROM launches WHERE id = p_launch_ids[i];
-      -- A free machine passed over for its kubelet says so on its own timeline (at most one a minute), so an
-      -- operator looking at a warm machine that launches never take sees why.
+      -- The free machines passed over for their kubelet: counted in the answer, and each says so on its own
+      -- timeline (at most one a minute), so an operator looking at a warm machine launches never take sees why.
+      v_passed := '{}';
       IF v_newest IS NOT NULL THEN
+        v_passed := ARRAY(
+          SELECT m.id FROM machines m
+          WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
+            AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
+            AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest);
         INSERT INTO events (type, subject, machine_id, reason, details)
         SELECT 'KubeletNotAccepted', m.id, m.id,
                'a launch passed it over: its kubelet v' || (m.kubelet_version / 1000) || '.' || (m.kubelet_version % 1000)
@@ -233,9 +240,7 @@ BEGIN
                jsonb_build_object('oldest', (v_oldest / 1000) || '.' || (v_oldest % 1000),
                                   'newest', (v_newest / 1000) || '.' || (v_newest % 1000))
         FROM machines m
-        WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
-          AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
-          AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest
+        WHERE m.id = ANY (v_passed)
           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.machine_id = m.id AND e.type = 'KubeletNotAccepted'
                           AND e.at > now() - interval '1 minute');
       END IF;
@@ -245,11 +250,7 @@ BEGIN
         'kubeletVersions', CASE WHEN v_newest IS NULL THEN NULL
           ELSE jsonb_build_object('oldest', (v_oldest / 1000) || '.' || (v_oldest % 1000),
                                   'newest', (v_newest / 1000) || '.' || (v_newest % 1000)) END,
-        'passedOver', CASE WHEN v_newest IS NULL THEN NULL ELSE (
-          SELECT count(*) FROM machines m
-          WHERE m.shape = ANY (v_names) AND m.state IN ('warm', 'preparing', 'standby') AND NOT m.cordoned
-            AND m.instance_id IS NULL AND (p_machine_labels[i] = '{}' OR m.labels @> p_machine_labels[i])
-            AND m.kubelet_version NOT BETWEEN v_oldest AND v_newest) END,
+        'passedOver', CASE WHEN v_newest IS NULL THEN NULL ELSE cardinality(v_passed) END,
         -- In use: the project's live instances and what this batch's earlier requests claimed for it.
         'quotas', (
           SELECT jsonb_object_agg(q.shape, jsonb_build_object('maxInstances', q.max_instances, 'inUse', q.in_use
