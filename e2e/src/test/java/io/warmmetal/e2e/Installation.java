@@ -11,6 +11,9 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.NonDeletingOperation;
 import io.warmmetal.controller.Controller;
 import io.warmmetal.controller.buffers.CapacityBuffer;
+import io.warmmetal.controller.cloudprovider.CloudProvider;
+import io.warmmetal.controller.cloudprovider.CloudProviderException;
+import io.warmmetal.controller.instances.WarmMetalCloudProvider;
 import io.warmmetal.controller.karpenter.NodeClaim;
 import io.warmmetal.controller.karpenter.NodeClassReference;
 import io.warmmetal.controller.karpenter.NodePool;
@@ -23,6 +26,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -52,6 +56,7 @@ public final class Installation implements AutoCloseable {
   public final ControlPlane cluster;
   final KubernetesClient admin;
   private final List<Controller> controllers = new ArrayList<>();
+  private volatile CloudProvider cloudProvider;
 
   private Installation(ControlPlane cluster) {
     this.cluster = cluster;
@@ -221,22 +226,48 @@ public final class Installation implements AutoCloseable {
       throws InterruptedException {
     KubernetesClient client = cluster.clientWithToken(controllerToken(), Controller.USER_AGENT);
     // The settings deploy/controller.yaml gives it (WARMMETAL_CONTROLLER_*), but the DaemonSet
-    // overhead: these
-    // clusters run no DaemonSets, and the scenarios' arithmetic counts 100m and 256 MiB.
+    // overhead: these clusters run no DaemonSets, and the scenarios' arithmetic counts 100m and
+    // 256 MiB.
+    Controller.Settings settings =
+        new Controller.Settings(
+            Duration.ofMillis(5),
+            Duration.ofMillis(100),
+            Resources.of(100, 256L << 20),
+            32,
+            nudgePods,
+            STANDBY_UNHEALTHY_AFTER);
+    // The cloud provider it would make itself, kept: a test can wait for it to have read a shape.
     Controller controller =
         new Controller(
             client,
-            new Controller.Settings(
-                Duration.ofMillis(5),
-                Duration.ofMillis(100),
-                Resources.of(100, 256L << 20),
-                32,
-                nudgePods,
-                STANDBY_UNHEALTHY_AFTER),
-            metrics);
+            settings,
+            metrics,
+            Clock.systemUTC(),
+            (defs, onChange) -> {
+              WarmMetalCloudProvider provider =
+                  new WarmMetalCloudProvider(client, defs, settings.shapesRefresh(), onChange);
+              cloudProvider = provider;
+              return provider;
+            });
     controller.start();
     controllers.add(controller);
     return controller;
+  }
+
+  /**
+   * Whether the controller started last has read {@code shape} as one a launch of the node class
+   * {@code default} can have now. Its catalog is read in the background (every second, {@link
+   * Controller.Settings#SHAPES_REFRESH}): a machine just registered is not planned for until this
+   * holds.
+   */
+  public boolean offers(String shape) {
+    WarmMetalNodeClass nodeClass =
+        admin.resources(WarmMetalNodeClass.class).withName("default").get();
+    try {
+      return cloudProvider.instanceTypes(nodeClass).available().contains(shape);
+    } catch (CloudProviderException notReadYet) {
+      return false;
+    }
   }
 
   /**

@@ -456,6 +456,10 @@ class ProvisioningTest {
     // have it.
     String small = fx.registerMachines(1, ApiFixture.facts(8, 32), true).get(0);
     fx.client.post("/v1/machines/" + small + "/cordon", ApiFixture.ADMIN, null);
+    // (The controller reads the fleet's shapes in the background: a pod planned before it has read
+    // the new one would never consider it.)
+    Await.until(
+        "the controller offered x86-8c-32g", () -> cluster.installation.offers("x86-8c-32g"));
     kube.pods().inNamespace("default").resource(pending("small-1", "1")).create();
 
     Await.until(
