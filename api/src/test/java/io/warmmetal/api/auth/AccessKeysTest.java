@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientAgent;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.RequestOptions;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Tuple;
@@ -17,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Optional;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -170,6 +176,68 @@ class AccessKeysTest {
     assertThatThrownBy(
             () -> box.open(sealed.getBytes(), AccessKeys.boundTo("AKWMAAAAAAAAAAAAAAAA")))
         .isInstanceOf(GeneralSecurityException.class);
+  }
+
+  /**
+   * Through a real socket, as the EC2 endpoint will receive it: Vert.x's {@code path()} and {@code
+   * query()} are the request line's, not decoded, and the Host header is the one the client signed.
+   */
+  @Test
+  void aRequestAsVertxReceivesIt(Vertx vertx) {
+    JsonObject token = mint("client", "default");
+    HttpServer server =
+        vertx
+            .createHttpServer()
+            .requestHandler(
+                req ->
+                    req.body()
+                        .compose(
+                            body ->
+                                keys.authenticate(
+                                    new SignedRequest(
+                                        req.method().name(),
+                                        req.path(),
+                                        req.query(),
+                                        req.headers(),
+                                        body.getBytes())))
+                        .onComplete(
+                            ar ->
+                                req.response()
+                                    .end(
+                                        ar.succeeded()
+                                            ? ar.result().tokenId()
+                                            : ((SignatureFailure) ar.cause()).code())))
+            .listen(0, AwsSigning.HOST)
+            .await();
+    HttpClientAgent http = vertx.createHttpClient();
+    try {
+      SignedRequest signed =
+          signer(token)
+              .sign(
+                  AwsSigning.request(SdkHttpMethod.POST, server.actualPort(), "/ec2/a%2Fb/$!/")
+                      .putRawQueryParameter("Filter.1.Value.1", "a b+ü/~")
+                      .putHeader("Content-Type", "application/x-www-form-urlencoded")
+                      .build(),
+                  FORM);
+      Function<String, String> send =
+          body ->
+              http.request(
+                      new RequestOptions()
+                          .setMethod(HttpMethod.POST)
+                          .setHost(AwsSigning.HOST)
+                          .setPort(server.actualPort())
+                          .setURI(signed.rawPath() + "?" + signed.rawQuery())
+                          .setHeaders(signed.headers()))
+                  .compose(request -> request.send(body))
+                  .compose(HttpClientResponse::body)
+                  .await()
+                  .toString();
+      assertThat(send.apply(FORM)).isEqualTo(token.getString("id"));
+      assertThat(send.apply(FORM + "&DryRun=false")).isEqualTo("SignatureDoesNotMatch");
+    } finally {
+      http.close().await();
+      server.close().await();
+    }
   }
 
   @Test

@@ -41,11 +41,15 @@ record AwsSigning(String accessKeyId, String secret, String service, Instant at,
 
   /** An SDK request to this host: {@code encodedPath} as it goes on the wire. */
   static SdkHttpRequest.Builder request(SdkHttpMethod method, String encodedPath) {
+    return request(method, PORT, encodedPath);
+  }
+
+  static SdkHttpRequest.Builder request(SdkHttpMethod method, int port, String encodedPath) {
     return SdkHttpRequest.builder()
         .method(method)
         .protocol("http")
         .host(HOST)
-        .port(PORT)
+        .port(port)
         .encodedPath(encodedPath);
   }
 
