@@ -215,17 +215,7 @@ final class SigV4 {
           Code.SignatureDoesNotMatch,
           "the Credential should be scoped with a valid terminator: 'aws4_request'");
     }
-    Instant signedAt;
-    try {
-      if (!AMZ_DATE_SHAPE.matcher(amzDate).matches()) {
-        throw new DateTimeParseException("shape", amzDate, 0);
-      }
-      signedAt = LocalDateTime.parse(amzDate, AMZ_DATE).toInstant(ZoneOffset.UTC);
-    } catch (DateTimeParseException e) {
-      throw new SignatureFailure(
-          Code.IncompleteSignature,
-          "X-Amz-Date must be a UTC time as YYYYMMDD'T'HHMMSS'Z', e.g. 20261203T094500Z");
-    }
+    Instant signedAt = amzDate(amzDate);
     if (!scope[1].equals(amzDate.substring(0, 8))) {
       throw new SignatureFailure(
           Code.SignatureDoesNotMatch,
@@ -264,6 +254,20 @@ final class SigV4 {
         signature,
         presigned,
         expiresSeconds);
+  }
+
+  /** X-Amz-Date's instant: {@code YYYYMMDD'T'HHMMSS'Z'} exactly, a real date and time. */
+  private static Instant amzDate(String amzDate) {
+    if (AMZ_DATE_SHAPE.matcher(amzDate).matches()) {
+      try {
+        return LocalDateTime.parse(amzDate, AMZ_DATE).toInstant(ZoneOffset.UTC);
+      } catch (DateTimeParseException e) {
+        // a 13th month, a 31st of April: refused below
+      }
+    }
+    throw new SignatureFailure(
+        Code.IncompleteSignature,
+        "X-Amz-Date must be a UTC time as YYYYMMDD'T'HHMMSS'Z', e.g. 20261203T094500Z");
   }
 
   /**
