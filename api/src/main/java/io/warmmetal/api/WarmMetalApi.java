@@ -8,6 +8,7 @@ import io.vertx.ext.web.Router;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
+import io.warmmetal.api.auth.AccessKeys;
 import io.warmmetal.api.auth.AuthHandler;
 import io.warmmetal.api.auth.Permission;
 import io.warmmetal.api.auth.TokenRoutes;
@@ -56,6 +57,7 @@ import io.warmmetal.api.ssh.SshRunner;
 import io.warmmetal.protocol.CaPin;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
@@ -100,6 +102,8 @@ public final class WarmMetalApi {
   private SshEnrollments sshEnrollments;
   private Recovery recovery;
   private MachinePower machinePower;
+  // The EC2 endpoint's signatures (issue 28): made with the tokens; its routes are not mounted yet.
+  private AccessKeys accessKeys;
   private Optional<Path> agentJar = Optional.empty();
   private long cleanupTimer = -1;
   private DemoFleet demoFleet;
@@ -191,7 +195,8 @@ public final class WarmMetalApi {
                           config.bootTimeout()),
                       Math.max(2, config.dbPoolSize() / 2));
               metrics.agentsConnected(channel::connectedAgents);
-              TokenStore tokens = new TokenStore(vertx, db);
+              TokenStore tokens = new TokenStore(vertx, db, secrets);
+              accessKeys = new AccessKeys(vertx, db, secrets, Clock.systemUTC());
               return AdminToken.install(vertx, config, tokens)
                   .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
                   .compose(

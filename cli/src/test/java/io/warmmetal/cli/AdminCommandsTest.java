@@ -27,15 +27,20 @@ class AdminCommandsTest {
     String[] row = created.out().split("\n")[1].split("\\s+");
     String id = row[0];
     String secret = row[row.length - 1];
-    assertThat(created.out().split("\n")[0]).endsWith("TOKEN");
-    assertThat(created.err()).contains("shown only now");
+    assertThat(created.out().split("\n")[0])
+        .containsPattern("ACCESS-KEY-ID\\s+SECRET-ACCESS-KEY\\s+TOKEN$");
+    String accessKeyId = row[row.length - 3];
+    String secretAccessKey = row[row.length - 2];
+    assertThat(accessKeyId).matches("AKWM[A-Z2-7]{16}");
+    assertThat(secretAccessKey).matches("[A-Za-z0-9+/]{40}");
+    assertThat(created.err()).contains("shown only now", "secret access key");
 
     Map<String, String> env = fx.env();
     env.put("WARMMETAL_TOKEN", secret);
     assertThat(CliFixture.run(env, "shapes", "ls").code()).isZero();
 
     var listed = fx.run("tokens", "ls", "-o", "json");
-    assertThat(listed.out()).contains(id).doesNotContain(secret);
+    assertThat(listed.out()).contains(id, accessKeyId).doesNotContain(secret, secretAccessKey);
 
     assertThat(fx.run("tokens", "revoke", id).out()).contains(id + " revoked");
     assertThat(CliFixture.run(env, "shapes", "ls").code()).isEqualTo(ExitCode.API_ERROR);
@@ -145,6 +150,9 @@ class AdminCommandsTest {
     var created =
         fx.run("tokens", "create", "rack-3", "--role", "boot", "--machine-label", "zone=z3");
     assertThat(created.code()).as(created.toString()).isZero();
+    // A boot token travels in clear: it gets no access key.
+    assertThat(created.out())
+        .containsPattern("rack-3\\s+boot\\s+default\\s+<none>\\s+<none>\\s+wm_");
     assertThat(
             fx.run("tokens", "create", "c", "--role", "client", "--machine-label", "zone=z3")
                 .code())

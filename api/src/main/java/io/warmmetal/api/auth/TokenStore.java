@@ -8,8 +8,10 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.crypto.Ids;
+import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.http.ApiError;
 import io.warmmetal.api.http.Json;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,7 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * API bearer tokens, stored as SHA-256 digests (the secrets are 256 random bits, so a fast digest
  * is enough). Lookups are cached briefly per replica; a revocation is immediate here and reaches
- * other replicas within {@link #CACHE_MILLIS}.
+ * other replicas within {@link #CACHE_MILLIS}. Every token but a boot token also gets an access key
+ * for SigV4 signatures (the EC2-compatible endpoint, {@link AccessKeys}): its secret must be read
+ * back to check an HMAC, so it is sealed with the {@link SecretBox}, not digested.
  */
 public final class TokenStore {
   static final long CACHE_MILLIS = 5_000;
@@ -28,13 +32,15 @@ public final class TokenStore {
 
   private final Vertx vertx;
   private final Pool db;
+  private final SecretBox secrets;
   private final Map<String, Cached> cache = new ConcurrentHashMap<>();
 
   private record Cached(Principal principal, long expiresAt) {}
 
-  public TokenStore(Vertx vertx, Pool db) {
+  public TokenStore(Vertx vertx, Pool db, SecretBox secrets) {
     this.vertx = vertx;
     this.db = db;
+    this.secrets = secrets;
   }
 
   /** The principal behind a bearer secret, or empty if it is unknown or revoked. */
@@ -57,14 +63,7 @@ public final class TokenStore {
               if (rows.size() == 0) {
                 return Optional.<Principal>empty();
               }
-              Row r = rows.iterator().next();
-              Principal p =
-                  new Principal(
-                      r.getString("id"),
-                      r.getString("name"),
-                      Role.fromWire(r.getString("role")),
-                      r.getString("project"),
-                      r.getJsonObject("machine_labels"));
+              Principal p = principal(rows.iterator().next());
               if (cache.size() >= CACHE_LIMIT) {
                 cache.clear();
               }
@@ -73,10 +72,21 @@ public final class TokenStore {
             });
   }
 
+  /** The caller behind a row of {@code api_tokens} (id, name, role, project, machine_labels). */
+  static Principal principal(Row r) {
+    return new Principal(
+        r.getString("id"),
+        r.getString("name"),
+        Role.fromWire(r.getString("role")),
+        r.getString("project"),
+        r.getJsonObject("machine_labels"));
+  }
+
   /**
    * Mints a token; the returned JSON holds the secret, which is never stored or shown again. A boot
    * token carries the labels its machines may carry ({@code machineLabels}, none if null); no other
-   * role takes them.
+   * role takes them. Every other role gets an access key too, its secret ({@code secretAccessKey})
+   * likewise returned only here; a boot token gets none, as it travels in clear.
    */
   public Future<JsonObject> create(
       String name, Role role, String project, JsonObject machineLabels) {
@@ -92,17 +102,38 @@ public final class TokenStore {
         role == Role.BOOT ? (machineLabels == null ? new JsonObject() : machineLabels) : null;
     String id = Ids.tokenId();
     String secret = Ids.tokenSecret();
+    String accessKeyId = role == Role.BOOT ? null : Ids.accessKeyId();
+    String accessKeySecret = role == Role.BOOT ? null : Ids.accessKeySecret();
     return vertx
-        .executeBlocking(() -> Ids.sha256(secret), false)
+        .executeBlocking(
+            () -> {
+              Buffer sealed =
+                  accessKeyId == null
+                      ? null
+                      : Buffer.buffer(
+                          secrets.seal(
+                              accessKeySecret.getBytes(StandardCharsets.UTF_8),
+                              AccessKeys.boundTo(accessKeyId)));
+              return Tuple.of(
+                  id,
+                  name,
+                  role.wireName(),
+                  Buffer.buffer(Ids.sha256(secret)),
+                  project,
+                  labels,
+                  accessKeyId,
+                  sealed);
+            },
+            false)
         .compose(
-            hash ->
+            row ->
                 db.preparedQuery(
                         """
-                INSERT INTO api_tokens (id, name, role, token_hash, project, machine_labels)
-                SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM projects WHERE name = $5)
+                INSERT INTO api_tokens
+                  (id, name, role, token_hash, project, machine_labels, access_key_id, access_key_secret)
+                SELECT $1, $2, $3, $4, $5, $6, $7, $8 WHERE EXISTS (SELECT 1 FROM projects WHERE name = $5)
                 RETURNING *""")
-                    .execute(
-                        Tuple.of(id, name, role.wireName(), Buffer.buffer(hash), project, labels)))
+                    .execute(row))
         .map(
             rows -> {
               if (rows.size() == 0) {
@@ -114,7 +145,11 @@ public final class TokenStore {
                         + project
                         + " creates it)");
               }
-              return toJson(rows.iterator().next()).put("token", secret);
+              JsonObject created = toJson(rows.iterator().next()).put("token", secret);
+              if (accessKeySecret != null) {
+                created.put("secretAccessKey", accessKeySecret);
+              }
+              return created;
             });
   }
 
@@ -200,6 +235,7 @@ public final class TokenStore {
             .put("name", r.getString("name"))
             .put("role", r.getString("role"))
             .put("project", r.getString("project"))
+            .put("accessKeyId", r.getString("access_key_id")) // null: no access key
             .put("createdAt", Json.time(r.getOffsetDateTime("created_at")))
             .put("revokedAt", Json.time(r.getOffsetDateTime("revoked_at")));
     if (r.getJsonObject("machine_labels") != null) {

@@ -11,6 +11,7 @@ import java.util.HexFormat;
 public final class Ids {
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final HexFormat HEX = HexFormat.of();
+  private static final String BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
   private Ids() {}
 
@@ -49,6 +50,25 @@ public final class Ids {
     byte[] b = new byte[32];
     RANDOM.nextBytes(b);
     return "wm_" + Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  /**
+   * An access key id, shaped as AWS's: {@code AKWM} and 16 random characters of the base32 alphabet
+   * ([A-Z2-7], 80 bits), so that tools checking the shape accept it.
+   */
+  public static String accessKeyId() {
+    StringBuilder id = new StringBuilder("AKWM");
+    for (int i = 0; i < 16; i++) {
+      id.append(BASE32.charAt(RANDOM.nextInt(BASE32.length())));
+    }
+    return id.toString();
+  }
+
+  /** An access key's secret, shaped as AWS's: 30 random bytes, 40 characters of base64. */
+  public static String accessKeySecret() {
+    byte[] b = new byte[30];
+    RANDOM.nextBytes(b);
+    return Base64.getEncoder().encodeToString(b);
   }
 
   public static byte[] sha256(byte[] data) {

@@ -186,18 +186,23 @@ public final class ApiFixture implements AutoCloseable {
 
   /** Mints a token with a role in a project (which must exist) and returns its secret. */
   public String token(String role, String project) {
+    return mintToken(role + "-token", role, project).getString("token");
+  }
+
+  /**
+   * Mints a token and returns the create answer: its id, its secret and, for every role but boot,
+   * its access key pair.
+   */
+  public JsonObject mintToken(String name, String role, String project) {
     var r =
         client.post(
             "/v1/tokens",
             ADMIN,
-            new JsonObject()
-                .put("name", role + "-token")
-                .put("role", role)
-                .put("project", project));
+            new JsonObject().put("name", name).put("role", role).put("project", project));
     if (r.status() != 201) {
       throw new AssertionError("token creation failed: " + r.raw());
     }
-    return r.body().getString("token");
+    return r.body();
   }
 
   @Override

@@ -28,6 +28,7 @@ public final class TokensCommand extends GroupCommand {
           Column.wide(
               "MACHINE-LABELS",
               t -> t.has("machineLabels") ? Cells.pairs(t.get("machineLabels")) : Cells.NONE),
+          Column.wide("ACCESS-KEY-ID", t -> Cells.text(t.get("accessKeyId"))),
           Column.field("CREATED", "createdAt"),
           Column.of("REVOKED", t -> Cells.text(t.get("revokedAt"))));
 
@@ -38,7 +39,10 @@ public final class TokensCommand extends GroupCommand {
     }
   }
 
-  @Command(name = "create", description = "Mint a token; its secret is shown this once.")
+  @Command(
+      name = "create",
+      description =
+          "Mint a token; its secret, and its access key's (every role but boot), are shown this once.")
   static final class Create extends SessionCommand {
     @Parameters(index = "0", paramLabel = "NAME")
     String name;
@@ -66,9 +70,19 @@ public final class TokensCommand extends GroupCommand {
       }
       var token = api().post("/v1/tokens", body);
       List<Column> withSecret = new ArrayList<>(COLUMNS.subList(0, 4));
+      // The access key pair signs the EC2-compatible endpoint's requests (AWS SigV4); TOKEN stays
+      // last, as scripts read it.
+      withSecret.add(Column.field("ACCESS-KEY-ID", "accessKeyId"));
+      withSecret.add(Column.field("SECRET-ACCESS-KEY", "secretAccessKey"));
       withSecret.add(Column.field("TOKEN", "token"));
       session().printer().print(token, withSecret);
-      session().err().println("The token is shown only now: store it (it is kept only hashed).");
+      session()
+          .err()
+          .println(
+              token.hasNonNull("secretAccessKey")
+                  ? "The token and the secret access key are shown only now: store them (the token"
+                      + " is kept only hashed, the secret access key only sealed)."
+                  : "The token is shown only now: store it (it is kept only hashed).");
       return 0;
     }
   }
