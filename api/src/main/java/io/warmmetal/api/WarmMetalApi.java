@@ -25,6 +25,7 @@ import io.warmmetal.api.crypto.CertificateAuthority;
 import io.warmmetal.api.crypto.SecretBox;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.db.EmbeddedPostgres;
+import io.warmmetal.api.ec2.Ec2Endpoint;
 import io.warmmetal.api.enrollment.AgentEndpoint;
 import io.warmmetal.api.enrollment.EnrollmentRoutes;
 import io.warmmetal.api.enrollment.EnrollmentTokens;
@@ -97,13 +98,12 @@ public final class WarmMetalApi {
   private HardwareRecords hardware;
   private BootImages bootImages;
   private Lifecycle lifecycle;
+  private Ec2Endpoint ec2;
   private SshRunner ssh;
   private SshKeys sshKeys;
   private SshEnrollments sshEnrollments;
   private Recovery recovery;
   private MachinePower machinePower;
-  // The EC2 endpoint's signatures (issue 28): made with the tokens; its routes are not mounted yet.
-  private AccessKeys accessKeys;
   private Optional<Path> agentJar = Optional.empty();
   private long cleanupTimer = -1;
   private DemoFleet demoFleet;
@@ -196,7 +196,9 @@ public final class WarmMetalApi {
                       Math.max(2, config.dbPoolSize() / 2));
               metrics.agentsConnected(channel::connectedAgents);
               TokenStore tokens = new TokenStore(vertx, db, secrets);
-              accessKeys = new AccessKeys(vertx, db, secrets, Clock.systemUTC());
+              ec2 =
+                  new Ec2Endpoint(
+                      db, lifecycle, new AccessKeys(vertx, db, secrets, Clock.systemUTC()));
               return AdminToken.install(vertx, config, tokens)
                   .compose(x -> OpenAPIContract.from(vertx, CONTRACT))
                   .compose(
@@ -409,6 +411,9 @@ public final class WarmMetalApi {
    * API port.
    */
   private void mountOperational(Router router) {
+    // Ahead of the JSON API's root handlers (which take JSON bodies and bearer tokens only), just
+    // behind the body timer.
+    ec2.mount(router, Integer.MIN_VALUE + 2, ApiVerticle.BODY_LIMIT);
     OperationalRoutes.mountProbes(router, db);
     if (config.console()) {
       ConsoleRoutes.mount(router);

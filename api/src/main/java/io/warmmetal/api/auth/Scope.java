@@ -25,8 +25,14 @@ public record Scope(String project, String home, boolean operator) {
 
   /** The scope of an authenticated request; a project another token named must exist. */
   public static Future<Scope> of(RoutingContext ctx, Pool db) {
-    Principal principal = AuthHandler.principal(ctx);
-    String named = ctx.request().getHeader(HEADER);
+    return of(AuthHandler.principal(ctx), ctx.request().getHeader(HEADER), db);
+  }
+
+  /**
+   * The scope of {@code principal}, acting in the project {@code named} (the {@value #HEADER}
+   * header; null for its own).
+   */
+  public static Future<Scope> of(Principal principal, String named, Pool db) {
     if (named == null || named.isEmpty()) {
       return Future.succeededFuture(
           principal.role().acrossProjects()
@@ -68,13 +74,21 @@ public record Scope(String project, String home, boolean operator) {
 
   /** The request's caller, acting in this scope. */
   public static Caller caller(RoutingContext ctx, Scope scope) {
-    Principal p = AuthHandler.principal(ctx);
-    return new Caller(p.tokenId(), p.name(), scope.project(), scope.operator());
+    return scope.caller(AuthHandler.principal(ctx));
   }
 
   /** The request's caller creating something: it lands in {@link #home}. */
   public static Caller creator(RoutingContext ctx, Scope scope) {
-    Principal p = AuthHandler.principal(ctx);
-    return new Caller(p.tokenId(), p.name(), scope.home(), scope.operator());
+    return scope.creator(AuthHandler.principal(ctx));
+  }
+
+  /** {@code p} acting in this scope. */
+  public Caller caller(Principal p) {
+    return new Caller(p.tokenId(), p.name(), project, operator);
+  }
+
+  /** {@code p} creating something in this scope: it lands in {@link #home}. */
+  public Caller creator(Principal p) {
+    return new Caller(p.tokenId(), p.name(), home, operator);
   }
 }

@@ -6,6 +6,8 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.SqlClient;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Function;
 
 /**
@@ -14,6 +16,9 @@ import java.util.function.Function;
  */
 public final class Paging {
   private Paging() {}
+
+  /** One page of items, and the cursor of the next (null on the last page). */
+  public record Page<T>(List<T> items, String nextCursor) {}
 
   /**
    * Runs {@code select} (a query with no WHERE) with the filter, after the cursor, oldest first,
@@ -28,6 +33,23 @@ public final class Paging {
       String cursor,
       int limit,
       Function<Row, JsonObject> mapper) {
+    return rows(db, select, seqColumn, filter, cursor, limit, mapper)
+        .map(
+            page ->
+                new JsonObject()
+                    .put("items", new JsonArray(page.items()))
+                    .put("nextCursor", page.nextCursor()));
+  }
+
+  /** As {@link #page}, each row mapped to what the caller needs. */
+  public static <T> Future<Page<T>> rows(
+      SqlClient db,
+      String select,
+      String seqColumn,
+      Filter filter,
+      String cursor,
+      int limit,
+      Function<Row, T> mapper) {
     if (cursor != null) {
       filter.where(seqColumn + " > ?", Long.parseLong(cursor));
     }
@@ -36,8 +58,8 @@ public final class Paging {
     return db.preparedQuery(sql).execute(filter.tuple()).map(rows -> toPage(rows, limit, mapper));
   }
 
-  private static JsonObject toPage(RowSet<Row> rows, int limit, Function<Row, JsonObject> mapper) {
-    JsonArray items = new JsonArray();
+  private static <T> Page<T> toPage(RowSet<Row> rows, int limit, Function<Row, T> mapper) {
+    List<T> items = new ArrayList<>();
     Long lastSeq = null;
     int n = 0;
     for (Row r : rows) {
@@ -47,7 +69,6 @@ public final class Paging {
       items.add(mapper.apply(r));
       lastSeq = r.getLong("seq");
     }
-    String next = rows.size() > limit ? String.valueOf(lastSeq) : null;
-    return new JsonObject().put("items", items).put("nextCursor", next);
+    return new Page<>(items, rows.size() > limit ? String.valueOf(lastSeq) : null);
   }
 }

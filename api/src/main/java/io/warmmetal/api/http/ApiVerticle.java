@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ApiVerticle extends VerticleBase {
   private static final Logger ACCESS = LoggerFactory.getLogger("io.warmmetal.api.access");
-  static final int BODY_LIMIT = 256 * 1024;
+  public static final int BODY_LIMIT = 256 * 1024;
 
   private final OpenAPIContract contract;
   private final String host;

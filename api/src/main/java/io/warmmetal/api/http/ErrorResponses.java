@@ -58,6 +58,15 @@ public final class ErrorResponses {
           RequestIds.get(ctx));
       return;
     }
+    send(ctx, resolve(ctx));
+  }
+
+  /**
+   * A failed request's failure in the API's terms (a refusal, a database outage, an internal
+   * error), logged as every route logs it: an outage once per outage, an internal error with its
+   * stack.
+   */
+  public static ApiError resolve(RoutingContext ctx) {
     RequestIds.ensure(ctx); // a request Vert.x Web refused before any route (no Host) has none yet
     ApiError error = toApiError(ctx);
     if (error.code() == ErrorCode.ServiceUnavailable && ctx.failure() != null) {
@@ -76,7 +85,7 @@ public final class ErrorResponses {
           RequestIds.get(ctx),
           ctx.failure());
     }
-    send(ctx, error);
+    return error;
   }
 
   public static Future<Void> send(RoutingContext ctx, ApiError error) {

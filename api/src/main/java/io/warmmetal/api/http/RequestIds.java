@@ -20,7 +20,7 @@ public final class RequestIds {
   /**
    * Gives the request its id unless it has one (the API port assigns it before the body is read).
    */
-  static void ensure(RoutingContext ctx) {
+  public static void ensure(RoutingContext ctx) {
     if (ctx.get(KEY) == null) {
       String id = of(ctx.request());
       ctx.put(KEY, id);

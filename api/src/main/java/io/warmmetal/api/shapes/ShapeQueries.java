@@ -6,6 +6,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
+import io.warmmetal.api.auth.Scope;
 import io.warmmetal.api.http.ApiError;
 
 /**
@@ -72,6 +73,11 @@ public final class ShapeQueries {
               rows.forEach(r -> out.add(toJson(r)));
               return out;
             });
+  }
+
+  /** Every shape the scope may see: a project's quota may close some to its own tokens. */
+  public static Future<JsonArray> visible(SqlClient db, Scope scope, Topology topology) {
+    return list(db, topology).compose(items -> ProjectQuotas.apply(db, scope, items));
   }
 
   /** A shape by name or alias; 404 if neither matches. */

@@ -26,10 +26,7 @@ public final class ShapeRoutes {
         200,
         ctx ->
             Scope.of(ctx, db)
-                .compose(
-                    scope ->
-                        ShapeQueries.list(db, topology(Params.of(ctx)))
-                            .compose(items -> ProjectQuotas.apply(db, scope, items)))
+                .compose(scope -> ShapeQueries.visible(db, scope, topology(Params.of(ctx))))
                 .map(items -> new JsonObject().put("items", items)));
     ops.json(
         "getShape",

@@ -19,11 +19,12 @@ import software.amazon.awssdk.identity.spi.AwsCredentialsIdentity;
  * receives them: the SDK's raw path and query, its headers, the body. {@code expires} null: signed
  * in the Authorization header; else pre-signed in the query, good that long.
  */
-record AwsSigning(String accessKeyId, String secret, String service, Instant at, Duration expires) {
+public record AwsSigning(
+    String accessKeyId, String secret, String service, Instant at, Duration expires) {
   static final String HOST = "127.0.0.1";
   static final int PORT = 8080;
 
-  static AwsSigning of(String accessKeyId, String secret, Instant at) {
+  public static AwsSigning of(String accessKeyId, String secret, Instant at) {
     return new AwsSigning(accessKeyId, secret, "ec2", at, null);
   }
 
@@ -35,7 +36,7 @@ record AwsSigning(String accessKeyId, String secret, String service, Instant at,
     return new AwsSigning(accessKeyId, secret, service, other, expires);
   }
 
-  AwsSigning presigned(Duration goodFor) {
+  public AwsSigning presigned(Duration goodFor) {
     return new AwsSigning(accessKeyId, secret, service, at, goodFor);
   }
 
@@ -53,6 +54,27 @@ record AwsSigning(String accessKeyId, String secret, String service, Instant at,
         .encodedPath(encodedPath);
   }
 
+  /** {@code request} (with {@code body}, if not null) as the SDK signs it, to send as it is. */
+  public SdkHttpRequest signSdk(SdkHttpRequest request, String body) {
+    return AwsV4HttpSigner.create()
+        .sign(
+            r -> {
+              r.identity(AwsCredentialsIdentity.create(accessKeyId, secret))
+                  .request(request)
+                  .putProperty(AwsV4HttpSigner.REGION_NAME, "eu-west-3")
+                  .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, service)
+                  .putProperty(AwsV4HttpSigner.SIGNING_CLOCK, Clock.fixed(at, ZoneOffset.UTC));
+              if (body != null) {
+                r.payload(ContentStreamProvider.fromUtf8String(body));
+              }
+              if (expires != null) {
+                r.putProperty(AwsV4HttpSigner.AUTH_LOCATION, AuthLocation.QUERY_STRING)
+                    .putProperty(AwsV4HttpSigner.EXPIRATION_DURATION, expires);
+              }
+            })
+        .request();
+  }
+
   /** An EC2 Query POST: its parameters form-encoded in the body. */
   SignedRequest postForm(String encodedPath, String form) {
     return sign(
@@ -63,24 +85,7 @@ record AwsSigning(String accessKeyId, String secret, String service, Instant at,
   }
 
   SignedRequest sign(SdkHttpRequest request, String body) {
-    var signed =
-        AwsV4HttpSigner.create()
-            .sign(
-                r -> {
-                  r.identity(AwsCredentialsIdentity.create(accessKeyId, secret))
-                      .request(request)
-                      .putProperty(AwsV4HttpSigner.REGION_NAME, "eu-west-3")
-                      .putProperty(AwsV4HttpSigner.SERVICE_SIGNING_NAME, service)
-                      .putProperty(AwsV4HttpSigner.SIGNING_CLOCK, Clock.fixed(at, ZoneOffset.UTC));
-                  if (body != null) {
-                    r.payload(ContentStreamProvider.fromUtf8String(body));
-                  }
-                  if (expires != null) {
-                    r.putProperty(AwsV4HttpSigner.AUTH_LOCATION, AuthLocation.QUERY_STRING)
-                        .putProperty(AwsV4HttpSigner.EXPIRATION_DURATION, expires);
-                  }
-                })
-            .request();
+    SdkHttpRequest signed = signSdk(request, body);
     MultiMap headers = MultiMap.caseInsensitiveMultiMap();
     signed.headers().forEach((name, values) -> values.forEach(v -> headers.add(name, v)));
     URI uri = signed.getUri();

@@ -63,7 +63,7 @@ class DocsCommandsTest {
    * it is missing.
    */
   private static final Map<String, String> TOOLS =
-      Map.of("curl", "curl", "jq", "jq", "awk", "mawk");
+      Map.of("curl", "curl", "jq", "jq", "awk", "mawk", "aws", "awscli");
 
   @TestFactory
   Stream<DynamicTest> everyRunBlockOfEveryPageSucceeds() throws IOException {
