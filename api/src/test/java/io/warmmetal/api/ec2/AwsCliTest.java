@@ -48,7 +48,7 @@ class AwsCliTest {
   static void start(Vertx vertx) throws Exception {
     fx = ApiFixture.start(vertx);
     home = Files.createTempDirectory("aws-cli-home");
-    key = AccessKeysForTests.mint(fx, "client", "default");
+    key = Ec2TestClients.accessKey(fx, "client", "default");
     fx.registerMachines(
         3,
         ApiFixture.facts(16, 64),

@@ -9,7 +9,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,14 +19,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.ec2.Ec2Client;
 import software.amazon.awssdk.services.ec2.model.AvailabilityZone;
@@ -75,7 +71,7 @@ class Ec2ClientTest {
   }
 
   static AwsBasicCredentials accessKey(String role, String project) {
-    return AccessKeysForTests.mint(fx, role, project);
+    return Ec2TestClients.accessKey(fx, role, project);
   }
 
   static Ec2Client ec2(AwsBasicCredentials key) {
@@ -84,13 +80,7 @@ class Ec2ClientTest {
 
   static Ec2Client ec2(
       AwsBasicCredentials key, Consumer<ClientOverrideConfiguration.Builder> config) {
-    return Ec2Client.builder()
-        .endpointOverride(URI.create("http://127.0.0.1:" + fx.api.port() + ""))
-        .region(Region.of("rack-region"))
-        .credentialsProvider(StaticCredentialsProvider.create(key))
-        .httpClient(UrlConnectionHttpClient.create())
-        .overrideConfiguration(config)
-        .build();
+    return Ec2TestClients.client(fx, key, config);
   }
 
   private static List<String> warm(int n, String zone) {

@@ -42,7 +42,7 @@ class Ec2ProtocolTest {
   @BeforeAll
   static void start(Vertx vertx) throws Exception {
     fx = ApiFixture.start(vertx);
-    key = AccessKeysForTests.mint(fx, "client", "default");
+    key = Ec2TestClients.accessKey(fx, "client", "default");
   }
 
   @AfterAll

@@ -9,7 +9,6 @@ import ch.qos.logback.core.read.ListAppender;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
-import io.warmmetal.api.db.Database;
 import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.TcpProxy;
@@ -41,18 +40,9 @@ class OutageTest {
 
   @BeforeEach
   void start(Vertx vertx) throws Exception {
-    var db = Database.connectOptions(TestDatabase.freshDatabaseUrl());
-    proxy = TcpProxy.start(vertx, db.getHost(), db.getPort());
-    String viaProxy =
-        "postgresql://"
-            + db.getUser()
-            + ":"
-            + db.getPassword()
-            + "@127.0.0.1:"
-            + proxy.port()
-            + "/"
-            + db.getDatabase();
-    fx = ApiFixture.start(vertx, Map.of("WARMMETAL_DATABASE_URL", viaProxy));
+    TestDatabase.Proxied db = TestDatabase.freshDatabaseBehindProxy(vertx);
+    proxy = db.proxy();
+    fx = ApiFixture.start(vertx, Map.of("WARMMETAL_DATABASE_URL", db.url()));
     logged.start();
     root.addAppender(logged);
   }

@@ -1,5 +1,6 @@
 package io.warmmetal.api.testing;
 
+import io.vertx.core.Vertx;
 import io.vertx.pgclient.PgConnectOptions;
 import io.warmmetal.api.db.Database;
 import io.warmmetal.api.db.EmbeddedPostgres;
@@ -30,6 +31,27 @@ public final class TestDatabase {
   private TestDatabase() {}
 
   /** A {@code postgresql://} URL of a new, empty database. */
+  /**
+   * A fresh database reached through {@code proxy}, which a test cuts and restores: {@code url}.
+   */
+  public record Proxied(TcpProxy proxy, String url) {}
+
+  /** A fresh database behind a proxy on loopback: an outage a test can make. */
+  public static Proxied freshDatabaseBehindProxy(Vertx vertx) throws Exception {
+    PgConnectOptions db = Database.connectOptions(freshDatabaseUrl());
+    TcpProxy proxy = TcpProxy.start(vertx, db.getHost(), db.getPort());
+    return new Proxied(
+        proxy,
+        "postgresql://"
+            + db.getUser()
+            + ":"
+            + db.getPassword()
+            + "@127.0.0.1:"
+            + proxy.port()
+            + "/"
+            + db.getDatabase());
+  }
+
   public static synchronized String freshDatabaseUrl() throws Exception {
     if (serverUrl == null) {
       serverUrl = startServer();
