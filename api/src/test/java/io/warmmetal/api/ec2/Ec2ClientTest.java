@@ -9,7 +9,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.junit5.VertxExtension;
 import io.vertx.sqlclient.Tuple;
 import io.warmmetal.api.testing.ApiFixture;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -19,12 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
-import software.amazon.awssdk.core.interceptor.Context;
-import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
-import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.ec2.Ec2Client;
 import software.amazon.awssdk.services.ec2.model.AvailabilityZone;
 import software.amazon.awssdk.services.ec2.model.DescribeInstancesResponse;
@@ -203,24 +197,7 @@ class Ec2ClientTest {
   void notEnoughMachinesIsInsufficientCapacityWhichTheSdkRetriesAndNothingLaunches() {
     warm(1, "rack-1");
     AtomicInteger attempts = new AtomicInteger();
-    ExecutionInterceptor counter =
-        new ExecutionInterceptor() {
-          @Override
-          public void beforeTransmission(
-              Context.BeforeTransmission context, ExecutionAttributes attributes) {
-            attempts.incrementAndGet();
-          }
-        };
-    try (Ec2Client ec2 =
-        ec2(
-            accessKey("client", "default"),
-            c ->
-                c.addExecutionInterceptor(counter)
-                    .retryStrategy(
-                        AwsRetryStrategy.standardRetryStrategy().toBuilder()
-                            .maxAttempts(3)
-                            .backoffStrategy(BackoffStrategy.fixedDelay(Duration.ofMillis(20)))
-                            .build()))) {
+    try (Ec2Client ec2 = Ec2TestClients.retrying(fx, accessKey("client", "default"), 3, attempts)) {
       assertThatThrownBy(() -> ec2.runInstances(r -> r.instanceType(SHAPE).minCount(2).maxCount(3)))
           .isInstanceOfSatisfying(
               Ec2Exception.class,

@@ -7,18 +7,12 @@ import io.vertx.core.Vertx;
 import io.vertx.junit5.VertxExtension;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.TestDatabase;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
-import software.amazon.awssdk.core.interceptor.Context;
-import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
-import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
-import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.ec2.Ec2Client;
 import software.amazon.awssdk.services.ec2.model.Ec2Exception;
 
@@ -48,25 +42,9 @@ class Ec2OutageTest {
   void anOutageIsUnavailableWhichTheSdkRetriesAndTheSameCallSucceedsAfter() {
     fx.registerMachines(1, ApiFixture.facts(16, 64), true);
     AtomicInteger attempts = new AtomicInteger();
-    ExecutionInterceptor counter =
-        new ExecutionInterceptor() {
-          @Override
-          public void beforeTransmission(
-              Context.BeforeTransmission context, ExecutionAttributes attributes) {
-            attempts.incrementAndGet();
-          }
-        };
     try (Ec2Client ec2 =
-        Ec2TestClients.client(
-            fx,
-            Ec2TestClients.accessKey(fx, "client", "default"),
-            c ->
-                c.addExecutionInterceptor(counter)
-                    .retryStrategy(
-                        AwsRetryStrategy.standardRetryStrategy().toBuilder()
-                            .maxAttempts(2)
-                            .backoffStrategy(BackoffStrategy.fixedDelay(Duration.ofMillis(20)))
-                            .build()))) {
+        Ec2TestClients.retrying(
+            fx, Ec2TestClients.accessKey(fx, "client", "default"), 2, attempts)) {
       // The access key is checked once while the database is there (it is looked up each time).
       assertThat(ec2.describeInstances().reservations()).isEmpty();
       attempts.set(0);
