@@ -3,8 +3,10 @@ package io.warmmetal.api;
 import com.sun.management.UnixOperatingSystemMXBean;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
 import io.vertx.openapi.contract.OpenAPIContract;
 import io.vertx.pgclient.PgConnectOptions;
 import io.vertx.sqlclient.Pool;
@@ -60,6 +62,8 @@ import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -332,7 +336,7 @@ public final class WarmMetalApi {
                       auth,
                       auth::guard,
                       ops -> mountOperations(ops, tokens, metrics),
-                      this::mountOperational,
+                      router -> mountOperational(router, slowClients),
                       slowClients);
               first.compareAndSet(null, v);
               return v;
@@ -410,10 +414,12 @@ public final class WarmMetalApi {
    * Health, readiness and (unless switched off) the fleet console's static files; no metrics on the
    * API port.
    */
-  private void mountOperational(Router router) {
+  private void mountOperational(Router router, SlowClients slowClients) {
     // Ahead of the JSON API's root handlers (which take JSON bodies and bearer tokens only), just
-    // behind the body timer.
-    ec2.mount(router, Integer.MIN_VALUE + 2, ApiVerticle.BODY_LIMIT);
+    // behind the body timer; once its body is read, a request is timed and logged as theirs are.
+    List<Handler<RoutingContext>> edge = new ArrayList<>(slowClients.rootHandlers());
+    edge.add(ApiVerticle::accessLog);
+    ec2.mount(router, Integer.MIN_VALUE + 2, ApiVerticle.BODY_LIMIT, edge);
     OperationalRoutes.mountProbes(router, db);
     if (config.console()) {
       ConsoleRoutes.mount(router);

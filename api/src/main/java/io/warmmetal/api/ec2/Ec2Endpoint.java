@@ -1,6 +1,7 @@
 package io.warmmetal.api.ec2;
 
 import io.vertx.core.Future;
+import io.vertx.core.Handler;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.Route;
@@ -68,14 +69,14 @@ public final class Ec2Endpoint {
    * (aws-sdk-java-v2#3387); a {@code GET /} stays the console's.
    *
    * @param order where among the router's routes (before its root handlers)
+   * @param edge what the port does with every request once its body is read (the body clock, the
+   *     access log), as its root handlers do for the JSON API
    */
-  public void mount(Router router, int order, long bodyLimit) {
+  public void mount(Router router, int order, long bodyLimit, List<Handler<RoutingContext>> edge) {
     for (Route route : List.of(router.post("/"), router.routeWithRegex(PATH + "/*"))) {
-      route
-          .order(order)
-          .handler(BodyHandler.create(false).setBodyLimit(bodyLimit))
-          .handler(this::handle)
-          .failureHandler(this::fail);
+      route.order(order).handler(BodyHandler.create(false).setBodyLimit(bodyLimit));
+      edge.forEach(route::handler);
+      route.handler(this::handle).failureHandler(this::fail);
     }
   }
 

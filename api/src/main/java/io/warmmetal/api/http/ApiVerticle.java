@@ -157,7 +157,8 @@ public final class ApiVerticle extends VerticleBase {
     return server.actualPort();
   }
 
-  private static void accessLog(RoutingContext ctx) {
+  /** Logs each request at DEBUG (logger {@code io.warmmetal.api.access}) when it ends. */
+  public static void accessLog(RoutingContext ctx) {
     long started = System.nanoTime();
     ctx.addEndHandler(
         x -> {
