@@ -60,7 +60,10 @@ final class Ec2Error extends RuntimeException {
       case ValidationError -> new Ec2Error("InvalidParameterValue", 400, message);
       case Unauthorized -> new Ec2Error("AuthFailure", 401, message);
       case Forbidden -> new Ec2Error("UnauthorizedOperation", 403, message);
-      case NotFound -> new Ec2Error(notFoundCode, 400, message);
+      // A field names what was not found when it is not the resource (a WarmMetal-Project header).
+      case NotFound ->
+          new Ec2Error(
+              error.field() == null ? notFoundCode : "InvalidParameterValue", 400, message);
       case IdempotentParameterMismatch -> new Ec2Error("IdempotentParameterMismatch", 400, message);
       case QuotaExceeded -> new Ec2Error("InstanceLimitExceeded", 400, message);
       case InvalidState -> new Ec2Error("IncorrectInstanceState", 400, message);

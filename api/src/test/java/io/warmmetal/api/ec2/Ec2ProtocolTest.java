@@ -61,7 +61,8 @@ class Ec2ProtocolTest {
 
   /** Sends what {@code signing} signed: method, path (and query), the form as the body if any. */
   static HttpResponse<String> send(
-      AwsSigning signing, SdkHttpMethod method, String path, String form) throws Exception {
+      AwsSigning signing, SdkHttpMethod method, String path, String form, String... headers)
+      throws Exception {
     int q = path.indexOf('?');
     SdkHttpRequest.Builder request =
         SdkHttpRequest.builder()
@@ -77,6 +78,9 @@ class Ec2ProtocolTest {
     }
     if (form != null) {
       request.putHeader("Content-Type", "application/x-www-form-urlencoded; charset=utf-8");
+    }
+    for (int i = 0; i < headers.length; i += 2) {
+      request.putHeader(headers[i], headers[i + 1]);
     }
     SdkHttpRequest signed = signing.signSdk(request.build(), form);
     HttpRequest.Builder send =
@@ -176,6 +180,24 @@ class Ec2ProtocolTest {
     assertThat(errorCode(post("/", describe + "&InstanceId.1=i-0123456789abcdef0")))
         .isEqualTo("InvalidInstanceID.NotFound");
     assertThat(errorCode(post("/", describe + "&MaxResults=4"))).isEqualTo("InvalidParameterValue");
+  }
+
+  @Test
+  void aProjectHeaderNamingNoProjectIsABadValueNotAMissingInstance() throws Exception {
+    String form = "Action=DescribeInstances&Version=2016-11-15";
+    AwsBasicCredentials admin = Ec2TestClients.accessKey(fx, "admin", "default");
+    AwsSigning operator =
+        AwsSigning.of(admin.accessKeyId(), admin.secretAccessKey(), Instant.now());
+    HttpResponse<String> r =
+        send(operator, SdkHttpMethod.POST, "/", form, "WarmMetal-Project", "nowhere");
+    assertThat(r.statusCode()).isEqualTo(400);
+    assertThat(errorCode(r)).isEqualTo("InvalidParameterValue");
+    assertThat(r.body()).contains("nowhere");
+    // A client's key acts in its own project only.
+    HttpResponse<String> elsewhere =
+        send(signing(), SdkHttpMethod.POST, "/", form, "WarmMetal-Project", "nowhere");
+    assertThat(elsewhere.statusCode()).isEqualTo(403);
+    assertThat(errorCode(elsewhere)).isEqualTo("UnauthorizedOperation");
   }
 
   @Test
