@@ -56,7 +56,9 @@ public interface CloudProvider {
    */
   void delete(NodeClaim claim) throws CloudProviderException;
 
-  /** The live instances launched for NodeClaims through the node class's fleet account. */
+  /**
+   * The live instances launched for NodeClaims through the node class's fleet account, each once.
+   */
   List<Instance> list(WarmMetalNodeClass nodeClass) throws CloudProviderException;
 
   /**
@@ -66,7 +68,10 @@ public interface CloudProvider {
   Instance createStandby(WarmMetalNodeClass nodeClass, WarmMetalNodeClass.PreJoined entry)
       throws CloudProviderException;
 
-  /** The node class's live standby instances (joining or joined). */
+  /**
+   * The node class's live standby instances (joining or joined), each once: the standby counts them
+   * against what it keeps, and retires the surplus.
+   */
   List<Instance> listStandby(WarmMetalNodeClass nodeClass) throws CloudProviderException;
 
   /**

@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -292,19 +293,25 @@ public final class WarmMetalCloudProvider implements CloudProvider, AutoCloseabl
         .toList();
   }
 
+  /**
+   * The live instances the selector matches, each once. Pending ones are read first, then running
+   * ones: an instance whose join finishes between the two reads is in both, and is counted once, as
+   * running (twice, the standby would retire two nodes it still needs as "more than asked for"). In
+   * the other order it would be in neither.
+   */
   private List<Instance> live(WarmMetalNodeClass nodeClass, String selector)
       throws CloudProviderException {
     InstancesApi api = credentials.api(nodeClass);
-    List<Instance> live = new ArrayList<>();
+    Map<String, Instance> live = new LinkedHashMap<>();
     try {
       for (String state : List.of("pending", Instance.RUNNING)) {
-        live.addAll(api.selected(selector, state));
+        api.selected(selector, state).forEach(i -> live.put(i.id(), i));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new CloudProviderException.Unavailable("interrupted", Duration.ZERO);
     }
-    return live;
+    return List.copyOf(live.values());
   }
 
   @Override
