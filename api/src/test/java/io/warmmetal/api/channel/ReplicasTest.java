@@ -11,6 +11,7 @@ import io.warmmetal.agent.commands.Distribution;
 import io.warmmetal.agent.commands.Executor;
 import io.warmmetal.agent.commands.SimulatedExecutor;
 import io.warmmetal.agent.enrollment.Enrollment;
+import io.warmmetal.api.testing.ApiClient.Response;
 import io.warmmetal.api.testing.ApiFixture;
 import io.warmmetal.api.testing.TestDatabase;
 import io.warmmetal.fleet.SimulatedAgent;
@@ -26,6 +27,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -166,14 +168,20 @@ class ReplicasTest {
     // back.
     ApiFixture second = ApiFixture.start(vertx, env);
     try {
-      String id =
-          second
-              .client
-              .post("/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE))
-              .body()
-              .getJsonArray("instances")
-              .getJsonObject(0)
-              .getString("id");
+      // As a client would: a 503 (its machine not back yet, say) is retried, and named if it lasts.
+      AtomicReference<Response> launched = new AtomicReference<>();
+      Await.until(
+          "a launch accepted by the restarted API",
+          () -> {
+            launched.set(
+                second.client.post(
+                    "/v1/instances", ApiFixture.ADMIN, new JsonObject().put("shape", SHAPE)));
+            assertThat(launched.get().status()).as(launched.get().raw()).isIn(201, 503);
+            return launched.get().status() == 201;
+          },
+          30_000,
+          () -> "the last answer: " + launched.get().raw());
+      String id = launched.get().body().getJsonArray("instances").getJsonObject(0).getString("id");
       // The agent's reconnect backoff doubled while the API was down (up to 16 s after a slow
       // restart).
       Await.until(
